@@ -1,0 +1,35 @@
+# Shared CMake helpers for hetsched targets.
+
+# Warnings for our own code (not third-party or generated headers).
+function(hetsched_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  if(HETSCHED_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# hetsched_library(NAME SOURCES... [DEPS ...]): a static library of one folder.
+function(hetsched_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include
+                                            ${PROJECT_BINARY_DIR}/generated)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  hetsched_warnings(${name})
+endfunction()
+
+# hetsched_flatbuffers(TARGET SCHEMA): generates <schema>_generated.h under
+# ${PROJECT_BINARY_DIR}/generated/<folder of schema>/ and makes TARGET depend on it.
+function(hetsched_flatbuffers target schema)
+  get_filename_component(abs ${schema} ABSOLUTE)
+  get_filename_component(stem ${schema} NAME_WE)
+  file(RELATIVE_PATH rel_dir ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  set(out_dir ${PROJECT_BINARY_DIR}/generated/${rel_dir})
+  set(out ${out_dir}/${stem}_generated.h)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${FLATC} --cpp --scoped-enums -o ${out_dir} ${abs}
+    DEPENDS ${abs} COMMENT "flatc ${schema}")
+  add_custom_target(${target}_${stem}_fbs DEPENDS ${out})
+  add_dependencies(${target} ${target}_${stem}_fbs)
+endfunction()

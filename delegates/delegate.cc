@@ -1,0 +1,11 @@
+#include "delegates/delegate.h"
+
+namespace hetsched {
+
+std::string compile_spec_value(const CompileSpecs& specs, std::string_view key, std::string fallback) {
+  for (const auto& [k, v] : specs)
+    if (k == key) return v;
+  return fallback;
+}
+
+}  // namespace hetsched

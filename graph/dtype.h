@@ -1,0 +1,31 @@
+// Element types of tensors. The names follow ONNX's TensorProto data types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hetsched {
+
+enum class DType : uint8_t {
+  kFloat32 = 0,
+  kInt64 = 1,
+  kInt32 = 2,
+  kBool = 3,
+  kUInt8 = 4,
+  kInt8 = 5,
+  kFloat16 = 6,
+};
+
+// Bytes per element.
+size_t dtype_size(DType dtype);
+// Short name used in previews and errors: "f32", "i64", "i32", "bool", "u8", "i8", "f16".
+std::string_view dtype_name(DType dtype);
+// Inverse of dtype_name.
+std::optional<DType> dtype_from_name(std::string_view name);
+// ONNX TensorProto.DataType value (1 = FLOAT, 7 = INT64, ...), and back.
+int dtype_to_onnx(DType dtype);
+std::optional<DType> dtype_from_onnx(int onnx_type);
+
+}  // namespace hetsched

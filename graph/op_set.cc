@@ -1,0 +1,49 @@
+#include "graph/op_schema.h"
+
+namespace hetsched {
+
+const OpSchemaTable& op_schemas() {
+  static const OpSchemaTable table = [] {
+    OpSchemaTable t;
+    register_elementwise_ops(t);
+    register_nn_ops(t);
+    register_tensor_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+const OpSchema* find_op_schema(std::string_view op) {
+  const auto& t = op_schemas();
+  auto it = t.find(op);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      return invalid_argument("shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
+                              " cannot be broadcast (dimension " + std::to_string(i) + ": " + std::to_string(da) +
+                              " vs " + std::to_string(db) + ")");
+    }
+  }
+  return out;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank) {
+  const int64_t lo = -rank, hi = rank - 1;
+  if (axis < lo || axis > hi)
+    return invalid_argument("axis " + std::to_string(axis) + " is out of range [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "] for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace hetsched

@@ -1,0 +1,1 @@
+#include "scheduler/program_generated.h"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package hetsched needs to build, test and benchmark.
+# Idempotent: packages already present are skipped, and `apt-get update` runs
+# only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libflatbuffers-dev flatbuffers-compiler
+  libvulkan-dev libvulkan-volk-dev glslc
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  libtbb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

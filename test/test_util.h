@@ -1,0 +1,35 @@
+// Helpers shared by the tests.
+#pragma once
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "graph/tensor.h"
+
+namespace hetsched::testing {
+
+// A fresh empty directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Uniform random f32 tensor in [lo, hi), reproducible from `seed`.
+Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f);
+
+// Writes `text` to `path`.
+void write_file(const std::filesystem::path& path, const std::string& text);
+
+// Path of a file in the source tree, e.g. source_path("configs/default.yaml").
+std::filesystem::path source_path(const std::string& relative);
+
+}  // namespace hetsched::testing
