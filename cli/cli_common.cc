@@ -1,0 +1,63 @@
+#include "cli/cli_common.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace hetsched::cli {
+
+void add_common_options(CLI::App& cmd, CommonOptions& options) {
+  cmd.add_option("--profile,-p", options.profile_path, "Deployment profile (YAML); default: the CPU-only default");
+  cmd.add_option("--log-level", options.log_level, "error | warn | info | debug (default: the profile's)")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
+  cmd.add_option("--input-shape", options.input_shapes, "Shape for a dynamic input, NAME=1x3x224x224 (repeatable)");
+}
+
+Status apply_log_level(const std::string& level) {
+  // Runtime log lines carry their own component tag ("[VGF] init: ...").
+  spdlog::set_pattern("%v");
+  if (level == "error") spdlog::set_level(spdlog::level::err);
+  else if (level == "warn") spdlog::set_level(spdlog::level::warn);
+  else if (level == "info") spdlog::set_level(spdlog::level::info);
+  else if (level == "debug") spdlog::set_level(spdlog::level::debug);
+  else return invalid_argument("log level '" + level + "' is not one of error, warn, info, debug");
+  return Status::ok();
+}
+
+Result<Profile> load_profile_for(const CommonOptions& options) {
+  Profile profile = default_profile();
+  if (!options.profile_path.empty()) {
+    HS_ASSIGN_OR_RETURN(profile, load_profile(options.profile_path));
+  }
+  HS_RETURN_IF_ERROR(apply_log_level(options.log_level.empty() ? profile.log_level : options.log_level));
+  return profile;
+}
+
+Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
+  InputShapes shapes;
+  for (const std::string& spec : specs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--input-shape '" + spec + "' must be NAME=DIMS, e.g. x=1x3x224x224");
+    auto shape = parse_shape(spec.substr(eq + 1));
+    if (!shape.is_ok()) return shape.status().with_context("--input-shape '" + spec + "': ");
+    shapes[spec.substr(0, eq)] = std::move(shape).value();
+  }
+  return shapes;
+}
+
+int report_error(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kDataLoss:
+    case StatusCode::kUnsupported:
+    case StatusCode::kAlreadyExists:
+      return kExitBadInput;
+    default:
+      return kExitFailure;
+  }
+}
+
+}  // namespace hetsched::cli

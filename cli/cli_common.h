@@ -1,0 +1,41 @@
+// Pieces every hetsched subcommand shares: options, loading, error output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/shape_inference.h"
+#include "hetsched/status.h"
+#include "profile/profile.h"
+
+namespace hetsched::cli {
+
+// Exit codes: 0 ok, 1 a failure while doing the work, 2 bad usage or input.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct CommonOptions {
+  std::string profile_path;                 // --profile; empty = built-in default (configs/default.yaml)
+  std::string log_level;                    // --log-level; empty = the profile's
+  std::vector<std::string> input_shapes;    // --input-shape NAME=DIMS
+};
+
+void add_common_options(CLI::App& cmd, CommonOptions& options);
+// Loads the profile and applies the log level (flag beats profile).
+Result<Profile> load_profile_for(const CommonOptions& options);
+Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs);
+Status apply_log_level(const std::string& level);
+// Prints "error: <message>" to stderr and returns the exit code for `status`.
+int report_error(const Status& status);
+
+// Subcommands. Each registers itself on `app` and returns its run function's flag.
+void register_preview(CLI::App& app, std::function<int()>& run);
+void register_run(CLI::App& app, std::function<int()>& run);
+void register_compile(CLI::App& app, std::function<int()>& run);
+void register_devices(CLI::App& app, std::function<int()>& run);
+
+}  // namespace hetsched::cli

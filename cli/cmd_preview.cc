@@ -1,0 +1,45 @@
+// hetsched preview MODEL: where every part of the model runs, and why.
+#include <cstdio>
+
+#include "cli/cli_common.h"
+#include "partitioner/preview.h"
+#include "scheduler/model_loader.h"
+#include "scheduler/pipeline.h"
+
+namespace hetsched::cli {
+
+namespace {
+struct PreviewOptions {
+  CommonOptions common;
+  std::string model;
+  std::string format = "text";
+};
+
+int run_preview(const PreviewOptions& o) {
+  auto profile = load_profile_for(o.common);
+  if (!profile.is_ok()) return report_error(profile.status());
+  auto shapes = parse_input_shapes(o.common.input_shapes);
+  if (!shapes.is_ok()) return report_error(shapes.status());
+  auto graph = load_model(o.model, *shapes);
+  if (!graph.is_ok()) return report_error(graph.status());
+  auto planned = plan_model(*graph, *profile);
+  if (!planned.is_ok()) return report_error(planned.status());
+  std::string text;
+  if (o.format == "json") text = format_plan_json(*graph, planned->plan, *profile);
+  else if (o.format == "dot") text = format_plan_dot(*graph, planned->plan);
+  else text = format_plan_text(*graph, planned->plan, *profile);
+  std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+}  // namespace
+
+void register_preview(CLI::App& app, std::function<int()>& run) {
+  auto options = std::make_shared<PreviewOptions>();
+  CLI::App* cmd = app.add_subcommand("preview", "Show the partition: islands, handoffs, coverage, reasons");
+  cmd->add_option("model", options->model, "Model file (" + accepted_model_formats() + ")")->required();
+  cmd->add_option("--format,-f", options->format, "text | json | dot")->check(CLI::IsMember({"text", "json", "dot"}));
+  add_common_options(*cmd, options->common);
+  cmd->callback([options, &run] { run = [options] { return run_preview(*options); }; });
+}
+
+}  // namespace hetsched::cli

@@ -1,0 +1,98 @@
+// hetsched run MODEL: run it once (or --repeat N times) and write or show the outputs.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "cli/cli_common.h"
+#include "cli/tensor_io.h"
+#include "scheduler/pipeline.h"
+
+namespace hetsched::cli {
+
+namespace {
+struct RunOptions {
+  CommonOptions common;
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  int repeat = 1;
+};
+
+Status write_outputs(const Session& session, const std::vector<Tensor>& outputs, const std::vector<std::string>& args,
+                     std::vector<std::string>& written_to) {
+  const auto names = session.output_names();
+  written_to.assign(names.size(), "");
+  size_t next_positional = 0;
+  for (const std::string& arg : args) {
+    TensorFileArg a = parse_tensor_file_arg(arg);
+    size_t idx = names.size();
+    if (a.name.empty()) {
+      idx = next_positional++;
+    } else {
+      for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == a.name) idx = i;
+    }
+    if (idx >= names.size())
+      return invalid_argument("--output '" + arg + "' does not name one of the model's " +
+                              std::to_string(names.size()) + " outputs");
+    HS_RETURN_IF_ERROR(write_tensor_file(outputs[idx], a.path));
+    written_to[idx] = a.path;
+  }
+  return Status::ok();
+}
+
+int run_run(const RunOptions& o) {
+  auto profile = load_profile_for(o.common);
+  if (!profile.is_ok()) return report_error(profile.status());
+  auto shapes = parse_input_shapes(o.common.input_shapes);
+  if (!shapes.is_ok()) return report_error(shapes.status());
+  auto session = open_session(o.model, *profile, *shapes);
+  if (!session.is_ok()) return report_error(session.status());
+  Session& s = **session;
+  auto inputs = make_inputs(s.input_names(), s.input_types(), o.inputs);
+  if (!inputs.is_ok()) return report_error(inputs.status());
+
+  RunStats stats;
+  Result<std::vector<Tensor>> outputs = std::vector<Tensor>{};
+  double best_ms = 1e300, total_ms = 0;
+  for (int i = 0; i < o.repeat; ++i) {
+    stats = RunStats{};
+    outputs = s.run(*inputs, &stats);
+    if (!outputs.is_ok()) return report_error(outputs.status());
+    best_ms = std::min(best_ms, stats.total_ms);
+    total_ms += stats.total_ms;
+  }
+  std::vector<std::string> written_to;
+  if (Status st = write_outputs(s, *outputs, o.outputs, written_to); !st.is_ok()) return report_error(st);
+
+  const auto names = s.output_names();
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const Tensor& t = (*outputs)[i];
+    if (!written_to[i].empty())
+      std::printf("output %s %s written to %s\n", names[i].c_str(), t.type().to_string().c_str(), written_to[i].c_str());
+    else
+      std::printf("output %s %s %s\n", names[i].c_str(), t.type().to_string().c_str(), summarize_tensor(t).c_str());
+  }
+  if (o.repeat > 1)
+    std::printf("%d runs · best %.3f ms · mean %.3f ms · %d host waits per run\n", o.repeat, best_ms,
+                total_ms / o.repeat, stats.host_waits);
+  else
+    std::printf("%.3f ms · %d host wait%s\n", stats.total_ms, stats.host_waits, stats.host_waits == 1 ? "" : "s");
+  for (const auto& step : stats.steps) spdlog::info("[sched] {}: {:.3f} ms", step.label, step.ms);
+  return kExitOk;
+}
+}  // namespace
+
+void register_run(CLI::App& app, std::function<int()>& run) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model (graph or compiled program) and write or show its outputs");
+  cmd->add_option("model", options->model, "Model file (.hsg graph or .hsp program)")->required();
+  cmd->add_option("--input,-i", options->inputs,
+                  "[NAME=]FILE raw little-endian input (repeatable; deterministic data for inputs not given)");
+  cmd->add_option("--output,-o", options->outputs, "[NAME=]FILE to write an output to (repeatable)");
+  cmd->add_option("--repeat,-n", options->repeat, "Run N times and report best/mean latency")->check(CLI::PositiveNumber);
+  add_common_options(*cmd, options->common);
+  cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
+}
+
+}  // namespace hetsched::cli

@@ -1,0 +1,25 @@
+// hetsched: preview, compile and run models across CPU and GPU delegates.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+#include "cli/cli_common.h"
+#include "hetsched/version.h"
+
+int main(int argc, char** argv) {
+  using namespace hetsched::cli;
+  CLI::App app{"hetsched — run one model across the CPU and GPU engines of this machine"};
+  app.set_version_flag("--version", hetsched::kVersionString);
+  app.require_subcommand(1);
+  std::function<int()> run;
+  register_preview(app, run);
+  register_run(app, run);
+  register_compile(app, run);
+  register_devices(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
+  return run ? run() : kExitBadInput;
+}

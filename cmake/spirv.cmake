@@ -1,0 +1,51 @@
+# SPIR-V embedding: compile GLSL compute shaders with glslc at build time and
+# turn each .spv into a C++ header, so shaders ship inside the binary.
+#
+# hetsched_embed_spirv(TARGET SHADER...)
+#   For each SHADER (e.g. delegates/vulkan/shaders/add.comp) writes
+#   ${PROJECT_BINARY_DIR}/generated/<folder of SHADER relative to the source
+#   root>/<stem>_spv.h, holding
+#     inline constexpr uint32_t k<Stem>Spv[] = {...};   // add.comp → kAddSpv
+#   and makes TARGET depend on it. Include it as "<folder>/<stem>_spv.h";
+#   targets made with hetsched_library already have the generated folder on
+#   their include path. Pass the array to the pipeline helpers as a
+#   std::span<const uint32_t>.
+
+find_program(GLSLC glslc REQUIRED)
+set(HETSCHED_SPIRV_TO_HEADER ${CMAKE_CURRENT_LIST_DIR}/spirv_to_header.cmake)
+
+function(hetsched_embed_spirv target)
+  set(headers)
+  foreach(shader ${ARGN})
+    get_filename_component(abs ${shader} ABSOLUTE)
+    get_filename_component(stem ${abs} NAME_WE)
+    get_filename_component(dir ${abs} DIRECTORY)
+    file(RELATIVE_PATH rel_dir ${PROJECT_SOURCE_DIR} ${dir})
+    set(out_dir ${PROJECT_BINARY_DIR}/generated/${rel_dir})
+    set(spv ${out_dir}/${stem}.spv)
+    set(header ${out_dir}/${stem}_spv.h)
+    # k + CamelCase(stem) + Spv: add_one → kAddOneSpv.
+    string(REPLACE "_" ";" parts ${stem})
+    set(array_name "k")
+    foreach(part ${parts})
+      string(SUBSTRING ${part} 0 1 first)
+      string(TOUPPER ${first} first)
+      string(SUBSTRING ${part} 1 -1 rest)
+      string(APPEND array_name ${first}${rest})
+    endforeach()
+    string(APPEND array_name "Spv")
+    add_custom_command(
+      OUTPUT ${header}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
+      COMMAND ${GLSLC} --target-env=vulkan1.2 -O -o ${spv} ${abs}
+      COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DNAME=${array_name}
+              -DSOURCE=${rel_dir}/${stem} -P ${HETSCHED_SPIRV_TO_HEADER}
+      DEPENDS ${abs} ${HETSCHED_SPIRV_TO_HEADER}
+      COMMENT "glslc ${rel_dir}/${stem}"
+      VERBATIM)
+    list(APPEND headers ${header})
+  endforeach()
+  string(MAKE_C_IDENTIFIER "${target}_spirv" spirv_target)
+  add_custom_target(${spirv_target} DEPENDS ${headers})
+  add_dependencies(${target} ${spirv_target})
+endfunction()

@@ -1,0 +1,31 @@
+#include "delegates/registry.h"
+
+#include "delegates/cpu/cpu_delegate.h"
+
+namespace hetsched {
+
+const std::vector<DelegateInfo>& delegate_infos() {
+  static const std::vector<DelegateInfo> infos = {
+      {"cpu", "portable C++ kernels (the reference for every op)", cpu::make_cpu_delegate},
+  };
+  return infos;
+}
+
+const DelegateInfo* find_delegate_info(std::string_view name) {
+  for (const auto& info : delegate_infos())
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+Result<std::unique_ptr<Delegate>> make_delegate(std::string_view name, const DelegateOptions& options) {
+  const DelegateInfo* info = find_delegate_info(name);
+  if (!info) {
+    std::string known;
+    for (const auto& i : delegate_infos()) known += (known.empty() ? "" : ", ") + i.name;
+    return not_found("failed to make delegate '" + std::string(name) + "': not built into this hetsched (available: " +
+                     known + ")");
+  }
+  return info->make(options);
+}
+
+}  // namespace hetsched

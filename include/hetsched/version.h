@@ -1,0 +1,5 @@
+#pragma once
+
+namespace hetsched {
+inline constexpr const char* kVersionString = "0.1.0";
+}  // namespace hetsched

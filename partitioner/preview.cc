@@ -1,0 +1,207 @@
+#include "partitioner/preview.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace hetsched {
+
+std::string format_bytes(size_t bytes) {
+  char buf[32];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%zu B", bytes);
+  } else if (bytes < 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  }
+  return buf;
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+std::string endpoint(const PartitionPlan& plan, int island) {
+  if (island < 0) return "host";
+  return plan.islands[island].delegate + "#" + std::to_string(island);
+}
+
+// Op types of an island, in first-seen order, de-duplicated.
+std::vector<std::string> island_ops(const Graph& graph, const PlannedIsland& island) {
+  std::vector<std::string> ops;
+  std::set<std::string> seen;
+  for (NodeId n : island.nodes)
+    if (seen.insert(graph.node(n).op).second) ops.push_back(graph.node(n).op);
+  return ops;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+std::map<std::string, int> coverage(const PartitionPlan& plan) {
+  std::map<std::string, int> c;
+  for (const auto& d : plan.order) c[d] = 0;
+  for (const auto& n : plan.nodes) c[n.delegate]++;
+  return c;
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+                             const PreviewHeader& header) {
+  std::ostringstream out;
+  std::string inputs;
+  for (ValueId v : graph.inputs())
+    inputs += (inputs.empty() ? "" : ", ") + graph.value(v).name + " " + graph.value(v).type.to_string();
+  out << "model    " << graph.name() << " (" << graph.num_nodes() << " nodes, input" << (graph.inputs().size() > 1 ? "s " : " ")
+      << inputs << ")\n";
+  out << "profile  " << profile.name << " · policy " << plan.policy;
+  if (!plan.policy_note.empty()) out << " (" << plan.policy_note << ")";
+  out << " · order " << join(plan.order, ", ") << " · min partition " << profile.partition.min_partition_size
+      << " · sync " << sync_mode_name(profile.sync) << "\n";
+  if (!header.context_line.empty()) out << "context  " << header.context_line << "\n";
+  out << "\n #  delegate  nodes  " << pad("ops", 40) << pad("in", 10) << "out\n";
+  for (const auto& island : plan.islands) {
+    std::string ops = join(island_ops(graph, island), ", ");
+    if (ops.size() > 38) ops = ops.substr(0, 35) + "...";
+    out << " " << pad(std::to_string(island.id), 3) << pad(island.delegate, 10)
+        << pad(std::to_string(island.nodes.size()), 7) << pad(ops, 40) << pad(format_bytes(island.input_bytes), 10)
+        << format_bytes(island.output_bytes) << "\n";
+  }
+  out << "\nhandoffs\n";
+  for (const auto& e : plan.edges) {
+    out << " " << pad(endpoint(plan, e.from_island) + " → " + endpoint(plan, e.to_island), 22) << pad(format_bytes(e.bytes), 10)
+        << graph.value(e.value).name << "\n";
+  }
+  if (!plan.pruned.empty()) {
+    out << "\npruned\n";
+    for (const auto& p : plan.pruned)
+      out << " " << p.delegate << " island of " << p.compute_nodes << " compute node(s) < min " << p.min_size << " → "
+          << p.went_to << "\n";
+  }
+  out << "\ncoverage ";
+  std::string cov;
+  for (const auto& [d, n] : coverage(plan))
+    cov += (cov.empty() ? " " : " · ") + d + " " + std::to_string(n) + "/" + std::to_string(graph.num_nodes());
+  out << cov << "\n";
+  for (const auto& [d, lines] : plan.unsupported) out << "not on " << d << ": " << join(lines, "; ") << "\n";
+  return out.str();
+}
+
+std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const Profile& profile) {
+  std::ostringstream out;
+  out << "{\n  \"model\": " << json_quote(graph.name()) << ",\n  \"profile\": " << json_quote(profile.name)
+      << ",\n  \"policy\": " << json_quote(plan.policy) << ",\n  \"order\": [";
+  for (size_t i = 0; i < plan.order.size(); ++i) out << (i ? ", " : "") << json_quote(plan.order[i]);
+  out << "],\n  \"islands\": [";
+  for (size_t i = 0; i < plan.islands.size(); ++i) {
+    const auto& island = plan.islands[i];
+    out << (i ? "," : "") << "\n    {\"id\": " << island.id << ", \"delegate\": " << json_quote(island.delegate)
+        << ", \"nodes\": [";
+    for (size_t k = 0; k < island.nodes.size(); ++k) out << (k ? ", " : "") << json_quote(graph.node(island.nodes[k]).name);
+    out << "], \"ops\": [";
+    const auto ops = island_ops(graph, island);
+    for (size_t k = 0; k < ops.size(); ++k) out << (k ? ", " : "") << json_quote(ops[k]);
+    out << "], \"input_bytes\": " << island.input_bytes << ", \"output_bytes\": " << island.output_bytes << "}";
+  }
+  out << "\n  ],\n  \"handoffs\": [";
+  for (size_t i = 0; i < plan.edges.size(); ++i) {
+    const auto& e = plan.edges[i];
+    out << (i ? "," : "") << "\n    {\"value\": " << json_quote(graph.value(e.value).name)
+        << ", \"from\": " << json_quote(endpoint(plan, e.from_island)) << ", \"to\": " << json_quote(endpoint(plan, e.to_island))
+        << ", \"bytes\": " << e.bytes << "}";
+  }
+  out << "\n  ],\n  \"pruned\": [";
+  for (size_t i = 0; i < plan.pruned.size(); ++i) {
+    const auto& p = plan.pruned[i];
+    out << (i ? "," : "") << "\n    {\"delegate\": " << json_quote(p.delegate) << ", \"nodes\": [";
+    for (size_t k = 0; k < p.nodes.size(); ++k) out << (k ? ", " : "") << json_quote(graph.node(p.nodes[k]).name);
+    out << "], \"compute_nodes\": " << p.compute_nodes << ", \"min_partition_size\": " << p.min_size
+        << ", \"went_to\": " << json_quote(p.went_to) << "}";
+  }
+  out << "\n  ],\n  \"nodes\": [";
+  for (size_t n = 0; n < plan.nodes.size(); ++n) {
+    const auto& a = plan.nodes[n];
+    out << (n ? "," : "") << "\n    {\"name\": " << json_quote(graph.node(static_cast<NodeId>(n)).name)
+        << ", \"op\": " << json_quote(graph.node(static_cast<NodeId>(n)).op) << ", \"delegate\": " << json_quote(a.delegate)
+        << ", \"island\": " << a.island << ", \"pass\": " << json_quote(assign_pass_name(a.pass))
+        << ", \"reason\": " << json_quote(a.reason) << "}";
+  }
+  out << "\n  ],\n  \"coverage\": {";
+  bool first = true;
+  for (const auto& [d, n] : coverage(plan)) {
+    out << (first ? "" : ", ") << json_quote(d) << ": " << n;
+    first = false;
+  }
+  out << "},\n  \"unsupported\": {";
+  for (size_t i = 0; i < plan.unsupported.size(); ++i) {
+    out << (i ? ", " : "") << json_quote(plan.unsupported[i].first) << ": [";
+    for (size_t k = 0; k < plan.unsupported[i].second.size(); ++k)
+      out << (k ? ", " : "") << json_quote(plan.unsupported[i].second[k]);
+    out << "]";
+  }
+  out << "}\n}\n";
+  return out.str();
+}
+
+std::string format_plan_dot(const Graph& graph, const PartitionPlan& plan) {
+  static const std::map<std::string, std::string> kColors = {
+      {"cpu", "#cfe2f3"}, {"vulkan", "#f4cccc"}, {"vgf", "#d9ead3"}};
+  std::ostringstream out;
+  out << "digraph " << json_quote(graph.name()) << " {\n  rankdir=TB;\n  node [shape=box, style=filled];\n";
+  for (const auto& island : plan.islands) {
+    auto it = kColors.find(island.delegate);
+    const std::string color = it == kColors.end() ? "#eeeeee" : it->second;
+    out << "  subgraph cluster_" << island.id << " {\n    label=" << json_quote(island.delegate + " #" + std::to_string(island.id))
+        << ";\n    style=filled; color=" << json_quote(color) << ";\n";
+    for (NodeId n : island.nodes)
+      out << "    n" << n << " [label=" << json_quote(graph.node(n).name + "\\n" + graph.node(n).op)
+          << ", fillcolor=white];\n";
+    out << "  }\n";
+  }
+  for (ValueId v : graph.inputs()) out << "  v" << v << " [label=" << json_quote(graph.value(v).name) << ", shape=ellipse, fillcolor=white];\n";
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    for (ValueId in : graph.node(n).inputs) {
+      if (in == kNoValue || graph.value(in).is_constant()) continue;
+      const NodeId p = graph.value(in).producer;
+      const std::string from = p == kNoNode ? "v" + std::to_string(in) : "n" + std::to_string(p);
+      const bool cut = p == kNoNode || plan.nodes[p].island != plan.nodes[n].island;
+      out << "  " << from << " -> n" << n;
+      if (cut) out << " [label=" << json_quote(format_bytes(graph.value(in).type.byte_size())) << ", penwidth=2]";
+      out << ";\n";
+    }
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace hetsched

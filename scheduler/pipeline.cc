@@ -1,0 +1,34 @@
+#include "scheduler/pipeline.h"
+
+#include "partitioner/partitioner.h"
+#include "scheduler/compiler.h"
+#include "scheduler/model_loader.h"
+#include "scheduler/program_file.h"
+
+namespace hetsched {
+
+Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile) {
+  HS_ASSIGN_OR_RETURN(DelegateSet delegates, DelegateSet::create(profile));
+  HS_ASSIGN_OR_RETURN(PartitionPlan plan, partition(graph, delegates.ordered(), partition_options_from(profile)));
+  return PlannedModel{std::move(plan), std::move(delegates)};
+}
+
+Result<Program> build_program(const Graph& graph, const Profile& profile) {
+  HS_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(graph, profile));
+  return compile_program(graph, planned.plan, planned.delegates, profile);
+}
+
+Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
+                                              const InputShapes& input_shapes) {
+  if (model_format_of(model_path) == ModelFormat::kProgram) {
+    if (!input_shapes.empty())
+      return invalid_argument("--input-shape does not apply to a compiled program (its shapes are fixed)");
+    HS_ASSIGN_OR_RETURN(Program program, read_program_file(model_path));
+    return Session::create(std::move(program), profile);
+  }
+  HS_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, input_shapes));
+  HS_ASSIGN_OR_RETURN(Program program, build_program(graph, profile));
+  return Session::create(std::move(program), profile);
+}
+
+}  // namespace hetsched

@@ -1,0 +1,32 @@
+// The whole chain in a few calls: model → plan → program → session.
+// Each step is also available on its own (partitioner.h, compiler.h, session.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/shape_inference.h"
+#include "partitioner/partition_plan.h"
+#include "profile/profile.h"
+#include "scheduler/delegate_set.h"
+#include "scheduler/program.h"
+#include "scheduler/session.h"
+
+namespace hetsched {
+
+struct PlannedModel {
+  PartitionPlan plan;
+  DelegateSet delegates;
+};
+
+// Makes the profile's delegates and partitions `graph` over them.
+Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile);
+// plan_model + compile_program.
+Result<Program> build_program(const Graph& graph, const Profile& profile);
+// Opens a model file of any accepted format (.hsg graph: planned and
+// compiled now; .hsp program: loaded as compiled) as a ready Session.
+Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
+                                              const InputShapes& input_shapes = {});
+
+}  // namespace hetsched

@@ -1,0 +1,57 @@
+// Session: a Program made ready to run — delegates initialised, tensors
+// allocated — and the executor that runs its steps.
+//
+// Thread-safety: run() is not re-entrant; use one Session per concurrent
+// caller (the concurrent scheduler will lift this).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegates/delegate.h"
+#include "profile/profile.h"
+#include "scheduler/delegate_set.h"
+#include "scheduler/program.h"
+
+namespace hetsched {
+
+struct StepTiming {
+  std::string label;  // "island 0 (cpu)"
+  double ms = 0;
+};
+
+struct RunStats {
+  double total_ms = 0;
+  std::vector<StepTiming> steps;
+  int host_waits = 0;  // times the host blocked on a device
+};
+
+class Session {
+ public:
+  // Initialises every island of `program` on the delegates `profile` enables.
+  // An island whose delegate the profile does not enable is an error.
+  static Result<std::unique_ptr<Session>> create(Program program, const Profile& profile);
+  ~Session();
+
+  const Program& program() const { return program_; }
+  // Types of the model inputs/outputs, in order.
+  std::vector<TensorType> input_types() const;
+  std::vector<TensorType> output_types() const;
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+
+  // Runs the program once. `inputs` must match input_types() exactly.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+
+ private:
+  Session(Program program, DelegateSet delegates);
+
+  Program program_;
+  DelegateSet delegates_;                               // outlives handles_: declared first
+  std::vector<std::unique_ptr<IslandHandle>> handles_;  // by island index
+  std::vector<Tensor> slots_;                           // host storage, by program tensor index
+  int run_count_ = 0;
+};
+
+}  // namespace hetsched

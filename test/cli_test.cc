@@ -1,0 +1,118 @@
+// The hetsched command as a user runs it: exit codes and one-line errors.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(HETSCHED_BINARY_DIR) + "/cli/hetsched " + args + " 2>&1";
+  CommandResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string example_model() { return std::string(HETSCHED_BINARY_DIR) + "/examples/rfc_model.hsg"; }
+std::string default_profile_path() { return testing::source_path("configs/default.yaml").string(); }
+
+TEST(CliTest, PreviewShowsOneCpuIslandForTheDefaultProfile) {
+  auto r = run_cli("preview " + example_model() + " --profile " + default_profile_path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("model    rfc_model (10 nodes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cpu 10/10"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, PreviewJsonListsIslandsAndNodes) {
+  auto r = run_cli("preview " + example_model() + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"islands\": ["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"name\": \"index_select_channels\", \"op\": \"Gather\", \"delegate\": \"cpu\""),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CliTest, RunWritesTheOutputFile) {
+  testing::TempDir dir;
+  const std::string out = (dir / "y.bin").string();
+  auto r = run_cli("run " + example_model() + " --profile " + default_profile_path() + " --input " +
+                   std::string(HETSCHED_BINARY_DIR) + "/examples/rfc_model_input.bin --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(out));
+  EXPECT_EQ(std::filesystem::file_size(out), 48u * 4u);
+  std::ifstream f(out, std::ios::binary);
+  float first = 0;
+  f.read(reinterpret_cast<char*>(&first), 4);
+  EXPECT_NEAR(first, 0.954845846f, 1e-5f);  // examples/rfc_model_reference.py
+}
+
+TEST(CliTest, RunRefusesAnInputFileOfTheWrongSize) {
+  testing::TempDir dir;
+  testing::write_file(dir / "short.bin", std::string(100, '\0'));
+  auto r = run_cli("run " + example_model() + " --input x=" + (dir / "short.bin").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("has 100 bytes, but f32[1,3,8,8] needs 768"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, CompileThenRunTheProgram) {
+  testing::TempDir dir;
+  const std::string hsp = (dir / "rfc.hsp").string();
+  auto c = run_cli("compile " + example_model() + " -o " + hsp);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  auto r = run_cli("run " + hsp);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("output transpose_out_out f32[1,3,4,4]"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, RunOnACorruptProgramExitsNonZeroWithOneLine) {
+  testing::TempDir dir;
+  const std::string hsp = (dir / "rfc.hsp").string();
+  ASSERT_EQ(run_cli("compile " + example_model() + " -o " + hsp).exit_code, 0);
+  std::filesystem::resize_file(hsp, std::filesystem::file_size(hsp) / 2);
+  auto r = run_cli("run " + hsp);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(CliTest, RunWithABrokenProfileExitsNonZeroNamingTheLine) {
+  testing::TempDir dir;
+  testing::write_file(dir / "bad.yaml", "name: bad\npartition:\n  prefer: vfg_first\n");
+  auto r = run_cli("run " + example_model() + " --profile " + (dir / "bad.yaml").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.yaml:3: partition.prefer: 'vfg_first' is not a policy"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(CliTest, UnknownModelExtensionIsAClearError) {
+  auto r = run_cli("preview model.pt");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown file type (accepted: .hsg"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, HelpWorksForEveryCommand) {
+  for (const char* cmd : {"", "preview ", "run ", "compile ", "devices "}) {
+    auto r = run_cli(std::string(cmd) + "--help");
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
+    EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
