@@ -11,18 +11,17 @@
 #include <vector>
 
 #include "hetsched/status.h"
+#include "sync/sync_mode.h"
 
 namespace hetsched {
 
 // The RFC's shared-context modes (compile-spec key gpu_shared_context_mode).
 enum class SharedContextMode { kLookupOnly, kLookupOrCreate, kCreateOnly, kDisabled };
-// The RFC's sync modes (gpu_shared_sync_mode).
-enum class SyncMode { kTimeline, kQueueWaitIdle, kNone };
+// The RFC's sync modes (gpu_shared_sync_mode) belong to sync/: SyncMode,
+// sync_mode_name() and parse_sync_mode() come from sync/sync_mode.h.
 
 std::string_view shared_context_mode_name(SharedContextMode m);  // "lookup_or_create", ...
 std::optional<SharedContextMode> parse_shared_context_mode(std::string_view s);
-std::string_view sync_mode_name(SyncMode m);  // "timeline", "queue_wait_idle", "none"
-std::optional<SyncMode> parse_sync_mode(std::string_view s);
 
 struct SharedGpuKeys {
   std::string token = "default";
@@ -73,7 +72,10 @@ struct Profile {
     auto it = delegates.find(name);
     return it != delegates.end() && it->second.enabled;
   }
-  // Enabled delegate names in the partition policy's order.
+  // Enabled delegate names in the partition policy's order: vgf_first (and auto,
+  // until the cost-based policy exists) → vgf, vulkan, cpu; vulkan_first →
+  // vulkan, vgf, cpu; cpu_first → cpu, vulkan, vgf; list → `partition.order`,
+  // then the enabled delegates it leaves out, cpu last.
   std::vector<std::string> enabled_delegates_in_order() const;
 };
 
@@ -81,7 +83,10 @@ struct Profile {
 const std::vector<std::string>& known_delegate_names();
 
 // Loads and validates a profile. Errors read
-//   "<file>:<line>: <key.path>: <what is wrong> (accepted: <values>)".
+//   "<file>:<line>: <key.path>: <what is wrong> (accepted: <values>)"
+// (kInvalidArgument); a file that cannot be read gives
+//   "failed to read profile '<path>': <strerror>" (kNotFound when it is missing).
+// docs/profiles.md lists every key. `source` is set to `path`.
 Result<Profile> load_profile(const std::string& path);
 // Same from YAML text; `source_name` stands in for the file name in messages.
 Result<Profile> parse_profile(const std::string& yaml_text, const std::string& source_name = "<string>");
