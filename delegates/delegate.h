@@ -18,6 +18,7 @@
 
 #include "graph/graph.h"
 #include "hetsched/status.h"
+#include "sync/step_sync.h"
 
 namespace hetsched {
 
@@ -71,9 +72,32 @@ struct TensorRef {
   std::byte* host = nullptr;
 };
 
-// Per-run state a handle may use: the trace, sync points (GPU delegates).
+// Element order of a tensor in device memory. kNchw is the graph's own
+// (logical, row-major) order; kNhwc moves dim 1 last (rank-4 tensors only).
+enum class TensorLayout : uint8_t { kNchw, kNhwc };
+std::string_view tensor_layout_name(TensorLayout layout);  // "NCHW", "NHWC"
+
+class Buffer;            // shared_gpu/buffer.h
+class SharedGpuContext;  // shared_gpu/shared_gpu_context.h
+
+// A tensor in GPU memory, owned by the island handle that exposes it. The
+// buffer is fixed from init() on, so the island's command buffer can be
+// recorded once; the executor's handoff steps copy data into and out of it.
+struct DeviceTensor {
+  Buffer* buffer = nullptr;  // not owned; lives as long as the handle
+  uint64_t offset = 0;       // bytes into the buffer
+  uint64_t size = 0;         // bytes
+  TensorLayout layout = TensorLayout::kNchw;
+};
+
+// Per-run state a handle may use.
 struct ExecContext {
   int run_index = 0;
+  // GPU islands: how to submit (wait value, whether to signal, whether to
+  // idle the queue after), planned by the executor from the sync mode.
+  GpuStepSync gpu;
+  // GPU islands set this to the timeline value their submit signalled (0: none).
+  uint64_t signalled_value = 0;
 };
 
 // One compiled island, ready to run. Owned by the Session.
@@ -82,8 +106,16 @@ class IslandHandle {
   virtual ~IslandHandle() = default;
   virtual MemoryDomain input_domain(size_t i) const { (void)i; return MemoryDomain::host(); }
   virtual MemoryDomain output_domain(size_t i) const { (void)i; return MemoryDomain::host(); }
-  // Reads `inputs`, writes `outputs` (pre-allocated by the caller, shapes as
-  // compiled). Inputs and outputs are in the island's input/output order.
+  // Device-domain islands: where input/output i lives (nullptr for host islands).
+  virtual const DeviceTensor* device_input(size_t i) const { (void)i; return nullptr; }
+  virtual const DeviceTensor* device_output(size_t i) const { (void)i; return nullptr; }
+  // Device-domain islands: the context their buffers belong to.
+  virtual std::shared_ptr<SharedGpuContext> gpu_context() const { return nullptr; }
+  // Host islands read `inputs` and write `outputs` (pre-allocated by the
+  // caller, shapes as compiled), in the island's input/output order. Device
+  // islands ignore both spans: they read device_input(i) and write
+  // device_output(i), submit without waiting on the host (per ctx.gpu), and
+  // report the signalled timeline value in ctx.signalled_value.
   virtual Status execute(ExecContext& ctx, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
 };
 
@@ -101,6 +133,9 @@ class Delegate {
   virtual std::string resource() const = 0;
   virtual Capability supports(const Graph& graph, NodeId node) const = 0;
   virtual CostEstimate estimate(const Graph& graph, NodeId node) const { (void)graph; (void)node; return {}; }
+  // Where this delegate's islands keep their inputs and outputs: the
+  // compiler plans upload/readback/device-copy steps from it.
+  virtual MemoryDomain::Kind memory_kind() const { return MemoryDomain::Kind::kHost; }
   virtual Result<Blob> compile(const Island& island, const CompileSpecs& specs) const = 0;
   virtual Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) = 0;
 };

@@ -1,5 +1,6 @@
 #include "partitioner/preview.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -89,13 +90,22 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
   out << " · order " << join(plan.order, ", ") << " · min partition " << profile.partition.min_partition_size
       << " · sync " << sync_mode_name(profile.sync) << "\n";
   if (!header.context_line.empty()) out << "context  " << header.context_line << "\n";
-  out << "\n #  delegate  nodes  " << pad("ops", 40) << pad("in", 10) << "out\n";
+  // The ops column is as wide as its longest entry, up to kMaxOpsWidth.
+  constexpr size_t kMaxOpsWidth = 64;
+  std::vector<std::string> ops_text;
+  size_t ops_width = 3;
   for (const auto& island : plan.islands) {
     std::string ops = join(island_ops(graph, island), ", ");
-    if (ops.size() > 38) ops = ops.substr(0, 35) + "...";
+    if (ops.size() > kMaxOpsWidth) ops = ops.substr(0, kMaxOpsWidth - 3) + "...";
+    ops_width = std::max(ops_width, ops.size());
+    ops_text.push_back(std::move(ops));
+  }
+  out << "\n #  delegate  nodes  " << pad("ops", ops_width + 2) << pad("in", 10) << "out\n";
+  for (size_t i = 0; i < plan.islands.size(); ++i) {
+    const auto& island = plan.islands[i];
     out << " " << pad(std::to_string(island.id), 3) << pad(island.delegate, 10)
-        << pad(std::to_string(island.nodes.size()), 7) << pad(ops, 40) << pad(format_bytes(island.input_bytes), 10)
-        << format_bytes(island.output_bytes) << "\n";
+        << pad(std::to_string(island.nodes.size()), 7) << pad(ops_text[i], ops_width + 2)
+        << pad(format_bytes(island.input_bytes), 10) << format_bytes(island.output_bytes) << "\n";
   }
   out << "\nhandoffs\n";
   for (const auto& e : plan.edges) {
