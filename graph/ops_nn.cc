@@ -1,7 +1,374 @@
+// Shape inference for the neural-network ops: Conv, BatchNormalization,
+// MatMul, Gemm, the pools, Softmax and ReduceMean.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "graph/op_schema.h"
 
 namespace hetsched {
 
-void register_nn_ops(OpSchemaTable& table) { (void)table; }
+namespace {
+
+// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
+// front and keeps the status code.
+InferFn with_node_context(InferFn fn) {
+  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
+    Status s = fn(ctx, outputs);
+    if (s.is_ok()) return s;
+    return Status(s.code(), ctx.error(s.message()).message());
+  };
+}
+
+void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, int min_outputs,
+                int max_outputs, InferFn infer) {
+  OpSchema schema;
+  schema.name = name;
+  schema.min_inputs = min_inputs;
+  schema.max_inputs = max_inputs;
+  schema.min_outputs = min_outputs;
+  schema.max_outputs = max_outputs;
+  schema.is_compute = true;
+  schema.infer = with_node_context(std::move(infer));
+  table[std::move(name)] = std::move(schema);
+}
+
+// "[1,-2]": unlike shape_to_string, negative values print as numbers.
+std::string ints_to_string(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Status require_f32(const TensorType& type, const std::string& what) {
+  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
+  return Status::ok();
+}
+
+Result<bool> read_flag(const Attributes& attrs, const std::string& name, int64_t fallback) {
+  HS_ASSIGN_OR_RETURN(int64_t v, attrs.get_int(name, fallback));
+  if (v != 0 && v != 1) return invalid_argument("attribute '" + name + "' must be 0 or 1, got " + std::to_string(v));
+  return v == 1;
+}
+
+// An ints attribute with exactly `count` values, each >= `min_value`.
+Result<std::vector<int64_t>> read_window_ints(const Attributes& attrs, const std::string& name, size_t count,
+                                              int64_t fallback, int64_t min_value) {
+  HS_ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.get_ints(name, std::vector<int64_t>(count, fallback)));
+  if (v.size() != count)
+    return invalid_argument("attribute '" + name + "' has " + std::to_string(v.size()) + " values, expected " +
+                            std::to_string(count));
+  for (int64_t x : v)
+    if (x < min_value)
+      return invalid_argument("attribute '" + name + "' must have values >= " + std::to_string(min_value) + ", got " +
+                              ints_to_string(v));
+  return v;
+}
+
+// The sliding-window attributes shared by Conv and the pools.
+struct Window {
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  // ONNX order: all begins, then all ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+Result<Window> read_window(const Attributes& attrs, std::vector<int64_t> kernel, bool allow_ceil_mode) {
+  const size_t n = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  HS_ASSIGN_OR_RETURN(w.strides, read_window_ints(attrs, "strides", n, 1, 1));
+  HS_ASSIGN_OR_RETURN(w.dilations, read_window_ints(attrs, "dilations", n, 1, 1));
+  HS_ASSIGN_OR_RETURN(w.pads, read_window_ints(attrs, "pads", 2 * n, 0, 0));
+  HS_ASSIGN_OR_RETURN(w.auto_pad, attrs.get_string("auto_pad", "NOTSET"));
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
+    return invalid_argument("attribute 'auto_pad' is '" + w.auto_pad +
+                            "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  if (w.auto_pad != "NOTSET" && std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; }))
+    return invalid_argument("attribute 'pads' " + ints_to_string(w.pads) + " cannot be combined with auto_pad " +
+                            w.auto_pad);
+  if (allow_ceil_mode) {
+    HS_ASSIGN_OR_RETURN(w.ceil_mode, read_flag(attrs, "ceil_mode", 0));
+  }
+  return w;
+}
+
+// Output spatial dims of a sliding window over `in` (spatial dims only).
+// SAME_* pads so that out = ceil(in / stride). Otherwise out = (in + pads -
+// dilated kernel) / stride + 1, rounded down, or up under ceil_mode — where a
+// last window that would start inside the end padding is dropped, as
+// PyTorch and ONNX Runtime do, so that every window sees some input.
+Result<Shape> window_output(const Shape& in, const Window& w) {
+  Shape out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t s = w.strides[i];
+    if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+      out[i] = (in[i] + s - 1) / s;
+      continue;
+    }
+    const bool valid = w.auto_pad == "VALID";
+    const int64_t pb = valid ? 0 : w.pads[i];
+    const int64_t pe = valid ? 0 : w.pads[i + in.size()];
+    const int64_t span = in[i] + pb + pe - dk;
+    if (span < 0)
+      return invalid_argument("window of size " + std::to_string(dk) + " (kernel " + std::to_string(w.kernel[i]) +
+                              ", dilation " + std::to_string(w.dilations[i]) + ") is larger than spatial dim " +
+                              std::to_string(i) + " of the input (" + std::to_string(in[i]) + " + pads " +
+                              std::to_string(pb) + "+" + std::to_string(pe) + ")");
+    out[i] = (w.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (w.ceil_mode && (out[i] - 1) * s >= in[i] + pb) --out[i];
+  }
+  return out;
+}
+
+// Checks X is f32 (N, C, spatial...) with 1 or 2 spatial dims; returns the
+// number of spatial dims.
+Result<size_t> read_spatial_input(const InferContext& ctx, const char* what) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  if (x.rank() < 3) return invalid_argument("input X must be at least 3-D (N, C, spatial...), got " + x.to_string());
+  if (x.rank() > 4)
+    return unsupported("only 1-D and 2-D " + std::string(what) + " is supported, got " + std::to_string(x.rank() - 2) +
+                       "-D input " + x.to_string());
+  return x.rank() - 2;
+}
+
+Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx, "conv"));
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& w = ctx.input_type(1);
+  HS_RETURN_IF_ERROR(require_f32(w, "weight W"));
+  if (w.rank() != x.rank())
+    return invalid_argument("weight must be " + std::to_string(x.rank()) + "-D for " + std::to_string(nsp) +
+                            "-D conv, got " + w.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t group, ctx.attrs().get_int("group", 1));
+  if (group < 1) return invalid_argument("attribute 'group' must be >= 1, got " + std::to_string(group));
+  const int64_t channels = x.shape[1];
+  const int64_t out_channels = w.shape[0];
+  if (channels != w.shape[1] * group)
+    return invalid_argument("input has " + std::to_string(channels) + " channels, but weight " + w.to_string() +
+                            " with group " + std::to_string(group) + " expects " + std::to_string(w.shape[1] * group));
+  if (out_channels % group != 0)
+    return invalid_argument("weight has " + std::to_string(out_channels) +
+                            " output channels, which is not divisible by group " + std::to_string(group));
+  const std::vector<int64_t> weight_kernel(w.shape.begin() + 2, w.shape.end());
+  HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attrs().get_ints("kernel_shape", weight_kernel));
+  if (kernel != weight_kernel)
+    return invalid_argument("attribute 'kernel_shape' " + ints_to_string(kernel) +
+                            " does not match the weight's spatial dims " + ints_to_string(weight_kernel));
+  if (ctx.has_input(2)) {
+    const TensorType& b = ctx.input_type(2);
+    if (b.dtype != DType::kFloat32 || b.shape != Shape{out_channels})
+      return invalid_argument("bias B must be f32[" + std::to_string(out_channels) + "], got " + b.to_string());
+  }
+  HS_ASSIGN_OR_RETURN(const Window window, read_window(ctx.attrs(), std::move(kernel), false));
+  HS_ASSIGN_OR_RETURN(Shape spatial, window_output(Shape(x.shape.begin() + 2, x.shape.end()), window));
+  Shape out{x.shape[0], out_channels};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+Status pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const bool is_max = ctx.node().op == "MaxPool";
+  if (is_max && outputs.size() > 1) return unsupported("Indices output is not supported");
+  HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx, "pooling"));
+  const TensorType& x = ctx.input_type(0);
+  HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
+  if (kernel.size() != nsp)
+    return invalid_argument("attribute 'kernel_shape' has " + std::to_string(kernel.size()) + " values, expected " +
+                            std::to_string(nsp));
+  for (int64_t k : kernel)
+    if (k < 1) return invalid_argument("attribute 'kernel_shape' must have values >= 1, got " + ints_to_string(kernel));
+  if (is_max) {
+    HS_ASSIGN_OR_RETURN(int64_t storage_order, ctx.attrs().get_int("storage_order", 0));
+    (void)storage_order;  // only shapes the Indices output, which is refused above
+  } else {
+    HS_ASSIGN_OR_RETURN(bool count_include_pad, read_flag(ctx.attrs(), "count_include_pad", 0));
+    (void)count_include_pad;
+  }
+  HS_ASSIGN_OR_RETURN(const Window window, read_window(ctx.attrs(), std::move(kernel), true));
+  // A window lying wholly in padding would have no input to reduce.
+  for (size_t i = 0; i < 2 * nsp; ++i) {
+    const size_t axis = i % nsp;
+    const int64_t dk = (window.kernel[axis] - 1) * window.dilations[axis] + 1;
+    if (window.pads[i] >= dk)
+      return invalid_argument("attribute 'pads' " + ints_to_string(window.pads) +
+                              " must be smaller than the window size " + std::to_string(dk) + " on spatial axis " +
+                              std::to_string(axis));
+  }
+  HS_ASSIGN_OR_RETURN(Shape spatial, window_output(Shape(x.shape.begin() + 2, x.shape.end()), window));
+  Shape out{x.shape[0], x.shape[1]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+Status global_average_pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  if (x.rank() < 3) return invalid_argument("input X must be at least 3-D (N, C, spatial...), got " + x.to_string());
+  Shape out(x.rank(), 1);
+  out[0] = x.shape[0];
+  out[1] = x.shape[1];
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+Status batch_norm_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_ASSIGN_OR_RETURN(const int64_t training_mode, ctx.attrs().get_int("training_mode", 0));
+  if (outputs.size() > 1 || training_mode != 0)
+    return unsupported("training mode is unsupported: only inference with the single output Y is supported (got " +
+                       std::to_string(outputs.size()) + " outputs, training_mode " + std::to_string(training_mode) +
+                       ")");
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  if (x.rank() < 2) return invalid_argument("input X must be at least 2-D (N, C, ...), got " + x.to_string());
+  const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i < 5; ++i) {
+    const TensorType& p = ctx.input_type(i);
+    if (p.dtype != DType::kFloat32 || p.shape != Shape{x.shape[1]})
+      return invalid_argument("input " + std::string(kNames[i]) + " must be f32[" + std::to_string(x.shape[1]) +
+                              "] (one value per channel), got " + p.to_string());
+  }
+  HS_ASSIGN_OR_RETURN(const float epsilon, ctx.attrs().get_float("epsilon", 1e-5f));
+  if (!(epsilon >= 0.f)) return invalid_argument("attribute 'epsilon' must be >= 0, got " + std::to_string(epsilon));
+  outputs[0] = x;
+  return Status::ok();
+}
+
+// numpy.matmul: 1-D operands are promoted to matrices and the added dim is
+// dropped again; leading (batch) dims broadcast.
+Status matmul_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  HS_RETURN_IF_ERROR(require_f32(a, "input A"));
+  HS_RETURN_IF_ERROR(require_f32(b, "input B"));
+  if (a.rank() == 0 || b.rank() == 0)
+    return invalid_argument("inputs must be at least 1-D, got A " + a.to_string() + " and B " + b.to_string());
+  const int64_t k_a = a.shape.back();
+  const int64_t k_b = b.rank() == 1 ? b.shape[0] : b.shape[b.rank() - 2];
+  if (k_a != k_b)
+    return invalid_argument("inner dimensions differ: A " + a.to_string() + " has K=" + std::to_string(k_a) + ", B " +
+                            b.to_string() + " has K=" + std::to_string(k_b));
+  const Shape batch_a(a.shape.begin(), a.shape.end() - std::min<size_t>(a.rank(), 2));
+  const Shape batch_b(b.shape.begin(), b.shape.end() - std::min<size_t>(b.rank(), 2));
+  auto batch = broadcast_shapes(batch_a, batch_b);
+  if (!batch) return invalid_argument("batch dims do not broadcast: " + batch.status().message());
+  Shape out = std::move(batch).value();
+  if (a.rank() >= 2) out.push_back(a.shape[a.rank() - 2]);
+  if (b.rank() >= 2) out.push_back(b.shape.back());
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+Status gemm_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  HS_RETURN_IF_ERROR(require_f32(a, "input A"));
+  HS_RETURN_IF_ERROR(require_f32(b, "input B"));
+  if (a.rank() != 2 || b.rank() != 2)
+    return invalid_argument("inputs must be 2-D, got A " + a.to_string() + " and B " + b.to_string());
+  HS_ASSIGN_OR_RETURN(const bool trans_a, read_flag(ctx.attrs(), "transA", 0));
+  HS_ASSIGN_OR_RETURN(const bool trans_b, read_flag(ctx.attrs(), "transB", 0));
+  HS_ASSIGN_OR_RETURN(const float alpha, ctx.attrs().get_float("alpha", 1.f));
+  HS_ASSIGN_OR_RETURN(const float beta, ctx.attrs().get_float("beta", 1.f));
+  (void)alpha;
+  (void)beta;
+  const int64_t m = trans_a ? a.shape[1] : a.shape[0];
+  const int64_t k_a = trans_a ? a.shape[0] : a.shape[1];
+  const int64_t k_b = trans_b ? b.shape[1] : b.shape[0];
+  const int64_t n = trans_b ? b.shape[0] : b.shape[1];
+  if (k_a != k_b)
+    return invalid_argument("inner dimensions differ: A " + a.to_string() + (trans_a ? " (transposed)" : "") +
+                            " has K=" + std::to_string(k_a) + ", B " + b.to_string() +
+                            (trans_b ? " (transposed)" : "") + " has K=" + std::to_string(k_b));
+  if (ctx.has_input(2)) {
+    const TensorType& c = ctx.input_type(2);
+    HS_RETURN_IF_ERROR(require_f32(c, "input C"));
+    const Shape mn{m, n};
+    bool ok = c.rank() <= 2;
+    for (size_t i = 0; ok && i < c.rank(); ++i) {
+      const int64_t target = mn[2 - c.rank() + i];
+      ok = c.shape[i] == 1 || c.shape[i] == target;
+    }
+    if (!ok)
+      return invalid_argument("input C " + c.to_string() + " does not broadcast to the output " + shape_to_string(mn));
+  }
+  outputs[0] = TensorType{DType::kFloat32, {m, n}};
+  return Status::ok();
+}
+
+// Before opset 13 Softmax flattens the input to 2-D at `axis` (default 1)
+// and normalises each row; from 13 it normalises along `axis` (default -1).
+Status softmax_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input"));
+  if (x.rank() == 0) return invalid_argument("input must be at least 1-D, got " + x.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t axis, ctx.attrs().get_int("axis", ctx.opset() >= 13 ? -1 : 1));
+  auto normalized = normalize_axis(axis, static_cast<int64_t>(x.rank()));
+  if (!normalized) return invalid_argument("attribute 'axis': " + normalized.status().message());
+  outputs[0] = x;
+  return Status::ok();
+}
+
+// Axes come from the attribute (opset <= 17) or from a constant second input
+// (opset 18), never both.
+Status reduce_mean_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input"));
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> axes;
+  if (ctx.has_input(1)) {
+    if (ctx.attrs().has("axes")) return invalid_argument("axes are given both as attribute and as input 1");
+    const Tensor* t = ctx.input_constant(1);
+    if (!t) return unsupported("input 1 (axes) must be a constant");
+    if (t->dtype() != DType::kInt64 || t->shape().size() > 1)
+      return invalid_argument("input 1 (axes) must be a 1-D i64 tensor, got " + t->type().to_string());
+    axes = t->to_int64_vector();
+  } else {
+    HS_ASSIGN_OR_RETURN(axes, ctx.attrs().get_ints("axes", {}));
+  }
+  HS_ASSIGN_OR_RETURN(const bool keepdims, read_flag(ctx.attrs(), "keepdims", 1));
+  HS_ASSIGN_OR_RETURN(const bool noop_with_empty_axes, read_flag(ctx.attrs(), "noop_with_empty_axes", 0));
+  if (axes.empty() && noop_with_empty_axes) {
+    outputs[0] = x;
+    return Status::ok();
+  }
+  std::vector<bool> reduced(x.rank(), axes.empty());
+  for (int64_t axis : axes) {
+    auto a = normalize_axis(axis, rank);
+    if (!a) return invalid_argument("axes " + ints_to_string(axes) + ": " + a.status().message());
+    if (reduced[*a])
+      return invalid_argument("axes " + ints_to_string(axes) + " name axis " + std::to_string(*a) + " twice");
+    reduced[*a] = true;
+  }
+  Shape out;
+  for (size_t i = 0; i < x.rank(); ++i) {
+    if (!reduced[i])
+      out.push_back(x.shape[i]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_nn_ops(OpSchemaTable& table) {
+  add_schema(table, "Conv", 2, 3, 1, 1, conv_infer);
+  add_schema(table, "BatchNormalization", 5, 5, 1, 5, batch_norm_infer);
+  add_schema(table, "MatMul", 2, 2, 1, 1, matmul_infer);
+  add_schema(table, "Gemm", 2, 3, 1, 1, gemm_infer);
+  add_schema(table, "MaxPool", 1, 1, 1, 2, pool_infer);
+  add_schema(table, "AveragePool", 1, 1, 1, 1, pool_infer);
+  add_schema(table, "GlobalAveragePool", 1, 1, 1, 1, global_average_pool_infer);
+  add_schema(table, "Softmax", 1, 1, 1, 1, softmax_infer);
+  add_schema(table, "ReduceMean", 1, 2, 1, 1, reduce_mean_infer);
+}
 
 }  // namespace hetsched

@@ -1,0 +1,133 @@
+// Helpers shared by the portable CPU kernels: error context, TBB loops,
+// broadcast indexing, sliding-window geometry and a blocked f32 GEMM.
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/kernel.h"
+
+namespace hetsched::cpu {
+
+// Kernels report plain reasons; this puts "node 'n' (Op): " in front and
+// keeps the status code.
+inline KernelFn with_node_context(KernelFn fn) {
+  return [fn = std::move(fn)](const KernelContext& ctx) -> Status {
+    Status s = fn(ctx);
+    if (s.is_ok()) return s;
+    return Status(s.code(), ctx.error(s.message()).message());
+  };
+}
+
+// Checks that output i is allocated with the type the kernel computes.
+inline Status check_output(const KernelContext& ctx, size_t i, const TensorType& expected) {
+  if (i >= ctx.outputs.size() || ctx.outputs[i] == nullptr)
+    return invalid_argument("output " + std::to_string(i) + " is not allocated");
+  if (ctx.out(i).type() != expected)
+    return invalid_argument("output " + std::to_string(i) + " is " + ctx.out(i).type().to_string() + ", expected " +
+                            expected.to_string());
+  return Status::ok();
+}
+
+// Below this many elements (or multiply-adds) a loop runs on the calling
+// thread: a TBB task costs on the order of a microsecond, which a few
+// thousand float operations already take.
+inline constexpr int64_t kParallelGrain = 1 << 14;
+
+// Runs fn(begin, end) over [0, n) in chunks of about `grain` items, in
+// parallel when there is more than one chunk.
+template <typename Fn>
+void parallel_chunks(int64_t n, int64_t grain, Fn&& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (n <= grain) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
+}
+
+// Row-major element strides of `shape` as read by an output of shape `out`
+// that it broadcasts to: right-aligned, 0 where the input dim is 1 or absent.
+inline std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1) strides[out.size() - shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+// Walks the output of a binary broadcast one innermost row at a time and
+// calls row(out_offset, a_offset, a_step, b_offset, b_step, length), where
+// element j of the row reads a[a_offset + j*a_step] and b[b_offset + j*b_step]
+// (a step is 0 when that input is broadcast along the row). Rows run in
+// parallel when the output is large; `row` must be safe to call concurrently.
+template <typename RowFn>
+void for_each_broadcast_row(const Shape& a, const Shape& b, const Shape& out, RowFn&& row) {
+  const int64_t total = shape_elements(out);
+  if (total == 0) return;
+  const std::vector<int64_t> sa = broadcast_strides(a, out);
+  const std::vector<int64_t> sb = broadcast_strides(b, out);
+  const size_t rank = out.size();
+  const int64_t length = rank == 0 ? 1 : out.back();
+  const int64_t a_step = rank == 0 ? 0 : sa.back();
+  const int64_t b_step = rank == 0 ? 0 : sb.back();
+  const int64_t rows = total / length;
+  parallel_chunks(rows, std::max<int64_t>(1, kParallelGrain / length), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t a_off = 0, b_off = 0, rest = r;
+      for (size_t d = rank - 1; d-- > 0;) {
+        const int64_t idx = rest % out[d];
+        rest /= out[d];
+        a_off += idx * sa[d];
+        b_off += idx * sb[d];
+      }
+      row(r * length, a_off, a_step, b_off, b_step, length);
+    }
+  });
+}
+
+// Sliding-window geometry of Conv and the pools, always 2-D: a 1-D op runs
+// as height 1. Pads are resolved from auto_pad.
+struct WindowGeometry {
+  int64_t in_h = 1, in_w = 1;
+  int64_t out_h = 1, out_w = 1;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+
+// Reads strides, dilations, pads and auto_pad for input `x` (N, C, spatial)
+// and the window `kernel`, and checks that the output `y` has the spatial
+// dims they give. The kernels re-derive the geometry from the attributes
+// rather than trust shape inference, and this check ties the two together.
+// Defined in conv.cc.
+Result<WindowGeometry> window_geometry(const KernelContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
+                                       const Shape& y, bool ceil_mode);
+
+// C (m x n) = A (m x k) . B (k x n), all row-major with row strides lda,
+// ldb, ldc; with `accumulate` C += A . B. Runs on the calling thread.
+// Defined in matmul.cc.
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc, bool accumulate);
+// The same, split into tiles of C that run in parallel.
+void parallel_gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float* c, int64_t ldc, bool accumulate);
+
+// Registration of the files under kernels/ that register_nn_kernels gathers.
+void register_conv_kernels(KernelTable& table);     // conv.cc: Conv
+void register_pool_kernels(KernelTable& table);     // pool.cc: MaxPool, AveragePool, GlobalAveragePool
+void register_matmul_kernels(KernelTable& table);   // matmul.cc: MatMul, Gemm
+void register_reduce_kernels(KernelTable& table);   // reduce.cc: ReduceMean
+void register_softmax_kernels(KernelTable& table);  // softmax.cc: Softmax
+
+}  // namespace hetsched::cpu
