@@ -12,9 +12,11 @@
 #   std::span<const uint32_t>.
 
 find_program(GLSLC glslc REQUIRED)
-set(HETSCHED_SPIRV_TO_HEADER ${CMAKE_CURRENT_LIST_DIR}/spirv_to_header.cmake)
 
 function(hetsched_embed_spirv target)
+  # Spelled from the project root (not this file's directory variable), so
+  # the function also works when called from another directory's scope.
+  set(to_header ${PROJECT_SOURCE_DIR}/cmake/spirv_to_header.cmake)
   set(headers)
   foreach(shader ${ARGN})
     get_filename_component(abs ${shader} ABSOLUTE)
@@ -39,8 +41,8 @@ function(hetsched_embed_spirv target)
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
       COMMAND ${GLSLC} --target-env=vulkan1.2 -O -o ${spv} ${abs}
       COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DNAME=${array_name}
-              -DSOURCE=${rel_dir}/${stem} -P ${HETSCHED_SPIRV_TO_HEADER}
-      DEPENDS ${abs} ${HETSCHED_SPIRV_TO_HEADER}
+              -DSOURCE=${rel_dir}/${stem} -P ${to_header}
+      DEPENDS ${abs} ${to_header}
       COMMENT "glslc ${rel_dir}/${stem}"
       VERBATIM)
     list(APPEND headers ${header})

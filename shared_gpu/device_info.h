@@ -1,0 +1,94 @@
+// What a Vulkan physical device offers, whether hetsched can use it, and which
+// one a device selector picks. Backs `hetsched devices` and the device choice
+// of SharedGpuContext::create.
+#pragma once
+
+#include <volk.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hetsched/status.h"
+
+namespace hetsched {
+
+// Optional device features hetsched knows how to use. In a DeviceInfo: what
+// the device supports; in a SharedGpuContext: what was enabled.
+struct GpuFeatures {
+  bool timeline_semaphore = false;  // required: every context has it
+  bool synchronization2 = false;
+  bool shader_int64 = false;
+  bool shader_int16 = false;
+  bool shader_int8 = false;
+  bool shader_float16 = false;
+  bool storage_buffer_16bit_access = false;
+  bool storage_buffer_8bit_access = false;
+};
+
+struct QueueFamilyInfo {
+  VkQueueFlags flags = 0;
+  uint32_t count = 0;
+};
+
+struct MemoryHeapInfo {
+  VkDeviceSize size = 0;
+  bool device_local = false;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;  // position in vkEnumeratePhysicalDevices order: the numeric selector
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+  uint32_t driver_version = 0;
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::vector<QueueFamilyInfo> queue_families;
+  std::vector<MemoryHeapInfo> memory_heaps;
+  std::vector<std::string> extensions;
+  GpuFeatures features;
+  bool qualifies = false;
+  // Why it does not qualify, e.g. "Vulkan 1.1 < 1.2", "no timelineSemaphore
+  // feature", "no compute queue" (joined with "; "). Empty when it qualifies.
+  std::string reason;
+
+  bool has_extension(std::string_view name) const;
+  // The first queue family with VK_QUEUE_COMPUTE_BIT, or -1.
+  int compute_queue_family() const;
+};
+
+// "discrete", "integrated", "virtual", "cpu", "other".
+std::string_view device_type_name(VkPhysicalDeviceType type);
+// Driver versions are vendor-encoded: NVIDIA packs 10.8.8.6 bits; the rest
+// (Mesa included) use VK_MAKE_API_VERSION.
+std::string format_driver_version(uint32_t vendor_id, uint32_t driver_version);
+
+// Queries everything above for `device`, the `index`th of its instance.
+DeviceInfo inspect_device(VkPhysicalDevice device, uint32_t index);
+// The instance's physical devices in enumeration order.
+Result<std::vector<VkPhysicalDevice>> list_physical_devices(VkInstance instance);
+
+// Creates a short-lived instance (no validation) and describes every device.
+// Errors as create_vulkan_instance, plus kUnavailable when no device exists.
+Result<std::vector<DeviceInfo>> enumerate_devices();
+
+// A table of `devices`, one row per device, then its queue families and
+// memory heaps indented below it. Ends with a newline.
+std::string format_devices(std::span<const DeviceInfo> devices);
+
+// Picks a device by `selector`:
+//   "auto" (or ""): the first qualifying device by type preference
+//     discrete > integrated > virtual > cpu > other, then by index;
+//   a number: that index;
+//   anything else: the first qualifying device whose name contains it
+//     (case-insensitive).
+// Errors list every device seen and why each does not qualify:
+//   kUnavailable  no devices, or none qualifies under "auto";
+//   kNotFound     index out of range, or no name matches;
+//   kUnsupported  the device chosen by index/name does not qualify.
+Result<uint32_t> select_device(std::span<const DeviceInfo> devices, std::string_view selector);
+
+}  // namespace hetsched
