@@ -1,1 +1,0 @@
-#include "scheduler/program_generated.h"
