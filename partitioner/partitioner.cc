@@ -3,6 +3,9 @@
 #include <map>
 #include <set>
 
+#include "graph/op_schema.h"
+#include "partitioner/island_builder.h"
+
 namespace hetsched {
 
 std::string_view assign_pass_name(AssignPass pass) {
@@ -28,129 +31,176 @@ PartitionOptions partition_options_from(const Profile& profile) {
 
 namespace {
 
-using CapabilityTable = std::vector<std::vector<Capability>>;  // [delegate][node]
+constexpr std::string_view kCpu = "cpu";
 
-// Pass 1: every delegate answers for every node.
-CapabilityTable query_capabilities(const Graph& graph, const std::vector<Delegate*>& delegates) {
-  CapabilityTable caps(delegates.size());
-  for (size_t d = 0; d < delegates.size(); ++d)
-    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
-      caps[d].push_back(delegates[d]->supports(graph, n));
-  return caps;
-}
+// What the passes share: the graph, the delegates in policy order and every
+// delegate's answer for every node.
+struct PartitionState {
+  const Graph& graph;
+  const std::vector<Delegate*>& delegates;
+  const PartitionOptions& options;
+  std::vector<std::vector<Capability>> caps;  // [delegate][node]
+  PartitionPlan plan;
 
-int delegate_index(const std::vector<Delegate*>& delegates, std::string_view name) {
-  for (size_t d = 0; d < delegates.size(); ++d)
-    if (delegates[d]->name() == name) return static_cast<int>(d);
-  return -1;
-}
-
-// Pass 2: pins override everything. A pin to a delegate that cannot run the
-// node is an error: the user asked for something impossible.
-Status apply_pins(const Graph& graph, const std::vector<Delegate*>& delegates, const CapabilityTable& caps,
-                  const std::vector<PinRule>& pins, std::vector<NodeAssignment>& out) {
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    const Node& node = graph.node(n);
-    for (const PinRule& pin : pins) {
-      const bool match = (!pin.op.empty() && pin.op == node.op) || (!pin.node.empty() && pin.node == node.name);
-      if (!match) continue;
-      const int d = delegate_index(delegates, pin.delegate);
-      if (d < 0) return invalid_argument("failed to apply pin: delegate '" + pin.delegate + "' is not enabled");
+  int index_of(std::string_view name) const {
+    for (size_t d = 0; d < delegates.size(); ++d)
+      if (delegates[d]->name() == name) return static_cast<int>(d);
+    return -1;
+  }
+  NodeId num_nodes() const { return static_cast<NodeId>(graph.num_nodes()); }
+  // "vgf: Gather is data-dependent; vulkan: ..." for every delegate that refuses n.
+  std::string refusals(NodeId n) const {
+    std::string why;
+    for (size_t d = 0; d < delegates.size(); ++d)
       if (!caps[d][n].supported)
-        return invalid_argument("failed to apply pin: " + graph.describe_node(n) + " is pinned to " + pin.delegate +
-                                ", which cannot run it: " + caps[d][n].reason);
-      out[n] = {pin.delegate, AssignPass::kPinned,
-                pin.op.empty() ? "pinned by node name" : "pinned by op " + pin.op, -1};
-      break;
-    }
-  }
-  return Status::ok();
-}
-
-// Pass 3: first supporting delegate in policy order.
-Status apply_policy(const Graph& graph, const std::vector<Delegate*>& delegates, const CapabilityTable& caps,
-                    const PartitionOptions& options, std::vector<NodeAssignment>& out) {
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    if (!out[n].delegate.empty()) continue;
-    for (size_t d = 0; d < delegates.size(); ++d) {
-      if (!caps[d][n].supported) continue;
-      const bool is_cpu = delegates[d]->name() == "cpu";
-      const bool cpu_is_fallback = is_cpu && d == delegates.size() - 1 && d > 0;
-      out[n] = {std::string(delegates[d]->name()), cpu_is_fallback ? AssignPass::kFallback : AssignPass::kPolicy,
-                cpu_is_fallback ? "no earlier delegate supports it" : "first in policy " + options.policy, -1};
-      break;
-    }
-    if (out[n].delegate.empty()) {
-      std::string why;
-      for (size_t d = 0; d < delegates.size(); ++d)
         why += std::string(why.empty() ? "" : "; ") + std::string(delegates[d]->name()) + ": " + caps[d][n].reason;
-      return unsupported("failed to partition: no enabled delegate supports " + graph.describe_node(n) + " (" + why +
-                         ")");
-    }
+    return why;
+  }
+};
+
+// Pass 1 — capability. Every delegate answers for every node, with a reason
+// when it refuses. Nothing is decided yet.
+void query_capabilities(PartitionState& s) {
+  s.caps.assign(s.delegates.size(), {});
+  for (size_t d = 0; d < s.delegates.size(); ++d)
+    for (NodeId n = 0; n < s.num_nodes(); ++n) s.caps[d].push_back(s.delegates[d]->supports(s.graph, n));
+}
+
+// Pass 2 — pins. A node matching a pin (by node name first, then op type)
+// goes where the pin says, whatever the policy. Pinning a node to a delegate
+// that cannot run it is an error: the user asked for the impossible.
+Status apply_pins(PartitionState& s) {
+  for (NodeId n = 0; n < s.num_nodes(); ++n) {
+    const Node& node = s.graph.node(n);
+    const PinRule* match = nullptr;
+    for (const PinRule& pin : s.options.pins)
+      if (!pin.node.empty() && pin.node == node.name) match = &pin;
+    for (const PinRule& pin : s.options.pins)
+      if (!match && !pin.op.empty() && pin.op == node.op) match = &pin;
+    if (!match) continue;
+    const int d = s.index_of(match->delegate);
+    if (d < 0)
+      return invalid_argument("failed to apply pin for " + s.graph.describe_node(n) + ": delegate '" +
+                              match->delegate + "' is not enabled");
+    if (!s.caps[d][n].supported)
+      return invalid_argument("failed to apply pin: " + s.graph.describe_node(n) + " is pinned to " + match->delegate +
+                              ", which cannot run it: " + s.caps[d][n].reason);
+    s.plan.nodes[n] = {match->delegate, AssignPass::kPinned,
+                       match->node.empty() ? "pinned by op " + match->op : "pinned by node name", -1};
   }
   return Status::ok();
 }
 
-// Pass 4: islands are maximal runs of consecutive nodes (in topological
-// order) on one delegate. Contracting consecutive runs of a topological order
-// can never create a cycle.
-void form_islands(const Graph& graph, std::vector<NodeAssignment>& nodes, std::vector<PlannedIsland>& islands) {
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    if (islands.empty() || islands.back().delegate != nodes[n].delegate) {
-      PlannedIsland island;
-      island.id = static_cast<int>(islands.size());
-      island.delegate = nodes[n].delegate;
-      islands.push_back(std::move(island));
+// Pass 3 — policy. Every unpinned node goes to the first delegate in policy
+// order that supports it. The CPU at the end of a non-CPU-first order is the
+// fallback, and is recorded as such.
+Status apply_policy(PartitionState& s) {
+  for (NodeId n = 0; n < s.num_nodes(); ++n) {
+    if (!s.plan.nodes[n].delegate.empty()) continue;
+    for (size_t d = 0; d < s.delegates.size(); ++d) {
+      if (!s.caps[d][n].supported) continue;
+      const bool fallback = s.delegates[d]->name() == kCpu && d > 0;
+      s.plan.nodes[n] = {std::string(s.delegates[d]->name()), fallback ? AssignPass::kFallback : AssignPass::kPolicy,
+                         fallback ? "not supported by " + s.refusals(n) : "first in policy " + s.options.policy, -1};
+      break;
     }
-    islands.back().nodes.push_back(n);
-    nodes[n].island = islands.back().id;
+    if (s.plan.nodes[n].delegate.empty())
+      return unsupported("failed to partition: no enabled delegate supports " + s.graph.describe_node(n) + " (" +
+                         s.refusals(n) + ")");
+  }
+  return Status::ok();
+}
+
+int count_compute_nodes(const Graph& graph, const std::vector<NodeId>& nodes) {
+  int count = 0;
+  for (NodeId n : nodes) {
+    const OpSchema* schema = find_op_schema(graph.node(n).op);
+    if (!schema || schema->is_compute) count++;
+  }
+  return count;
+}
+
+// The delegate a pruned node moves to: with retry_pruned, the next delegate
+// after `from` in policy order that supports it (other than the CPU, which is
+// the last resort either way); otherwise the CPU.
+int next_home(const PartitionState& s, NodeId n, int from) {
+  if (s.options.retry_pruned)
+    for (size_t d = from + 1; d < s.delegates.size(); ++d)
+      if (s.delegates[d]->name() != kCpu && s.caps[d][n].supported) return static_cast<int>(d);
+  return s.index_of(kCpu);
+}
+
+// Pass 4 — islands and pruning. Forms islands; any non-CPU island with fewer
+// compute nodes than min_partition_size loses its unpinned nodes to
+// next_home(). Moving nodes changes the islands, so this repeats until no
+// island is pruned. Each round moves nodes strictly later in policy order, so
+// it ends after at most (delegates × nodes) rounds.
+Status form_and_prune(PartitionState& s, std::vector<int>& island_of) {
+  const size_t max_rounds = s.delegates.size() * (s.graph.num_nodes() + 1);
+  for (size_t round = 0;; ++round) {
+    std::vector<std::string> delegate_of;
+    for (const auto& a : s.plan.nodes) delegate_of.push_back(a.delegate);
+    s.plan.islands = form_islands(s.graph, delegate_of, island_of);
+    bool pruned_any = false;
+    for (const PlannedIsland& island : s.plan.islands) {
+      if (island.delegate == kCpu) continue;
+      const int compute = count_compute_nodes(s.graph, island.nodes);
+      if (compute >= s.options.min_partition_size) continue;
+      std::vector<NodeId> movable;
+      for (NodeId n : island.nodes)
+        if (s.plan.nodes[n].pass != AssignPass::kPinned) movable.push_back(n);
+      if (movable.empty()) continue;
+      const int from = s.index_of(island.delegate);
+      PrunedIsland record{island.delegate, island.nodes, compute, s.options.min_partition_size, ""};
+      for (NodeId n : movable) {
+        const int to = next_home(s, n, from);
+        if (to < 0)
+          return unsupported("failed to partition: " + s.graph.describe_node(n) + " was pruned from a " +
+                             island.delegate + " island of " + std::to_string(compute) +
+                             " compute node(s) (min_partition_size " + std::to_string(s.options.min_partition_size) +
+                             ") and the cpu delegate, the fallback, is disabled");
+        const std::string to_name(s.delegates[to]->name());
+        const std::string why = "pruned from " + island.delegate + " (island of " + std::to_string(compute) +
+                                " compute node(s) < min_partition_size " + std::to_string(s.options.min_partition_size) + ")";
+        s.plan.nodes[n] = {to_name, to_name == kCpu ? AssignPass::kPruned : AssignPass::kRetried,
+                           to_name == kCpu ? why : why + ", retried on " + to_name, -1};
+        if (record.went_to.find(to_name) == std::string::npos)
+          record.went_to += (record.went_to.empty() ? "" : ", ") + to_name;
+      }
+      s.plan.pruned.push_back(std::move(record));
+      pruned_any = true;
+    }
+    if (!pruned_any) return Status::ok();
+    if (round > max_rounds) return internal_error("failed to partition: pruning did not settle");
   }
 }
 
-// Pass 5: island inputs/outputs and the cut edges with their bytes.
-void find_edges(const Graph& graph, std::vector<PlannedIsland>& islands, std::vector<CutEdge>& edges,
-                const std::vector<NodeAssignment>& nodes) {
-  std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
-  for (ValueId v : graph.inputs()) {
-    for (NodeId c : graph.consumers(v))
-      edges.push_back({v, -1, nodes[c].island, graph.value(v).type.byte_size()});
+// Pass 5 — strict mode. With fallback: error, a node that ends on the CPU
+// although the CPU is not first in the policy is refused, with why every
+// other delegate refused it.
+Status check_fallback(const PartitionState& s) {
+  if (s.options.fallback != "error") return Status::ok();
+  std::string nodes;
+  int count = 0;
+  for (NodeId n = 0; n < s.num_nodes(); ++n) {
+    const NodeAssignment& a = s.plan.nodes[n];
+    if (a.delegate != kCpu || (a.pass != AssignPass::kFallback && a.pass != AssignPass::kPruned)) continue;
+    count++;
+    nodes += "\n  " + s.graph.describe_node(n) + ": " + a.reason;
   }
-  for (PlannedIsland& island : islands) {
-    std::set<ValueId> seen_in;
-    for (NodeId n : island.nodes) {
-      for (ValueId v : graph.node(n).inputs) {
-        if (v == kNoValue || graph.value(v).is_constant()) continue;
-        const NodeId p = graph.value(v).producer;
-        if ((p == kNoNode || nodes[p].island != island.id) && seen_in.insert(v).second) island.inputs.push_back(v);
-      }
-      for (ValueId v : graph.node(n).outputs) {
-        bool leaves = graph_outputs.count(v) > 0;
-        std::set<int> to;
-        for (NodeId c : graph.consumers(v))
-          if (nodes[c].island != island.id) {
-            leaves = true;
-            to.insert(nodes[c].island);
-          }
-        if (!leaves) continue;
-        island.outputs.push_back(v);
-        for (int t : to) edges.push_back({v, island.id, t, graph.value(v).type.byte_size()});
-        if (graph_outputs.count(v)) edges.push_back({v, island.id, -1, graph.value(v).type.byte_size()});
-      }
-    }
-    for (ValueId v : island.inputs) island.input_bytes += graph.value(v).type.byte_size();
-    for (ValueId v : island.outputs) island.output_bytes += graph.value(v).type.byte_size();
-  }
+  if (count == 0) return Status::ok();
+  return unsupported("partition.fallback is 'error' and " + std::to_string(count) +
+                     " node(s) would fall back to the cpu:" + nodes);
 }
 
-void record_unsupported(const Graph& graph, const std::vector<Delegate*>& delegates, const CapabilityTable& caps,
-                        PartitionPlan& plan) {
-  for (size_t d = 0; d < delegates.size(); ++d) {
+void record_unsupported(PartitionState& s) {
+  for (size_t d = 0; d < s.delegates.size(); ++d) {
     std::map<std::string, std::string> by_op;  // op → first reason
-    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
-      if (!caps[d][n].supported) by_op.emplace(graph.node(n).op, caps[d][n].reason);
+    for (NodeId n = 0; n < s.num_nodes(); ++n)
+      if (!s.caps[d][n].supported) by_op.emplace(s.graph.node(n).op, s.caps[d][n].reason);
     std::vector<std::string> lines;
     for (const auto& [op, why] : by_op) lines.push_back(op + ": " + why);
-    if (!lines.empty()) plan.unsupported.emplace_back(std::string(delegates[d]->name()), std::move(lines));
+    if (!lines.empty()) s.plan.unsupported.emplace_back(std::string(s.delegates[d]->name()), std::move(lines));
   }
 }
 
@@ -159,19 +209,22 @@ void record_unsupported(const Graph& graph, const std::vector<Delegate*>& delega
 Result<PartitionPlan> partition(const Graph& graph, const std::vector<Delegate*>& delegates,
                                 const PartitionOptions& options) {
   if (delegates.empty()) return invalid_argument("failed to partition: no delegate is enabled");
-  PartitionPlan plan;
-  plan.policy = options.policy;
-  if (options.policy == "auto") plan.policy_note = "auto = vgf_first until the cost-based policy lands";
-  for (Delegate* d : delegates) plan.order.emplace_back(d->name());
-  plan.nodes.resize(graph.num_nodes());
+  PartitionState s{graph, delegates, options, {}, {}};
+  s.plan.policy = options.policy;
+  if (options.policy == "auto") s.plan.policy_note = "auto = vgf_first until the cost-based policy lands";
+  for (Delegate* d : delegates) s.plan.order.emplace_back(d->name());
+  s.plan.nodes.resize(graph.num_nodes());
 
-  const CapabilityTable caps = query_capabilities(graph, delegates);
-  HS_RETURN_IF_ERROR(apply_pins(graph, delegates, caps, options.pins, plan.nodes));
-  HS_RETURN_IF_ERROR(apply_policy(graph, delegates, caps, options, plan.nodes));
-  form_islands(graph, plan.nodes, plan.islands);
-  find_edges(graph, plan.islands, plan.edges, plan.nodes);
-  record_unsupported(graph, delegates, caps, plan);
-  return plan;
+  query_capabilities(s);
+  HS_RETURN_IF_ERROR(apply_pins(s));
+  HS_RETURN_IF_ERROR(apply_policy(s));
+  std::vector<int> island_of;
+  HS_RETURN_IF_ERROR(form_and_prune(s, island_of));
+  HS_RETURN_IF_ERROR(check_fallback(s));
+  for (NodeId n = 0; n < s.num_nodes(); ++n) s.plan.nodes[n].island = island_of[n];
+  s.plan.edges = connect_islands(graph, s.plan.islands, island_of);
+  record_unsupported(s);
+  return std::move(s.plan);
 }
 
 }  // namespace hetsched

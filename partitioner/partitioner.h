@@ -20,12 +20,16 @@ struct PartitionOptions {
 PartitionOptions partition_options_from(const Profile& profile);
 
 // Partitions `graph` over `delegates` (already in policy order; each enabled
-// once). The graph must have passed check_graph(). The passes:
-//   1. capability: ask every delegate about every node (with reasons);
+// once). The graph must have passed check_graph(). The passes (partitioner.cc):
+//   1. capability: every delegate answers for every node, with reasons;
 //   2. pins: nodes matching a pin go where the pin says;
 //   3. policy: every other node goes to the first delegate that supports it;
-//   4. islands: consecutive runs, in topological order, of one delegate;
-//   5. edges: cut values and their bytes.
+//   4. islands + pruning: connected, acyclic islands (island_builder.h);
+//      non-CPU islands below min_partition_size compute nodes are pruned to
+//      the next delegate (retry_pruned) or the CPU, until none is;
+//   5. strict mode: fallback: error refuses nodes left to the CPU fallback;
+//   6. edges: cut values and their bytes.
+// Every node records the pass that placed it and why (NodeAssignment).
 Result<PartitionPlan> partition(const Graph& graph, const std::vector<Delegate*>& delegates,
                                 const PartitionOptions& options);
 

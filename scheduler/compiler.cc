@@ -59,10 +59,6 @@ Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, c
       pi.op_types.push_back(graph.node(n).op);
     }
     program.islands.push_back(std::move(pi));
-    ProgramStep step;
-    step.kind = StepKind::kRunIsland;
-    step.island = static_cast<int>(program.islands.size()) - 1;
-    program.steps.push_back(step);
   }
 
   for (ValueId v : graph.outputs()) {
@@ -71,8 +67,68 @@ Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, c
     // A model output that is a constant (no island writes it) travels as data.
     if (graph.value(v).is_constant()) program.constants.emplace_back(idx, *graph.value(v).constant);
   }
+  HS_ASSIGN_OR_RETURN(program.steps, plan_steps(program, delegates));
   HS_RETURN_IF_ERROR(validate_program(program));
   return program;
+}
+
+Result<std::vector<ProgramStep>> plan_steps(const Program& program, const DelegateSet& delegates) {
+  // Where each tensor currently is: -1 on the host, else the index of the
+  // device island holding it.
+  std::vector<int> on_device(program.tensors.size(), -1);
+  std::vector<bool> on_host(program.tensors.size(), false);
+  for (int t : program.inputs) on_host[t] = true;
+  for (const auto& [t, data] : program.constants) on_host[t] = true;
+  const auto label = [&](int island) {
+    return island < 0 ? std::string("host") : program.islands[island].delegate + "#" + std::to_string(island);
+  };
+  std::vector<ProgramStep> steps;
+  const auto readback = [&](int t) {
+    if (on_host[t]) return;
+    ProgramStep s;
+    s.kind = StepKind::kHandoff;
+    s.handoff = HandoffKind::kReadback;
+    s.tensor = t;
+    s.island = on_device[t];
+    s.from = label(on_device[t]);
+    s.to = "host";
+    steps.push_back(s);
+    on_host[t] = true;
+  };
+  for (size_t i = 0; i < program.islands.size(); ++i) {
+    const ProgramIsland& island = program.islands[i];
+    const Delegate* delegate = delegates.find(island.delegate);
+    const bool device = delegate && delegate->memory_kind() == MemoryDomain::Kind::kDevice;
+    for (int t : island.inputs) {
+      if (!device) {
+        readback(t);
+        continue;
+      }
+      ProgramStep s;
+      s.kind = StepKind::kHandoff;
+      s.tensor = t;
+      s.island = static_cast<int>(i);
+      s.to = label(static_cast<int>(i));
+      if (on_device[t] >= 0) {
+        s.handoff = HandoffKind::kDeviceCopy;
+        s.from = label(on_device[t]);
+      } else {
+        s.handoff = HandoffKind::kUpload;
+        s.from = "host";
+      }
+      steps.push_back(s);
+    }
+    ProgramStep run;
+    run.kind = StepKind::kRunIsland;
+    run.island = static_cast<int>(i);
+    steps.push_back(run);
+    for (int t : island.outputs) {
+      on_device[t] = device ? static_cast<int>(i) : -1;
+      on_host[t] = !device;
+    }
+  }
+  for (int t : program.outputs) readback(t);
+  return steps;
 }
 
 }  // namespace hetsched

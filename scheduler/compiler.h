@@ -10,6 +10,14 @@
 
 namespace hetsched {
 
+// Steps that run the program's islands in order with explicit handoffs:
+// upload (host → device island input), device copy (device island output →
+// another device island's input), readback (device → host, before a host
+// island reads it and for model outputs). Each handoff step's `island` is
+// the device island on the receiving side (upload, device copy) or holding
+// the data (readback).
+Result<std::vector<ProgramStep>> plan_steps(const Program& program, const DelegateSet& delegates);
+
 Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, const DelegateSet& delegates,
                                 const Profile& profile);
 

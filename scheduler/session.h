@@ -12,6 +12,7 @@
 #include "delegates/delegate.h"
 #include "profile/profile.h"
 #include "scheduler/delegate_set.h"
+#include "scheduler/handoff.h"
 #include "scheduler/program.h"
 
 namespace hetsched {
@@ -45,11 +46,23 @@ class Session {
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
 
  private:
-  Session(Program program, DelegateSet delegates);
+  Session(Program program, DelegateSet delegates, SyncMode sync);
+  Status init_islands(const Profile& profile);
+  Status prepare_steps();
+  Status check_sync_mode() const;
+  // The executor's GPU resources on `context`, made on first use.
+  Result<ExecutorGpu*> gpu_for(const std::shared_ptr<SharedGpuContext>& context);
+  Status run_island(int island, RunState& state, RunStats* stats);
 
   Program program_;
-  DelegateSet delegates_;                               // outlives handles_: declared first
+  SyncMode sync_;
+  // Destruction order matters: handoff steps and the executor's GPU
+  // resources use island buffers and contexts, so they go before the
+  // handles, which go before the delegates.
+  DelegateSet delegates_;
   std::vector<std::unique_ptr<IslandHandle>> handles_;  // by island index
+  std::vector<std::unique_ptr<ExecutorGpu>> gpus_;
+  std::vector<std::unique_ptr<HandoffStep>> handoffs_;  // by program step index; null for island steps
   std::vector<Tensor> slots_;                           // host storage, by program tensor index
   int run_count_ = 0;
 };
