@@ -4,6 +4,7 @@
 
 #include "cli/cli_common.h"
 #include "delegates/registry.h"
+#include "shared_gpu/device_info.h"
 
 namespace hetsched::cli {
 
@@ -13,6 +14,14 @@ int run_devices(const std::string& log_level) {
   std::printf("delegates built in:\n");
   for (const auto& info : delegate_infos()) std::printf("  %-8s %s\n", info.name.c_str(), info.description.c_str());
   std::printf("\ncpu: %u hardware threads\n", std::thread::hardware_concurrency());
+  // No Vulkan (no loader, no driver) is not an error for this command: the
+  // CPU delegate still works, and the line says what is missing.
+  auto devices = enumerate_devices();
+  if (!devices.is_ok()) {
+    std::printf("\nvulkan: unavailable: %s\n", devices.status().message().c_str());
+    return kExitOk;
+  }
+  std::printf("\nvulkan devices:\n%s", format_devices(*devices).c_str());
   return kExitOk;
 }
 }  // namespace

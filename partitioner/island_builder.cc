@@ -56,6 +56,53 @@ std::vector<int> topological_island_order(const Graph& graph, const std::vector<
   return order;  // shorter than num_islands only if there is a cycle
 }
 
+// The greedy pass leaves siblings apart: two nodes reading one producer on
+// another delegate each start an island, even when a later node joins them
+// (sin and cos of the RFC model, multiplied together). Merge any two islands
+// of one delegate joined by an edge, unless a path between them leaves
+// through a third island (then the merged island would wait for itself).
+void merge_connected_islands(const Graph& graph, IslandSets& sets, std::vector<int>& island_of) {
+  for (bool merged = true; merged;) {
+    merged = false;
+    const int count = static_cast<int>(sets.delegate.size());
+    // reach[i][j]: island j depends (transitively) on island i.
+    std::vector<std::vector<bool>> direct(count, std::vector<bool>(count, false));
+    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+      for (int p : producer_islands(graph, n, island_of))
+        if (p != island_of[n]) direct[p][island_of[n]] = true;
+    std::vector<std::vector<bool>> reach = direct;
+    for (int k = 0; k < count; ++k)
+      for (int i = 0; i < count; ++i)
+        if (reach[i][k])
+          for (int j = 0; j < count; ++j)
+            if (reach[k][j]) reach[i][j] = true;
+    for (int a = 0; a < count && !merged; ++a) {
+      for (int b = 0; b < count && !merged; ++b) {
+        if (a == b || !direct[a][b] || sets.delegate[a] != sets.delegate[b] || sets.nodes[b].empty()) continue;
+        bool through_other = false;
+        for (int k = 0; k < count; ++k)
+          if (k != a && k != b && reach[a][k] && reach[k][b]) through_other = true;
+        if (through_other) continue;
+        for (NodeId n : sets.nodes[b]) island_of[n] = a;
+        sets.nodes[a].insert(sets.nodes[a].end(), sets.nodes[b].begin(), sets.nodes[b].end());
+        std::sort(sets.nodes[a].begin(), sets.nodes[a].end());
+        sets.nodes[b].clear();
+        merged = true;
+      }
+    }
+  }
+  // Drop the emptied islands, keeping creation order.
+  std::vector<int> remap(sets.delegate.size(), -1);
+  IslandSets kept;
+  for (size_t i = 0; i < sets.delegate.size(); ++i) {
+    if (sets.nodes[i].empty()) continue;
+    remap[i] = kept.add(sets.delegate[i]);
+    kept.nodes[remap[i]] = std::move(sets.nodes[i]);
+  }
+  for (int& i : island_of) i = remap[i];
+  sets = std::move(kept);
+}
+
 }  // namespace
 
 std::vector<PlannedIsland> form_islands(const Graph& graph, const std::vector<std::string>& delegate_of,
@@ -95,6 +142,7 @@ std::vector<PlannedIsland> form_islands(const Graph& graph, const std::vector<st
         sets.ancestors[i].insert(sets.ancestors[target].begin(), sets.ancestors[target].end());
   }
 
+  merge_connected_islands(graph, sets, island_of);
   const int num_islands = static_cast<int>(sets.delegate.size());
   const std::vector<int> order = topological_island_order(graph, island_of, num_islands);
   std::vector<int> new_id(num_islands, -1);

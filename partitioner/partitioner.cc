@@ -130,7 +130,7 @@ int next_home(const PartitionState& s, NodeId n, int from) {
   return s.index_of(kCpu);
 }
 
-// Pass 4 — islands and pruning. Forms islands; any non-CPU island with fewer
+// Pass 4 — islands and pruning. Forms islands; a non-CPU island with fewer
 // compute nodes than min_partition_size loses its unpinned nodes to
 // next_home(). Moving nodes changes the islands, so this repeats until no
 // island is pruned. Each round moves nodes strictly later in policy order, so
@@ -141,9 +141,21 @@ Status form_and_prune(PartitionState& s, std::vector<int>& island_of) {
     std::vector<std::string> delegate_of;
     for (const auto& a : s.plan.nodes) delegate_of.push_back(a.delegate);
     s.plan.islands = form_islands(s.graph, delegate_of, island_of);
-    bool pruned_any = false;
+    // Prune only the undersized islands of the earliest delegate in policy
+    // order this round: their nodes may grow a later delegate's island past
+    // the minimum before that one is judged.
+    int prune_delegate = -1;
     for (const PlannedIsland& island : s.plan.islands) {
-      if (island.delegate == kCpu) continue;
+      if (island.delegate == kCpu || count_compute_nodes(s.graph, island.nodes) >= s.options.min_partition_size)
+        continue;
+      bool movable = false;
+      for (NodeId n : island.nodes) movable |= s.plan.nodes[n].pass != AssignPass::kPinned;
+      const int d = s.index_of(island.delegate);
+      if (movable && (prune_delegate < 0 || d < prune_delegate)) prune_delegate = d;
+    }
+    const bool pruned_any = prune_delegate >= 0;
+    for (const PlannedIsland& island : s.plan.islands) {
+      if (s.index_of(island.delegate) != prune_delegate) continue;
       const int compute = count_compute_nodes(s.graph, island.nodes);
       if (compute >= s.options.min_partition_size) continue;
       std::vector<NodeId> movable;
@@ -168,7 +180,6 @@ Status form_and_prune(PartitionState& s, std::vector<int>& island_of) {
           record.went_to += (record.went_to.empty() ? "" : ", ") + to_name;
       }
       s.plan.pruned.push_back(std::move(record));
-      pruned_any = true;
     }
     if (!pruned_any) return Status::ok();
     if (round > max_rounds) return internal_error("failed to partition: pruning did not settle");
