@@ -1,12 +1,14 @@
 #include "delegates/registry.h"
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/vulkan/vulkan_delegate.h"
 
 namespace hetsched {
 
 const std::vector<DelegateInfo>& delegate_infos() {
   static const std::vector<DelegateInfo> infos = {
       {"cpu", "portable C++ kernels (the reference for every op)", cpu::make_cpu_delegate},
+      {"vulkan", "GLSL compute shaders on a shared Vulkan context (fp32)", vulkan::make_vulkan_delegate},
   };
   return infos;
 }

@@ -1,0 +1,62 @@
+#include "delegates/vulkan/kernel_library.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+// The generated arrays are `inline constexpr` at namespace scope. Another
+// delegate may embed a shader of the same file name (and so the same array
+// name) with different contents, which would break the one-definition rule;
+// wrapping the includes in a namespace keeps these arrays apart. <cstdint>
+// is included first so the generated headers' own include of it is a no-op.
+namespace hetsched::vulkan::spirv {
+#include "delegates/vulkan/shaders/conv2d_spv.h"
+#include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
+#include "delegates/vulkan/shaders/elementwise_spv.h"
+#include "delegates/vulkan/shaders/gather_spv.h"
+#include "delegates/vulkan/shaders/gemm_spv.h"
+#include "delegates/vulkan/shaders/pool2d_spv.h"
+#include "delegates/vulkan/shaders/reduce_mean_spv.h"
+#include "delegates/vulkan/shaders/resize_spv.h"
+#include "delegates/vulkan/shaders/softmax_spv.h"
+#include "delegates/vulkan/shaders/strided_copy_spv.h"
+}  // namespace hetsched::vulkan::spirv
+
+namespace hetsched::vulkan {
+
+namespace {
+
+std::span<const uint32_t> spirv_of(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kElementwise: return spirv::kElementwiseSpv;
+    case Kernel::kGemm: return spirv::kGemmSpv;
+    case Kernel::kConv2d: return spirv::kConv2dSpv;
+    case Kernel::kDepthwiseConv2d: return spirv::kDepthwiseConv2dSpv;
+    case Kernel::kPool2d: return spirv::kPool2dSpv;
+    case Kernel::kReduceMean: return spirv::kReduceMeanSpv;
+    case Kernel::kSoftmax: return spirv::kSoftmaxSpv;
+    case Kernel::kStridedCopy: return spirv::kStridedCopySpv;
+    case Kernel::kGather: return spirv::kGatherSpv;
+    case Kernel::kResize: return spirv::kResizeSpv;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<const ComputePipeline*> KernelLibrary::pipeline(Kernel kernel) {
+  std::lock_guard lock(mutex_);
+  std::unique_ptr<ComputePipeline>& slot = pipelines_[static_cast<size_t>(kernel)];
+  if (!slot) {
+    ComputePipelineDesc desc;
+    desc.name = std::string(kernel_name(kernel));
+    desc.spirv = spirv_of(kernel);
+    desc.storage_buffer_count = kernel_binding_count(kernel);
+    desc.push_constant_size = kernel_push_constant_size(kernel);
+    HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
+    slot = std::make_unique<ComputePipeline>(std::move(made));
+  }
+  return slot.get();
+}
+
+}  // namespace hetsched::vulkan

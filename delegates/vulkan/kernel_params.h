@@ -1,0 +1,176 @@
+// The host side of the Vulkan delegate's shader interfaces: operation codes,
+// push-constant structs and parameter-block layouts. Each struct mirrors the
+// declaration in the shader named beside it (delegates/vulkan/shaders/); a
+// change on one side must be made on the other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hetsched::vulkan {
+
+// Elementwise operation codes (shaders/common.glsl). Unary ops are below
+// kFirstBinary; binary ops combine the chain value with another operand.
+enum class OpCode : uint32_t {
+  kNone = 0,
+  kRelu = 1,
+  kSigmoid = 2,
+  kTanh = 3,
+  kExp = 4,
+  kNeg = 5,
+  kAbs = 6,
+  kClip = 7,         // p0 = min, p1 = max
+  kHardSigmoid = 8,  // p0 = alpha, p1 = beta
+  kHardSwish = 9,
+  kSin = 10,
+  kCos = 11,
+  kReciprocal = 12,
+  kSqrt = 13,
+  kAdd = 32,
+  kSub = 33,
+  kMul = 34,
+  kDiv = 35,
+  kPow = 36,
+};
+inline constexpr uint32_t kFirstBinary = 32;
+
+// Limits of the parameter blocks. kMaxRank bounds the rank of every tensor
+// a generic kernel walks (after merging dims that are contiguous in every
+// operand); kMaxOperands is the number of operand bindings of
+// elementwise.comp; kMaxChainOps the length of its op list;
+// kMaxEpilogueOps the ops a GEMM/conv epilogue packs into one word.
+inline constexpr uint32_t kMaxRank = 8;
+inline constexpr uint32_t kMaxOperands = 5;
+inline constexpr uint32_t kMaxChainOps = 8;
+inline constexpr uint32_t kMaxEpilogueOps = 2;
+
+// Workgroup sizes (local_size_x) and the outputs each invocation computes.
+inline constexpr uint32_t kElementwiseGroupSize = 256;
+inline constexpr uint32_t kElementwisePerThread = 4;
+inline constexpr uint32_t kGemmTile = 64;           // gemm.comp and conv2d.comp: 64x64 outputs per workgroup
+inline constexpr uint32_t kGenericGroupSize = 256;  // one output per invocation
+// Workgroups per grid dimension that every device accepts
+// (maxComputeWorkGroupCount's minimum in the Vulkan spec).
+inline constexpr uint32_t kMaxGroupsPerDim = 65535;
+
+// Parameter blocks in the island's parameter buffer, addressed by a word
+// offset pushed as the only push constant (ParamsPush).
+struct ParamsPush {
+  uint32_t base;
+};
+
+// elementwise.comp. Operand o reads binding 2 + o. Op words: code in bits
+// 0-7, operand index in bits 8-15, bit 16 puts the chain value on the right
+// of a binary op, bit 17 takes p0 as the other operand.
+struct ElementwiseParams {
+  uint32_t total;
+  uint32_t rank;
+  uint32_t operands;
+  uint32_t ops;
+  uint32_t contiguous_mask;  // bit o: operand o is read at the output index
+  uint32_t unused[3];
+  uint32_t dims[kMaxRank];
+  int32_t strides[kMaxOperands][kMaxRank];
+  struct Op {
+    uint32_t word;
+    float p0, p1;
+    uint32_t unused;
+  } op_list[kMaxChainOps];
+};
+static_assert(offsetof(ElementwiseParams, dims) == 8 * 4);
+static_assert(offsetof(ElementwiseParams, strides) == 16 * 4);
+static_assert(offsetof(ElementwiseParams, op_list) == 56 * 4);
+inline constexpr uint32_t kOpReversed = 1u << 16;
+inline constexpr uint32_t kOpImmediate = 1u << 17;
+
+// reduce_mean.comp.
+struct ReduceParams {
+  uint32_t outputs;
+  uint32_t count;
+  uint32_t kept_rank;
+  uint32_t reduced_rank;
+  float scale;  // 1 / count
+  uint32_t unused[3];
+  uint32_t kept_dims[kMaxRank];
+  uint32_t kept_strides[kMaxRank];
+  uint32_t reduced_dims[kMaxRank];
+  uint32_t reduced_strides[kMaxRank];
+};
+static_assert(offsetof(ReduceParams, kept_dims) == 8 * 4);
+static_assert(offsetof(ReduceParams, reduced_strides) == 32 * 4);
+
+// strided_copy.comp.
+struct CopyParams {
+  uint32_t total;
+  uint32_t rank;
+  int32_t src_offset;
+  int32_t dst_offset;
+  uint32_t unused[4];
+  uint32_t dims[kMaxRank];
+  int32_t src_strides[kMaxRank];
+  int32_t dst_strides[kMaxRank];
+};
+static_assert(offsetof(CopyParams, src_strides) == 16 * 4);
+static_assert(offsetof(CopyParams, dst_strides) == 24 * 4);
+
+// gather.comp.
+struct GatherParams {
+  uint32_t total;
+  uint32_t rank;
+  uint32_t axis_stride;
+  uint32_t unused[5];
+  uint32_t dims[kMaxRank];
+  uint32_t data_strides[kMaxRank];
+  uint32_t index_strides[kMaxRank];
+};
+static_assert(offsetof(GatherParams, data_strides) == 16 * 4);
+
+// gemm.comp.
+struct GemmPush {
+  uint32_t m, n, k;
+  int32_t a_row_stride, a_col_stride;
+  int32_t b_row_stride, b_col_stride;
+  int32_t c_row_stride, c_col_stride;
+  uint32_t batch1, batch2;
+  int32_t a_batch_stride[3];
+  int32_t b_batch_stride[3];
+  float alpha, beta;
+  uint32_t has_c;
+  uint32_t epilogue_ops;
+  float epilogue_params[4];
+};
+static_assert(sizeof(GemmPush) == 100);
+
+// conv2d.comp and depthwise_conv2d.comp.
+struct ConvPush {
+  uint32_t batch, channels, in_h, in_w;
+  uint32_t out_channels, out_h, out_w;
+  uint32_t group_channels, group_out;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w;
+  uint32_t dilation_h, dilation_w, pad_top, pad_left;
+  uint32_t has_bias;
+  uint32_t epilogue_ops;
+  float epilogue_params[4];
+};
+static_assert(sizeof(ConvPush) == 92);
+
+// pool2d.comp.
+struct PoolPush {
+  uint32_t planes, in_h, in_w, out_h, out_w;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w;
+  uint32_t dilation_h, dilation_w;
+  uint32_t pad_top, pad_left, pad_bottom, pad_right;
+  uint32_t mode;  // 0 max, 1 average over input taps, 2 average counting the explicit pads
+};
+
+// softmax.comp.
+struct SoftmaxPush {
+  uint32_t rows, row_length, inner;
+};
+
+// resize.comp.
+struct ResizePush {
+  uint32_t planes, in_h, in_w, out_h, out_w, linear;
+};
+
+}  // namespace hetsched::vulkan

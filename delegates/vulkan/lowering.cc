@@ -1,0 +1,1124 @@
+#include "delegates/vulkan/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <type_traits>
+
+#include "delegates/vulkan/kernel_params.h"
+#include "delegates/vulkan/op_semantics.h"
+#include "graph/op_schema.h"
+
+namespace hetsched::vulkan {
+
+std::string_view kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kElementwise: return "elementwise";
+    case Kernel::kGemm: return "gemm";
+    case Kernel::kConv2d: return "conv2d";
+    case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
+    case Kernel::kPool2d: return "pool2d";
+    case Kernel::kReduceMean: return "reduce_mean";
+    case Kernel::kSoftmax: return "softmax";
+    case Kernel::kStridedCopy: return "strided_copy";
+    case Kernel::kGather: return "gather";
+    case Kernel::kResize: return "resize";
+  }
+  return "?";
+}
+
+uint32_t kernel_binding_count(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kElementwise: return 2 + kMaxOperands;
+    case Kernel::kGemm:
+    case Kernel::kConv2d:
+    case Kernel::kDepthwiseConv2d:
+    case Kernel::kGather: return 4;
+    case Kernel::kReduceMean:
+    case Kernel::kStridedCopy:
+    case Kernel::kResize: return 3;
+    case Kernel::kPool2d:
+    case Kernel::kSoftmax: return 2;
+  }
+  return 0;
+}
+
+uint32_t kernel_push_constant_size(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kElementwise:
+    case Kernel::kReduceMean:
+    case Kernel::kStridedCopy:
+    case Kernel::kGather: return sizeof(ParamsPush);
+    case Kernel::kGemm: return sizeof(GemmPush);
+    case Kernel::kConv2d:
+    case Kernel::kDepthwiseConv2d: return sizeof(ConvPush);
+    case Kernel::kPool2d: return sizeof(PoolPush);
+    case Kernel::kSoftmax: return sizeof(SoftmaxPush);
+    case Kernel::kResize: return sizeof(ResizePush);
+  }
+  return 0;
+}
+
+size_t LoweredIsland::dispatch_count() const {
+  return static_cast<size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));
+}
+
+namespace {
+
+using Strides = std::vector<int64_t>;
+
+Strides row_major_strides(const Shape& shape) {
+  Strides s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// Element strides of `shape` read as `out`, which it broadcasts to
+// (right-aligned, numpy rules): 0 along the dims it repeats.
+Strides broadcast_strides(const Shape& shape, const Shape& out) {
+  Strides strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1) strides[out.size() - shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+// An iteration space with the strides of each tensor it walks, after
+// dropping size-1 dims and merging neighbours that are contiguous in every
+// tensor, so generic kernels divide as little as possible.
+struct Walk {
+  std::vector<int64_t> dims;                  // outermost first
+  std::vector<std::vector<int64_t>> strides;  // [tensor][dim]
+};
+
+Walk coalesce(const Shape& dims, const std::vector<Strides>& strides) {
+  Walk w;
+  w.strides.resize(strides.size());
+  // Built innermost first, reversed at the end.
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (dims[d] == 1) continue;
+    bool merge = !w.dims.empty();
+    for (size_t t = 0; merge && t < strides.size(); ++t) merge = strides[t][d] == w.strides[t].back() * w.dims.back();
+    if (merge) {
+      w.dims.back() *= dims[d];
+      continue;
+    }
+    w.dims.push_back(dims[d]);
+    for (size_t t = 0; t < strides.size(); ++t) w.strides[t].push_back(strides[t][d]);
+  }
+  if (w.dims.empty()) {
+    w.dims.push_back(1);
+    for (auto& s : w.strides) s.push_back(0);
+  }
+  std::reverse(w.dims.begin(), w.dims.end());
+  for (auto& s : w.strides) std::reverse(s.begin(), s.end());
+  return w;
+}
+
+// A 1-D count of workgroups as a grid whose dimensions each stay within
+// kMaxGroupsPerDim; shaders recover the index with linear_group().
+std::array<uint32_t, 3> grid_1d(uint64_t groups) {
+  groups = std::max<uint64_t>(groups, 1);
+  if (groups <= kMaxGroupsPerDim) return {static_cast<uint32_t>(groups), 1, 1};
+  return {kMaxGroupsPerDim, static_cast<uint32_t>((groups + kMaxGroupsPerDim - 1) / kMaxGroupsPerDim), 1};
+}
+
+uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+template <typename T>
+std::vector<std::byte> bytes_of(const std::vector<T>& v) {
+  std::vector<std::byte> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+template <typename T>
+std::vector<uint32_t> words_of(const T& value) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 4 == 0);
+  std::vector<uint32_t> words(sizeof(T) / 4);
+  std::memcpy(words.data(), &value, sizeof(T));
+  return words;
+}
+
+bool is_alias_op(std::string_view op) {
+  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+// An operand of an elementwise chain: a graph value, or per-channel factors
+// made on the host (a folded BatchNormalization).
+struct Operand {
+  ValueId value = kNoValue;
+  std::shared_ptr<const std::vector<float>> data;
+  Shape shape;
+};
+
+struct ChainOp {
+  OpCode code = OpCode::kNone;
+  float p0 = 0.f, p1 = 0.f;
+  uint32_t operand = 0;
+  bool reversed = false;   // the chain value is the right-hand side
+  bool immediate = false;  // the other side is p0
+};
+
+enum class GroupKind { kElementwise, kConv, kGemm, kSingle, kAlias };
+
+// Nodes that become one dispatch (or, for kSingle/kAlias, one node's steps).
+struct Group {
+  GroupKind kind = GroupKind::kSingle;
+  std::vector<NodeId> nodes;       // nodes[0] is the head
+  ValueId output = kNoValue;       // the value the group writes
+  std::vector<Operand> operands;   // kElementwise
+  std::vector<ChainOp> ops;        // kElementwise: the chain; kConv/kGemm: the epilogue
+  NodeId batch_norm = kNoNode;     // kConv: a BatchNormalization folded into weights and bias
+  std::vector<ValueId> bias_adds;  // kConv/kGemm: constants added before the epilogue
+};
+
+class Lowering {
+ public:
+  explicit Lowering(const Graph& graph) : g_(graph) {}
+
+  Result<LoweredIsland> run() {
+    out_.node_count = g_.num_nodes();
+    out_.buffers.push_back({BufferPlan::Role::kConstant, 0, -1, {}, "params"});
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const Value& v = g_.value(g_.inputs()[i]);
+      out_.buffers.push_back({BufferPlan::Role::kInput, v.type.byte_size(), static_cast<int>(i), {}, v.name});
+      const int buffer = static_cast<int>(out_.buffers.size()) - 1;
+      out_.input_buffers.push_back(buffer);
+      buffer_of_value_.emplace(g_.inputs()[i], buffer);
+    }
+    for (ValueId v : g_.outputs()) is_output_.insert(v);
+    for (const Node& n : g_.nodes())
+      for (ValueId in : n.inputs)
+        if (in != kNoValue) ++uses_[in];
+
+    HS_RETURN_IF_ERROR(group_nodes());
+    HS_RETURN_IF_ERROR(emit_groups());
+    HS_RETURN_IF_ERROR(bind_outputs());
+    plan_barriers();
+    // The parameter buffer also stands in for unused bindings, so it is never empty.
+    if (params_.empty()) params_.assign(4, 0u);
+    out_.buffers[kParamsBuffer].data = bytes_of(params_);
+    out_.buffers[kParamsBuffer].bytes = out_.buffers[kParamsBuffer].data.size();
+    return std::move(out_);
+  }
+
+ private:
+  // --- pass 1: grouping ---------------------------------------------------
+
+  Status group_nodes() {
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
+      const Node& n = g_.node(id);
+      bool fused = false;
+      for (size_t i = 0; i < std::min<size_t>(n.inputs.size(), 2) && !fused; ++i) {
+        const ValueId v = n.inputs[i];
+        if (v == kNoValue) continue;
+        auto it = group_of_output_.find(v);
+        // Only a value read once, by this node, and not needed outside the
+        // island may stay inside a group.
+        if (it == group_of_output_.end() || uses_[v] != 1 || is_output_.count(v) != 0) continue;
+        Group& group = groups_[it->second];
+        HS_ASSIGN_OR_RETURN(fused, fuse_into(group, id, i));
+        if (fused) {
+          group.nodes.push_back(id);
+          group.output = n.outputs[0];
+          group_of_output_.erase(it);
+          group_of_output_.emplace(group.output, &group - groups_.data());
+        }
+      }
+      if (fused) continue;
+      HS_ASSIGN_OR_RETURN(Group group, start_group(id));
+      groups_.push_back(std::move(group));
+      if (groups_.back().kind != GroupKind::kAlias) group_of_output_.emplace(groups_.back().output, groups_.size() - 1);
+    }
+    return Status::ok();
+  }
+
+  Result<Group> start_group(NodeId id) {
+    const Node& n = g_.node(id);
+    Group group;
+    group.nodes.push_back(id);
+    group.output = n.outputs[0];
+    if (is_alias_op(n.op)) {
+      group.kind = GroupKind::kAlias;
+    } else if (n.op == "Conv") {
+      group.kind = GroupKind::kConv;
+    } else if (n.op == "MatMul" || n.op == "Gemm") {
+      group.kind = GroupKind::kGemm;
+    } else if (is_unary_elementwise(n.op)) {
+      group.kind = GroupKind::kElementwise;
+      group.operands.push_back(operand(n.inputs[0]));
+      HS_ASSIGN_OR_RETURN(ChainOp op, unary_op(id));
+      group.ops.push_back(op);
+    } else if (binary_op_code(n.op)) {
+      group.kind = GroupKind::kElementwise;
+      // The chain starts from a tensor; a scalar constant on the left
+      // becomes an immediate with the operands swapped.
+      const bool swap = is_scalar_constant(n.inputs[0]) && !is_scalar_constant(n.inputs[1]);
+      group.operands.push_back(operand(n.inputs[swap ? 1 : 0]));
+      HS_RETURN_IF_ERROR(add_binary(group, id, swap ? 1 : 0));
+    } else if (n.op == "BatchNormalization") {
+      group.kind = GroupKind::kElementwise;
+      group.operands.push_back(operand(n.inputs[0]));
+      HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+    } else {
+      group.kind = GroupKind::kSingle;
+    }
+    return group;
+  }
+
+  // Whether node `id`, reading the group's output as input `chain_input`,
+  // joins the group (and if so, records what it adds). Elementwise chains
+  // take unary ops, binary ops (the other side a scalar immediate or an
+  // operand binding) and BatchNormalization; Conv/MatMul/Gemm take a
+  // folded BatchNormalization (Conv), an Add of a constant bias, and up to
+  // kMaxEpilogueOps unary ops.
+  Result<bool> fuse_into(Group& group, NodeId id, size_t chain_input) {
+    const Node& n = g_.node(id);
+    const bool unary = is_unary_elementwise(n.op);
+    if (group.kind == GroupKind::kElementwise) {
+      if (unary) {
+        if (group.ops.size() >= kMaxChainOps) return false;
+        HS_ASSIGN_OR_RETURN(ChainOp op, unary_op(id));
+        group.ops.push_back(op);
+        return true;
+      }
+      if (binary_op_code(n.op)) {
+        const ValueId other = n.inputs[1 - chain_input];
+        if (other == n.inputs[chain_input] || group.ops.size() >= kMaxChainOps) return false;
+        if (!is_scalar_constant(other) && find_operand(group, other) < 0 && group.operands.size() >= kMaxOperands)
+          return false;
+        HS_RETURN_IF_ERROR(add_binary(group, id, chain_input));
+        return true;
+      }
+      if (n.op == "BatchNormalization" && chain_input == 0) {
+        if (group.ops.size() + 2 > kMaxChainOps || group.operands.size() + 2 > kMaxOperands) return false;
+        HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+        return true;
+      }
+      return false;
+    }
+    if (group.kind != GroupKind::kConv && group.kind != GroupKind::kGemm) return false;
+    if (unary) {
+      if (group.ops.size() >= kMaxEpilogueOps) return false;
+      HS_ASSIGN_OR_RETURN(ChainOp op, unary_op(id));
+      group.ops.push_back(op);
+      return true;
+    }
+    // Folding into weights and bias happens before the epilogue ops.
+    if (!group.ops.empty()) return false;
+    const Node& head = g_.node(group.nodes[0]);
+    if (group.kind == GroupKind::kConv && n.op == "BatchNormalization" && chain_input == 0 &&
+        group.batch_norm == kNoNode && group.bias_adds.empty()) {
+      group.batch_norm = id;
+      return true;
+    }
+    if (n.op != "Add") return false;
+    const ValueId other = n.inputs[1 - chain_input];
+    const Value& c = g_.value(other);
+    if (!c.is_constant() || g_.value(n.outputs[0]).type.shape != g_.value(group.output).type.shape) return false;
+    const Shape& out = g_.value(group.output).type.shape;
+    if (group.kind == GroupKind::kConv) {
+      // A per-channel (or scalar) constant: it broadcasts along every dim but 1.
+      const Strides s = broadcast_strides(c.type.shape, out);
+      for (size_t d = 0; d < s.size(); ++d)
+        if (d != 1 && s[d] != 0) return false;
+      group.bias_adds.push_back(other);
+      return true;
+    }
+    // Gemm/MatMul: the constant becomes C, so it must not vary along the
+    // batch dims and the node must not have a C of its own.
+    if (head.op == "Gemm" && head.inputs.size() > 2 && head.inputs[2] != kNoValue) return false;
+    if (!group.bias_adds.empty()) return false;
+    if (head.op == "MatMul" && (g_.value(head.inputs[0]).type.rank() < 2 || g_.value(head.inputs[1]).type.rank() < 2))
+      return false;
+    const Strides s = broadcast_strides(c.type.shape, out);
+    for (size_t d = 0; d + 2 < s.size(); ++d)
+      if (s[d] != 0) return false;
+    group.bias_adds.push_back(other);
+    return true;
+  }
+
+  Operand operand(ValueId v) const { return Operand{v, nullptr, g_.value(v).type.shape}; }
+
+  static int find_operand(const Group& group, ValueId v) {
+    for (size_t i = 0; i < group.operands.size(); ++i)
+      if (group.operands[i].value == v) return static_cast<int>(i);
+    return -1;
+  }
+
+  bool is_scalar_constant(ValueId v) const {
+    const Value& val = g_.value(v);
+    return val.is_constant() && val.type.dtype == DType::kFloat32 && val.type.num_elements() == 1;
+  }
+
+  Result<ChainOp> unary_op(NodeId id) const {
+    HS_ASSIGN_OR_RETURN(UnaryOp u, read_unary_op(g_, id));
+    return ChainOp{u.code, u.p0, u.p1};
+  }
+
+  // Appends binary node `id` whose input `chain_input` is the chain value.
+  Status add_binary(Group& group, NodeId id, size_t chain_input) {
+    const Node& n = g_.node(id);
+    ChainOp op;
+    op.code = *binary_op_code(n.op);
+    op.reversed = chain_input == 1;
+    const ValueId other = n.inputs[1 - chain_input];
+    if (is_scalar_constant(other)) {
+      op.immediate = true;
+      op.p0 = g_.value(other).constant->data<float>()[0];
+    } else {
+      int slot = find_operand(group, other);
+      if (slot < 0) {
+        group.operands.push_back(operand(other));
+        slot = static_cast<int>(group.operands.size()) - 1;
+      }
+      op.operand = static_cast<uint32_t>(slot);
+    }
+    group.ops.push_back(op);
+    return Status::ok();
+  }
+
+  // y = x * mul + add with per-channel factors, shaped [C, 1, ...] so they
+  // broadcast along dim 1 of x.
+  Status add_batch_norm(Group& group, NodeId id) {
+    HS_ASSIGN_OR_RETURN(BatchNormFactors f, read_batch_norm(g_, id));
+    const Shape& x = g_.value(g_.node(id).inputs[0]).type.shape;
+    Shape shape(x.size() - 1, 1);
+    shape[0] = x[1];
+    for (auto* factors : {&f.mul, &f.add}) {
+      group.operands.push_back(
+          Operand{kNoValue, std::make_shared<const std::vector<float>>(std::move(*factors)), shape});
+      ChainOp op;
+      op.code = factors == &f.mul ? OpCode::kMul : OpCode::kAdd;
+      op.operand = static_cast<uint32_t>(group.operands.size() - 1);
+      group.ops.push_back(op);
+    }
+    return Status::ok();
+  }
+
+  // --- pass 2: emission ---------------------------------------------------
+
+  Status emit_groups() {
+    // Each group runs where its last node stood: every value it reads is
+    // produced by an earlier node, and nothing outside it reads its inner values.
+    std::vector<const Group*> order;
+    for (const Group& group : groups_) order.push_back(&group);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
+    for (const Group* group : order) {
+      label_.clear();
+      for (NodeId id : group->nodes) label_ += (label_.empty() ? "" : "+") + g_.node(id).name;
+      Status status = emit(*group);
+      if (!status.is_ok()) return status.with_context(g_.describe_node(group->nodes[0]) + ": ");
+    }
+    return Status::ok();
+  }
+
+  Status emit(const Group& group) {
+    const Node& head = g_.node(group.nodes[0]);
+    switch (group.kind) {
+      case GroupKind::kAlias: return emit_alias(group);
+      case GroupKind::kElementwise: return emit_elementwise(group);
+      case GroupKind::kConv: return emit_conv(group);
+      case GroupKind::kGemm: return head.op == "Gemm" ? emit_gemm(group) : emit_matmul(group);
+      case GroupKind::kSingle: break;
+    }
+    if (head.op == "MaxPool" || head.op == "AveragePool") return emit_pool(group);
+    if (head.op == "GlobalAveragePool" || head.op == "ReduceMean") return emit_reduce(group);
+    if (head.op == "Softmax") return emit_softmax(group);
+    if (head.op == "Transpose") return emit_transpose(group);
+    if (head.op == "Slice") return emit_slice(group);
+    if (head.op == "Concat") return emit_concat(group);
+    if (head.op == "Gather" || head.op == "GatherElements") return emit_gather(group);
+    if (head.op == "Resize") return emit_resize(group);
+    return unsupported("op " + head.op + " not implemented");
+  }
+
+  // Aliases share their input's buffer, unless the island hands the value
+  // out: an output gets a buffer of its own (the executor may keep it in
+  // host-visible memory), filled by a copy.
+  Status emit_alias(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    HS_ASSIGN_OR_RETURN(const int source, buffer_of(n.inputs[0]));
+    if (is_output_.count(group.output) == 0) {
+      buffer_of_value_.emplace(group.output, source);
+      return Status::ok();
+    }
+    const int target = new_value_buffer(group.output);
+    add_copy(source, target, g_.value(group.output).type.byte_size());
+    return Status::ok();
+  }
+
+  Status emit_elementwise(const Group& group) {
+    const Shape& out_shape = g_.value(group.output).type.shape;
+    std::vector<int> buffers;
+    std::vector<Strides> strides;
+    for (const Operand& o : group.operands) {
+      if (o.value != kNoValue) {
+        HS_ASSIGN_OR_RETURN(const int b, buffer_of(o.value));
+        buffers.push_back(b);
+      } else {
+        buffers.push_back(constant_buffer(bytes_of(*o.data), label_ + "/factors"));
+      }
+      strides.push_back(broadcast_strides(o.shape, out_shape));
+    }
+    const Walk walk = coalesce(out_shape, strides);
+    if (walk.dims.size() > kMaxRank)
+      return unsupported("rank " + std::to_string(walk.dims.size()) + " > " + std::to_string(kMaxRank));
+    ElementwiseParams p{};
+    p.total = u32(shape_elements(out_shape));
+    p.rank = u32(walk.dims.size());
+    p.operands = u32(group.operands.size());
+    p.ops = u32(group.ops.size());
+    const Strides contiguous = row_major_strides(walk.dims);
+    for (size_t d = 0; d < walk.dims.size(); ++d) p.dims[d] = u32(walk.dims[d]);
+    for (size_t o = 0; o < group.operands.size(); ++o) {
+      for (size_t d = 0; d < walk.dims.size(); ++d) p.strides[o][d] = static_cast<int32_t>(walk.strides[o][d]);
+      if (walk.strides[o] == contiguous) p.contiguous_mask |= 1u << o;
+    }
+    for (size_t i = 0; i < group.ops.size(); ++i) {
+      const ChainOp& op = group.ops[i];
+      p.op_list[i].word = static_cast<uint32_t>(op.code) | (op.operand << 8) | (op.reversed ? kOpReversed : 0u) |
+                          (op.immediate ? kOpImmediate : 0u);
+      p.op_list[i].p0 = op.p0;
+      p.op_list[i].p1 = op.p1;
+    }
+    const int out = new_value_buffer(group.output);
+    Step step = dispatch(Kernel::kElementwise, param_push(p),
+                         grid_1d(ceil_div(p.total, kElementwiseGroupSize * kElementwisePerThread)));
+    step.bindings = {kParamsBuffer, out};
+    for (uint32_t o = 0; o < kMaxOperands; ++o)
+      step.bindings.push_back(o < buffers.size() ? buffers[o] : kParamsBuffer);
+    step.reads = buffers;
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // Epilogue ops packed one per byte, their parameters in order.
+  static void pack_epilogue(const Group& group, uint32_t& ops, float (&params)[4]) {
+    ops = 0;
+    for (size_t i = 0; i < group.ops.size() && i < kMaxEpilogueOps; ++i) {
+      ops |= static_cast<uint32_t>(group.ops[i].code) << (8 * i);
+      params[2 * i] = group.ops[i].p0;
+      params[2 * i + 1] = group.ops[i].p1;
+    }
+  }
+
+  Status emit_conv(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const TensorType& x = g_.value(n.inputs[0]).type;
+    const Value& w_value = g_.value(n.inputs[1]);
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    if (!w_value.is_constant()) return unsupported("weight W must be a constant");
+    const Shape& w = w_value.type.shape;
+    HS_ASSIGN_OR_RETURN(const int64_t groups, n.attrs.get_int("group", 1));
+    const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+    HS_ASSIGN_OR_RETURN(const Window2d win, window_2d(n.attrs, x.shape, kernel, y, false));
+    const int64_t out_channels = w[0];
+    const int64_t group_out = out_channels / groups;
+    const int64_t group_channels = x.shape[1] / groups;
+    const int64_t window = win.kernel_h * win.kernel_w;
+    const int64_t group_k = group_channels * window;
+
+    // Per-output-channel scale and bias after folding BatchNormalization and bias Adds.
+    std::vector<float> scale(static_cast<size_t>(out_channels), 1.f);
+    std::vector<float> bias(static_cast<size_t>(out_channels), 0.f);
+    bool has_bias = false;
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value& b = g_.value(n.inputs[2]);
+      if (!b.is_constant()) return unsupported("bias B must be a constant");
+      bias = b.constant->to_float_vector();
+      has_bias = true;
+    }
+    if (group.batch_norm != kNoNode) {
+      HS_ASSIGN_OR_RETURN(const BatchNormFactors f, read_batch_norm(g_, group.batch_norm));
+      for (int64_t c = 0; c < out_channels; ++c) {
+        scale[c] = f.mul[c];
+        bias[c] = bias[c] * f.mul[c] + f.add[c];
+      }
+      has_bias = true;
+    }
+    for (ValueId add : group.bias_adds) {
+      const Tensor& t = *g_.value(add).constant;
+      const std::vector<float> v = t.to_float_vector();
+      for (int64_t c = 0; c < out_channels; ++c) bias[c] += v[t.num_elements() == 1 ? 0 : c];
+      has_bias = true;
+    }
+
+    const std::vector<float> weights = w_value.constant->to_float_vector();
+    const bool depthwise = groups > 1 && group_channels == 1;
+    std::vector<float> arranged(weights.size());
+    for (int64_t oc = 0; oc < out_channels; ++oc) {
+      const int64_t gi = oc / group_out, ocg = oc % group_out;
+      for (int64_t k = 0; k < group_k; ++k) {
+        const float v = weights[oc * group_k + k] * scale[oc];
+        // conv2d.comp reads [group][k][channel of group]; the depthwise
+        // shader keeps ONNX's [channel][k].
+        arranged[depthwise ? oc * group_k + k : (gi * group_k + k) * group_out + ocg] = v;
+      }
+    }
+    ConvPush p{};
+    p.batch = u32(x.shape[0]);
+    p.channels = u32(x.shape[1]);
+    p.in_h = u32(win.in_h);
+    p.in_w = u32(win.in_w);
+    p.out_channels = u32(out_channels);
+    p.out_h = u32(win.out_h);
+    p.out_w = u32(win.out_w);
+    p.group_channels = u32(group_channels);
+    p.group_out = u32(group_out);
+    p.kernel_h = u32(win.kernel_h);
+    p.kernel_w = u32(win.kernel_w);
+    p.stride_h = u32(win.stride_h);
+    p.stride_w = u32(win.stride_w);
+    p.dilation_h = u32(win.dilation_h);
+    p.dilation_w = u32(win.dilation_w);
+    p.pad_top = u32(win.pad_top);
+    p.pad_left = u32(win.pad_left);
+    p.has_bias = has_bias ? 1 : 0;
+    pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
+
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
+    const int b_buffer = has_bias ? constant_buffer(bytes_of(bias), label_ + "/bias") : kParamsBuffer;
+    const int out = new_value_buffer(group.output);
+    const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
+    Step step = depthwise ? dispatch(Kernel::kDepthwiseConv2d, words_of(p),
+                                     grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)))
+                          : dispatch(Kernel::kConv2d, words_of(p),
+                                     {ceil_div(pixels, kGemmTile), ceil_div(group_out, kGemmTile), u32(groups)});
+    step.bindings = {in, w_buffer, b_buffer, out};
+    step.reads = {in, w_buffer, b_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Status emit_gemm(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Value& a = g_.value(n.inputs[0]);
+    const Value& b = g_.value(n.inputs[1]);
+    HS_ASSIGN_OR_RETURN(const int64_t trans_a, n.attrs.get_int("transA", 0));
+    HS_ASSIGN_OR_RETURN(const int64_t trans_b, n.attrs.get_int("transB", 0));
+    HS_ASSIGN_OR_RETURN(const float alpha, n.attrs.get_float("alpha", 1.f));
+    HS_ASSIGN_OR_RETURN(const float beta, n.attrs.get_float("beta", 1.f));
+    const int64_t m = trans_a ? a.type.shape[1] : a.type.shape[0];
+    const int64_t k = trans_a ? a.type.shape[0] : a.type.shape[1];
+    const int64_t nn = trans_b ? b.type.shape[0] : b.type.shape[1];
+
+    GemmPush p{};
+    p.m = u32(m);
+    p.n = u32(nn);
+    p.k = u32(k);
+    p.batch1 = p.batch2 = 1;
+    p.alpha = alpha;
+    p.beta = beta;
+    // Constant operands are stored untransposed, so their tile loads run
+    // along contiguous memory; others are read through swapped strides.
+    int a_buffer = -1, b_buffer = -1;
+    if (a.is_constant() && trans_a) {
+      a_buffer = constant_buffer(bytes_of(transposed(*a.constant)), a.name + "/T");
+      p.a_row_stride = u32(k), p.a_col_stride = 1;
+    } else {
+      HS_ASSIGN_OR_RETURN(a_buffer, buffer_of(n.inputs[0]));
+      p.a_row_stride = static_cast<int32_t>(trans_a ? 1 : k);
+      p.a_col_stride = static_cast<int32_t>(trans_a ? m : 1);
+    }
+    if (b.is_constant() && trans_b) {
+      b_buffer = constant_buffer(bytes_of(transposed(*b.constant)), b.name + "/T");
+      p.b_row_stride = static_cast<int32_t>(nn), p.b_col_stride = 1;
+    } else {
+      HS_ASSIGN_OR_RETURN(b_buffer, buffer_of(n.inputs[1]));
+      p.b_row_stride = static_cast<int32_t>(trans_b ? 1 : nn);
+      p.b_col_stride = static_cast<int32_t>(trans_b ? k : 1);
+    }
+    ValueId c = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
+    if (c == kNoValue && !group.bias_adds.empty()) {
+      c = group.bias_adds[0];
+      p.beta = 1.f;
+    }
+    return finish_gemm(group, p, a_buffer, b_buffer, c, 1);
+  }
+
+  Status emit_matmul(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& as = g_.value(n.inputs[0]).type.shape;
+    const Shape& bs = g_.value(n.inputs[1]).type.shape;
+    HS_ASSIGN_OR_RETURN(const MatmulLayout layout, matmul_layout(as, bs));
+    GemmPush p{};
+    p.m = u32(layout.m);
+    p.n = u32(layout.n);
+    p.k = u32(layout.k);
+    p.a_row_stride = static_cast<int32_t>(layout.k);
+    p.a_col_stride = 1;
+    // A 1-D B is one column: K rows of stride 1.
+    p.b_row_stride = static_cast<int32_t>(bs.size() >= 2 ? layout.n : 1);
+    p.b_col_stride = 1;
+    p.batch1 = u32(layout.batch[1]);
+    p.batch2 = u32(layout.batch[2]);
+    for (size_t i = 0; i < 3; ++i) {
+      p.a_batch_stride[i] = static_cast<int32_t>(layout.a_batch_stride[i]);
+      p.b_batch_stride[i] = static_cast<int32_t>(layout.b_batch_stride[i]);
+    }
+    p.alpha = p.beta = 1.f;
+    HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(n.inputs[1]));
+    const ValueId c = group.bias_adds.empty() ? kNoValue : group.bias_adds[0];
+    return finish_gemm(group, p, a_buffer, b_buffer, c, layout.batch_count());
+  }
+
+  Status finish_gemm(const Group& group, GemmPush& p, int a_buffer, int b_buffer, ValueId c, int64_t batches) {
+    int c_buffer = kParamsBuffer;
+    if (c != kNoValue) {
+      HS_ASSIGN_OR_RETURN(c_buffer, buffer_of(c));
+      // C is read as an (M, N) matrix; leading dims are 1 (checked when fused).
+      Shape c_shape = g_.value(c).type.shape;
+      while (c_shape.size() > 2 && c_shape.front() == 1) c_shape.erase(c_shape.begin());
+      const Strides s = broadcast_strides(c_shape, {p.m, p.n});
+      p.c_row_stride = static_cast<int32_t>(s[0]);
+      p.c_col_stride = static_cast<int32_t>(s[1]);
+      p.has_c = 1;
+    }
+    pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
+    const int out = new_value_buffer(group.output);
+    Step step =
+        dispatch(Kernel::kGemm, words_of(p), {ceil_div(p.n, kGemmTile), ceil_div(p.m, kGemmTile), u32(batches)});
+    step.bindings = {a_buffer, b_buffer, c_buffer, out};
+    step.reads = {a_buffer, b_buffer, c_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  static std::vector<float> transposed(const Tensor& t) {
+    const int64_t rows = t.shape()[0], cols = t.shape()[1];
+    const float* src = t.data<float>();
+    std::vector<float> dst(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+    return dst;
+  }
+
+  Status emit_pool(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, n.attrs.require_ints("kernel_shape"));
+    HS_ASSIGN_OR_RETURN(const int64_t ceil_mode, n.attrs.get_int("ceil_mode", 0));
+    HS_ASSIGN_OR_RETURN(const Window2d win, window_2d(n.attrs, x, kernel, y, ceil_mode != 0));
+    PoolPush p{};
+    p.planes = u32(x[0] * x[1]);
+    p.in_h = u32(win.in_h), p.in_w = u32(win.in_w), p.out_h = u32(win.out_h), p.out_w = u32(win.out_w);
+    p.kernel_h = u32(win.kernel_h), p.kernel_w = u32(win.kernel_w);
+    p.stride_h = u32(win.stride_h), p.stride_w = u32(win.stride_w);
+    p.dilation_h = u32(win.dilation_h), p.dilation_w = u32(win.dilation_w);
+    p.pad_top = u32(win.pad_top), p.pad_left = u32(win.pad_left);
+    p.pad_bottom = u32(win.pad_bottom), p.pad_right = u32(win.pad_right);
+    if (n.op == "AveragePool") {
+      HS_ASSIGN_OR_RETURN(const int64_t include_pad, n.attrs.get_int("count_include_pad", 0));
+      p.mode = include_pad ? 2 : 1;
+    }
+    return emit_simple(Kernel::kPool2d, words_of(p), n.inputs[0], group.output,
+                       grid_1d(ceil_div(int64_t{p.planes} * p.out_h * p.out_w, kGenericGroupSize)));
+  }
+
+  Status emit_reduce(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    std::vector<bool> reduced(x.size(), false);
+    if (n.op == "GlobalAveragePool") {
+      for (size_t d = 2; d < x.size(); ++d) reduced[d] = true;
+    } else {
+      HS_ASSIGN_OR_RETURN(const std::optional<std::vector<int64_t>> axes, read_reduce_axes(g_, group.nodes[0]));
+      if (!axes) {
+        // noop_with_empty_axes: the output is the input.
+        HS_ASSIGN_OR_RETURN(const int source, buffer_of(n.inputs[0]));
+        add_copy(source, new_value_buffer(group.output), g_.value(group.output).type.byte_size());
+        return Status::ok();
+      }
+      for (int64_t a : *axes) reduced[static_cast<size_t>(a)] = true;
+    }
+    const Strides strides = row_major_strides(x);
+    ReduceParams p{};
+    Shape kept_dims, red_dims;
+    Strides kept_strides, red_strides;
+    for (size_t d = 0; d < x.size(); ++d) {
+      (reduced[d] ? red_dims : kept_dims).push_back(x[d]);
+      (reduced[d] ? red_strides : kept_strides).push_back(strides[d]);
+    }
+    p.outputs = u32(shape_elements(kept_dims));
+    p.count = u32(shape_elements(red_dims));
+    p.kept_rank = u32(kept_dims.size());
+    p.reduced_rank = u32(red_dims.size());
+    p.scale = p.count == 0 ? 0.f : static_cast<float>(1.0 / static_cast<double>(p.count));
+    for (size_t d = 0; d < kept_dims.size(); ++d)
+      p.kept_dims[d] = u32(kept_dims[d]), p.kept_strides[d] = u32(kept_strides[d]);
+    for (size_t d = 0; d < red_dims.size(); ++d)
+      p.reduced_dims[d] = u32(red_dims[d]), p.reduced_strides[d] = u32(red_strides[d]);
+    return emit_with_params(Kernel::kReduceMean, param_push(p), n.inputs[0], group.output, grid_1d(p.outputs));
+  }
+
+  Status emit_softmax(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const bool per_axis = g_.opset() >= 13;
+    HS_ASSIGN_OR_RETURN(const int64_t attr_axis, n.attrs.get_int("axis", per_axis ? -1 : 1));
+    HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(x.size())));
+    int64_t outer = 1, length = 1, inner = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) {
+      if (d < axis)
+        outer *= x[d];
+      else if (d == axis || !per_axis)
+        length *= x[d];
+      else
+        inner *= x[d];
+    }
+    const SoftmaxPush p{u32(outer * inner), u32(length), u32(inner)};
+    return emit_simple(Kernel::kSoftmax, words_of(p), n.inputs[0], group.output, grid_1d(p.rows));
+  }
+
+  // A strided copy of `src` into the group's output over `dims`.
+  Status add_strided_copy(int src, int dst, const Shape& dims, const Strides& src_strides, int64_t src_offset,
+                          const Strides& dst_strides, int64_t dst_offset, int write_group = -1) {
+    const Walk walk = coalesce(dims, {src_strides, dst_strides});
+    if (walk.dims.size() > kMaxRank)
+      return unsupported("rank " + std::to_string(walk.dims.size()) + " > " + std::to_string(kMaxRank));
+    CopyParams p{};
+    p.total = u32(shape_elements(dims));
+    p.rank = u32(walk.dims.size());
+    p.src_offset = static_cast<int32_t>(src_offset);
+    p.dst_offset = static_cast<int32_t>(dst_offset);
+    for (size_t d = 0; d < walk.dims.size(); ++d) {
+      p.dims[d] = u32(walk.dims[d]);
+      p.src_strides[d] = static_cast<int32_t>(walk.strides[0][d]);
+      p.dst_strides[d] = static_cast<int32_t>(walk.strides[1][d]);
+    }
+    Step step = dispatch(Kernel::kStridedCopy, param_push(p), grid_1d(ceil_div(p.total, kGenericGroupSize)));
+    step.bindings = {kParamsBuffer, src, dst};
+    step.reads = {src};
+    step.writes = {dst};
+    step.write_group = write_group;
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Status emit_transpose(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    std::vector<int64_t> perm(x.size());
+    std::iota(perm.rbegin(), perm.rend(), 0);
+    HS_ASSIGN_OR_RETURN(perm, n.attrs.get_ints("perm", perm));
+    const Strides in_strides = row_major_strides(x);
+    Strides src(y.size());
+    for (size_t d = 0; d < y.size(); ++d) src[d] = in_strides[static_cast<size_t>(perm[d])];
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    return add_strided_copy(in, new_value_buffer(group.output), y, src, 0, row_major_strides(y), 0);
+  }
+
+  Status emit_slice(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const SliceWindow win, read_slice(g_, group.nodes[0]));
+    if (win.shape != y)
+      return internal_error("slice shape " + shape_to_string(win.shape) + " differs from the inferred " +
+                            shape_to_string(y));
+    const Strides in_strides = row_major_strides(x);
+    Strides src(x.size());
+    int64_t offset = 0;
+    for (size_t d = 0; d < x.size(); ++d) {
+      src[d] = win.step[d] * in_strides[d];
+      offset += win.start[d] * in_strides[d];
+    }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    return add_strided_copy(in, new_value_buffer(group.output), y, src, offset, row_major_strides(y), 0);
+  }
+
+  Status emit_concat(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const int64_t raw_axis, n.attrs.require_int("axis"));
+    HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(raw_axis, static_cast<int64_t>(y.size())));
+    const int out = new_value_buffer(group.output);
+    const Strides out_strides = row_major_strides(y);
+    const int write_group = next_write_group_++;
+    int64_t at = 0;
+    for (ValueId in : n.inputs) {
+      const Shape& s = g_.value(in).type.shape;
+      if (shape_elements(s) != 0) {
+        HS_ASSIGN_OR_RETURN(const int src, buffer_of(in));
+        HS_RETURN_IF_ERROR(add_strided_copy(src, out, s, row_major_strides(s), 0, out_strides,
+                                            at * out_strides[static_cast<size_t>(axis)], write_group));
+      }
+      at += s[static_cast<size_t>(axis)];
+    }
+    return Status::ok();
+  }
+
+  Status emit_gather(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& data = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    const Value& indices = g_.value(n.inputs[1]);
+    HS_ASSIGN_OR_RETURN(const int64_t raw_axis, n.attrs.get_int("axis", 0));
+    HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(raw_axis, static_cast<int64_t>(data.size())));
+    HS_ASSIGN_OR_RETURN(const std::vector<int32_t> idx, read_gather_indices(g_, group.nodes[0]));
+    const Strides data_strides = row_major_strides(data);
+    const Shape& is = indices.type.shape;
+    GatherParams p{};
+    p.total = u32(shape_elements(y));
+    p.rank = u32(y.size());
+    p.axis_stride = u32(data_strides[static_cast<size_t>(axis)]);
+    if (y.size() > kMaxRank) return unsupported("rank " + std::to_string(y.size()) + " > " + std::to_string(kMaxRank));
+    for (size_t d = 0; d < y.size(); ++d) p.dims[d] = u32(y[d]);
+    if (n.op == "Gather") {
+      const Strides index_strides = row_major_strides(is);
+      const size_t a = static_cast<size_t>(axis);
+      for (size_t d = 0; d < y.size(); ++d) {
+        if (d < a) {
+          p.data_strides[d] = u32(data_strides[d]);
+        } else if (d < a + is.size()) {
+          p.index_strides[d] = u32(index_strides[d - a]);
+        } else {
+          p.data_strides[d] = u32(data_strides[d - is.size() + 1]);
+        }
+      }
+    } else {
+      const Strides index_strides = row_major_strides(is);
+      for (size_t d = 0; d < y.size(); ++d) {
+        p.data_strides[d] = d == static_cast<size_t>(axis) ? 0 : u32(data_strides[d]);
+        p.index_strides[d] = u32(index_strides[d]);
+      }
+    }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int idx_buffer = constant_buffer(bytes_of(idx), indices.name + "/i32");
+    const int out = new_value_buffer(group.output);
+    Step step = dispatch(Kernel::kGather, param_push(p), grid_1d(ceil_div(p.total, kGenericGroupSize)));
+    step.bindings = {kParamsBuffer, in, idx_buffer, out};
+    step.reads = {in, idx_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Status emit_resize(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const ResizeTaps taps, resize_taps(g_, group.nodes[0]));
+    std::vector<uint32_t> table;
+    for (const auto* axis : {&taps.rows, &taps.cols})
+      for (const ResizeTap& t : *axis) {
+        uint32_t w;
+        std::memcpy(&w, &t.weight, 4);
+        table.insert(table.end(), {u32(t.lo), u32(t.hi), w});
+      }
+    const ResizePush p{u32(x[0] * x[1]), u32(x[2]), u32(x[3]), u32(y[2]), u32(y[3]), taps.linear ? 1u : 0u};
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int table_buffer = constant_buffer(bytes_of(table), label_ + "/taps");
+    const int out = new_value_buffer(group.output);
+    Step step = dispatch(Kernel::kResize, words_of(p), grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
+    step.bindings = {in, table_buffer, out};
+    step.reads = {in, table_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // One input, one output, push constants only.
+  Status emit_simple(Kernel kernel, std::vector<uint32_t> push, ValueId input, ValueId output,
+                     std::array<uint32_t, 3> groups) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    const int out = new_value_buffer(output);
+    Step step = dispatch(kernel, std::move(push), groups);
+    step.bindings = {in, out};
+    step.reads = {in};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // One input, one output, a parameter block at binding 0.
+  Status emit_with_params(Kernel kernel, std::vector<uint32_t> push, ValueId input, ValueId output,
+                          std::array<uint32_t, 3> groups) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    const int out = new_value_buffer(output);
+    Step step = dispatch(kernel, std::move(push), groups);
+    step.bindings = {kParamsBuffer, in, out};
+    step.reads = {in};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Step dispatch(Kernel kernel, std::vector<uint32_t> push, std::array<uint32_t, 3> groups) const {
+    Step step;
+    step.kind = Step::Kind::kDispatch;
+    step.kernel = kernel;
+    step.push_constants = std::move(push);
+    step.groups = groups;
+    step.label = label_;
+    return step;
+  }
+
+  void add_copy(int src, int dst, uint64_t bytes) {
+    Step step;
+    step.kind = Step::Kind::kCopy;
+    step.reads = {src};
+    step.writes = {dst};
+    step.copy_bytes = bytes;
+    step.label = label_;
+    out_.steps.push_back(std::move(step));
+  }
+
+  // Appends a parameter block and returns the push constants that address it.
+  template <typename T>
+  std::vector<uint32_t> param_push(const T& block) {
+    const uint32_t base = u32(params_.size());
+    const std::vector<uint32_t> words = words_of(block);
+    params_.insert(params_.end(), words.begin(), words.end());
+    return {base};
+  }
+
+  // --- buffers ------------------------------------------------------------
+
+  // The buffer holding `v`: an input's, a constant's (uploaded on first
+  // use), or the one its producer was given.
+  Result<int> buffer_of(ValueId v) {
+    auto it = buffer_of_value_.find(v);
+    if (it != buffer_of_value_.end()) return it->second;
+    const Value& val = g_.value(v);
+    if (!val.is_constant()) return internal_error("value '" + val.name + "' is read before its producer ran");
+    if (val.type.dtype != DType::kFloat32)
+      return unsupported("constant '" + val.name + "' has dtype " + std::string(dtype_name(val.type.dtype)) +
+                         ", only f32 data is supported");
+    std::vector<std::byte> data(val.constant->byte_size());
+    if (!data.empty()) std::memcpy(data.data(), val.constant->raw(), data.size());
+    const int b = constant_buffer(std::move(data), val.name);
+    buffer_of_value_.emplace(v, b);
+    return b;
+  }
+
+  int constant_buffer(std::vector<std::byte> data, std::string name) {
+    BufferPlan plan;
+    plan.role = BufferPlan::Role::kConstant;
+    plan.bytes = data.size();
+    plan.data = std::move(data);
+    plan.name = std::move(name);
+    out_.buffers.push_back(std::move(plan));
+    return static_cast<int>(out_.buffers.size()) - 1;
+  }
+
+  // A new buffer for computed value `v`: an output buffer when the island
+  // hands it out.
+  int new_value_buffer(ValueId v) {
+    const Value& val = g_.value(v);
+    BufferPlan plan;
+    plan.role = is_output_.count(v) != 0 ? BufferPlan::Role::kOutput : BufferPlan::Role::kIntermediate;
+    plan.bytes = val.type.byte_size();
+    plan.name = val.name;
+    out_.buffers.push_back(std::move(plan));
+    const int b = static_cast<int>(out_.buffers.size()) - 1;
+    buffer_of_value_[v] = b;
+    return b;
+  }
+
+  // --- pass 3: outputs ----------------------------------------------------
+
+  Status bind_outputs() {
+    label_ = "outputs";
+    for (ValueId v : g_.outputs()) {
+      HS_ASSIGN_OR_RETURN(int b, buffer_of(v));
+      if (out_.buffers[b].role != BufferPlan::Role::kOutput) {
+        // An input passed straight through (or a constant): the output
+        // needs its own buffer, filled by a copy.
+        const int source = b;
+        b = new_value_buffer(v);
+        add_copy(source, b, g_.value(v).type.byte_size());
+      }
+      out_.output_buffers.push_back(b);
+    }
+    return Status::ok();
+  }
+
+  // --- pass 4: barriers ---------------------------------------------------
+
+  // A step waits (barrier_before) when it reads what an earlier step wrote
+  // since the last barrier, or writes what one read or wrote — except
+  // pieces of one Concat, which write disjoint ranges.
+  void plan_barriers() {
+    std::map<int, int> written;  // buffer → write group of its writer
+    std::set<int> read;
+    for (Step& step : out_.steps) {
+      bool hazard = false;
+      for (int r : step.reads) hazard |= written.count(r) != 0;
+      for (int w : step.writes) {
+        auto it = written.find(w);
+        hazard |= read.count(w) != 0;
+        hazard |= it != written.end() && (step.write_group < 0 || it->second != step.write_group);
+      }
+      if (hazard) {
+        step.barrier_before = true;
+        written.clear();
+        read.clear();
+      }
+      for (int r : step.reads) read.insert(r);
+      for (int w : step.writes) written[w] = step.write_group;
+    }
+  }
+
+  const Graph& g_;
+  LoweredIsland out_;
+  std::vector<uint32_t> params_;
+  std::vector<Group> groups_;
+  std::map<ValueId, size_t> group_of_output_;  // open groups by the value they currently end in
+  std::map<ValueId, int> buffer_of_value_;
+  std::map<ValueId, int> uses_;
+  std::set<ValueId> is_output_;
+  std::string label_;
+  int next_write_group_ = 0;
+};
+
+}  // namespace
+
+Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b) {
+  MatmulLayout layout;
+  layout.m = a.size() >= 2 ? a[a.size() - 2] : 1;
+  layout.k = a.back();
+  layout.n = b.size() >= 2 ? b.back() : 1;
+  const Shape batch_a(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
+  const Shape batch_b(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
+  HS_ASSIGN_OR_RETURN(const Shape batch, broadcast_shapes(batch_a, batch_b));
+  Strides sa = broadcast_strides(batch_a, batch);
+  Strides sb = broadcast_strides(batch_b, batch);
+  for (auto& s : sa) s *= layout.m * layout.k;
+  for (auto& s : sb) s *= layout.k * layout.n;
+  const Walk walk = coalesce(batch, {sa, sb});
+  if (walk.dims.size() > 3)
+    return unsupported("batch dims " + shape_to_string(batch) + " of A " + shape_to_string(a) + " and B " +
+                       shape_to_string(b) + " do not merge into 3");
+  const size_t first = 3 - walk.dims.size();
+  for (size_t i = 0; i < walk.dims.size(); ++i) {
+    layout.batch[first + i] = walk.dims[i];
+    layout.a_batch_stride[first + i] = walk.strides[0][i];
+    layout.b_batch_stride[first + i] = walk.strides[1][i];
+  }
+  return layout;
+}
+
+Result<LoweredIsland> lower_island(const Graph& graph) { return Lowering(graph).run(); }
+
+}  // namespace hetsched::vulkan

@@ -1,0 +1,125 @@
+// Lowering an island's graph to the Vulkan delegate's command list: the
+// buffers the island needs and the steps (dispatches and copies, with their
+// barriers) that run it once.
+//
+// Host code only — no Vulkan call happens here — so fusion and barrier
+// decisions can be tested without a GPU. The island handle
+// (vulkan_island.h) turns the result into buffers, descriptor sets and one
+// recorded command buffer.
+//
+// Passes, in order (lower_island):
+//   1. group:   walk the nodes in graph order and grow fusion groups —
+//               elementwise chains, and Conv/MatMul/Gemm with what their
+//               epilogue can absorb (see fuse_into in lowering.cc);
+//   2. emit:    turn each group, in the order of its last node, into steps,
+//               allocating buffers for the values it reads and writes and
+//               the parameter blocks of its kernels;
+//   3. outputs: give island outputs that no step wrote (inputs passed
+//               through, aliases) a buffer of their own and a copy;
+//   4. barriers: mark the steps that must wait for earlier ones.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+#include "hetsched/status.h"
+
+namespace hetsched::vulkan {
+
+// One compute shader of the delegate (shaders/<name>.comp).
+enum class Kernel : uint8_t {
+  kElementwise,
+  kGemm,
+  kConv2d,
+  kDepthwiseConv2d,
+  kPool2d,
+  kReduceMean,
+  kSoftmax,
+  kStridedCopy,
+  kGather,
+  kResize,
+};
+inline constexpr size_t kKernelCount = 10;
+
+// "elementwise", "gemm", ... (the shader's file stem).
+std::string_view kernel_name(Kernel kernel);
+// Storage buffers the kernel binds (set 0, bindings 0..n-1).
+uint32_t kernel_binding_count(Kernel kernel);
+// Bytes of its push constants.
+uint32_t kernel_push_constant_size(Kernel kernel);
+
+// A buffer the island allocates.
+struct BufferPlan {
+  enum class Role : uint8_t {
+    kInput,         // island input io_index: written by the executor before execute()
+    kOutput,        // island output: read by the executor after execute()
+    kIntermediate,  // written and read by the island's own steps
+    kConstant,      // `data`, uploaded once at init (weights, parameter blocks, index tables)
+  };
+  Role role = Role::kIntermediate;
+  uint64_t bytes = 0;
+  int io_index = -1;  // kInput: position among the island's inputs
+  std::vector<std::byte> data;
+  std::string name;  // the value it holds, for logs and errors
+};
+
+// One command of the island's command buffer.
+struct Step {
+  enum class Kind : uint8_t { kDispatch, kCopy };
+  Kind kind = Kind::kDispatch;
+  Kernel kernel = Kernel::kElementwise;
+  // kDispatch: buffer indices in binding order (unused bindings point at
+  // the parameter buffer), push constant words and the workgroup grid.
+  std::vector<int> bindings;
+  std::vector<uint32_t> push_constants;
+  std::array<uint32_t, 3> groups{1, 1, 1};
+  // Buffers read and written; kCopy copies copy_bytes of reads[0] to writes[0].
+  std::vector<int> reads;
+  std::vector<int> writes;
+  uint64_t copy_bytes = 0;
+  // Steps with the same write_group (>= 0) write disjoint parts of one
+  // buffer (the pieces of a Concat) and need no barrier between them.
+  int write_group = -1;
+  // A memory barrier (compute/transfer writes → reads and writes) goes
+  // before this step.
+  bool barrier_before = false;
+  // The nodes it runs, "conv1+relu1".
+  std::string label;
+};
+
+struct LoweredIsland {
+  std::vector<BufferPlan> buffers;  // buffers[0] is the parameter buffer
+  std::vector<Step> steps;
+  std::vector<int> input_buffers;   // per island input (graph input order)
+  std::vector<int> output_buffers;  // per island output (graph output order)
+  size_t node_count = 0;
+  size_t dispatch_count() const;
+};
+
+// The buffer every parameter block lives in, and the dummy every unused
+// binding points at.
+inline constexpr int kParamsBuffer = 0;
+
+// Lowers `graph` (an island's sub-graph, shape-inferred, every node
+// accepted by vulkan_supports) to buffers and steps. Errors name the node:
+// "node 'x' (Op): ..." — reached only for graphs supports() would refuse.
+Result<LoweredIsland> lower_island(const Graph& graph);
+
+// How MatMul's broadcast batch dims map onto gemm.comp's three batch grid
+// dims: sizes and strides (in elements) of A and B per merged dim.
+struct MatmulLayout {
+  int64_t m = 1, n = 1, k = 1;
+  std::array<int64_t, 3> batch{1, 1, 1};
+  std::array<int64_t, 3> a_batch_stride{0, 0, 0};
+  std::array<int64_t, 3> b_batch_stride{0, 0, 0};
+  int64_t batch_count() const { return batch[0] * batch[1] * batch[2]; }
+};
+// kUnsupported when the batch dims do not merge into three.
+Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b);
+
+}  // namespace hetsched::vulkan

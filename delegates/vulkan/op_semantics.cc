@@ -1,0 +1,391 @@
+#include "delegates/vulkan/op_semantics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "graph/op_schema.h"
+
+namespace hetsched::vulkan {
+
+namespace {
+
+const Tensor* constant_input(const Graph& graph, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+  return graph.value(n.inputs[i]).constant.get();
+}
+
+bool has_input(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i] != kNoValue; }
+
+Result<std::vector<int64_t>> window_ints(const Attributes& attrs, const std::string& name, size_t count,
+                                         int64_t fallback) {
+  HS_ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.get_ints(name, std::vector<int64_t>(count, fallback)));
+  if (v.size() != count)
+    return invalid_argument("attribute '" + name + "' has " + std::to_string(v.size()) + " values, expected " +
+                            std::to_string(count));
+  return v;
+}
+
+}  // namespace
+
+bool is_unary_elementwise(std::string_view op) {
+  for (std::string_view u : {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid", "HardSwish", "Sin",
+                             "Cos", "Reciprocal", "Sqrt"})
+    if (op == u) return true;
+  return false;
+}
+
+std::optional<OpCode> binary_op_code(std::string_view op) {
+  if (op == "Add") return OpCode::kAdd;
+  if (op == "Sub") return OpCode::kSub;
+  if (op == "Mul") return OpCode::kMul;
+  if (op == "Div") return OpCode::kDiv;
+  if (op == "Pow") return OpCode::kPow;
+  return std::nullopt;
+}
+
+Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  static const std::pair<std::string_view, OpCode> kPlain[] = {
+      {"Relu", OpCode::kRelu},
+      {"Sigmoid", OpCode::kSigmoid},
+      {"Tanh", OpCode::kTanh},
+      {"Exp", OpCode::kExp},
+      {"Neg", OpCode::kNeg},
+      {"Abs", OpCode::kAbs},
+      {"Sin", OpCode::kSin},
+      {"Cos", OpCode::kCos},
+      {"Reciprocal", OpCode::kReciprocal},
+      {"Sqrt", OpCode::kSqrt},
+      {"HardSwish", OpCode::kHardSwish},
+  };
+  for (const auto& [name, code] : kPlain)
+    if (n.op == name) return UnaryOp{code};
+  if (n.op == "HardSigmoid") {
+    HS_ASSIGN_OR_RETURN(const float alpha, n.attrs.get_float("alpha", 0.2f));
+    HS_ASSIGN_OR_RETURN(const float beta, n.attrs.get_float("beta", 0.5f));
+    return UnaryOp{OpCode::kHardSigmoid, alpha, beta};
+  }
+  if (n.op == "Clip") {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    UnaryOp op{OpCode::kClip, -kInf, kInf};
+    if (graph.opset() <= 10) {
+      HS_ASSIGN_OR_RETURN(op.p0, n.attrs.get_float("min", -kInf));
+      HS_ASSIGN_OR_RETURN(op.p1, n.attrs.get_float("max", kInf));
+      return op;
+    }
+    for (size_t i = 1; i <= 2; ++i) {
+      if (!has_input(n, i)) continue;
+      const Tensor* t = constant_input(graph, n, i);
+      if (!t) return unsupported(std::string("Clip's ") + (i == 1 ? "min" : "max") + " must be a constant");
+      if (t->dtype() != DType::kFloat32 || t->num_elements() != 1)
+        return invalid_argument("Clip's bound must be an f32 scalar, got " + t->type().to_string());
+      (i == 1 ? op.p0 : op.p1) = t->data<float>()[0];
+    }
+    return op;
+  }
+  return unsupported("op " + n.op + " is not a unary elementwise op");
+}
+
+Result<BatchNormFactors> read_batch_norm(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  const Tensor* params[5] = {};
+  for (size_t i = 1; i < 5; ++i) {
+    params[i] = constant_input(graph, n, i);
+    if (!params[i]) return unsupported(std::string("BatchNormalization's ") + kNames[i] + " must be a constant");
+  }
+  HS_ASSIGN_OR_RETURN(const float epsilon, n.attrs.get_float("epsilon", 1e-5f));
+  const int64_t channels = params[1]->num_elements();
+  BatchNormFactors f;
+  f.mul.resize(static_cast<size_t>(channels));
+  f.add.resize(static_cast<size_t>(channels));
+  const float* scale = params[1]->data<float>();
+  const float* shift = params[2]->data<float>();
+  const float* mean = params[3]->data<float>();
+  const float* var = params[4]->data<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    f.mul[c] = scale[c] / std::sqrt(var[c] + epsilon);
+    f.add[c] = shift[c] - mean[c] * f.mul[c];
+  }
+  return f;
+}
+
+Result<Window2d> window_2d(const Attributes& attrs, const Shape& x, const std::vector<int64_t>& kernel, const Shape& y,
+                           bool ceil_mode) {
+  const size_t nsp = kernel.size();
+  if (nsp < 1 || nsp > 2 || x.size() != nsp + 2 || y.size() != nsp + 2)
+    return unsupported("only 1-D and 2-D windows over (N, C, spatial...) are supported, got input " +
+                       shape_to_string(x) + " and output " + shape_to_string(y));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, window_ints(attrs, "strides", nsp, 1));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations, window_ints(attrs, "dilations", nsp, 1));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, window_ints(attrs, "pads", 2 * nsp, 0));
+  HS_ASSIGN_OR_RETURN(const std::string auto_pad, attrs.get_string("auto_pad", "NOTSET"));
+  std::vector<int64_t> in(nsp), out(nsp), begin(nsp), end(nsp);
+  for (size_t i = 0; i < nsp; ++i) {
+    in[i] = x[2 + i];
+    const int64_t s = strides[i];
+    const int64_t dk = (kernel[i] - 1) * dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      // Just enough padding for ceil(in / stride) windows; the odd pixel
+      // goes at the end for SAME_UPPER, at the start for SAME_LOWER.
+      out[i] = (in[i] + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * s + dk - in[i]);
+      begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end[i] = total - begin[i];
+      continue;
+    }
+    const bool valid = auto_pad == "VALID";
+    begin[i] = valid ? 0 : pads[i];
+    end[i] = valid ? 0 : pads[nsp + i];
+    const int64_t span = in[i] + begin[i] + end[i] - dk;
+    out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // Under ceil_mode a last window starting in the end padding is dropped.
+    if (ceil_mode && (out[i] - 1) * s >= in[i] + begin[i]) --out[i];
+  }
+  if (!std::equal(out.begin(), out.end(), y.begin() + 2))
+    return invalid_argument("output " + shape_to_string(y) + " does not have the spatial dims " + shape_to_string(out) +
+                            " that the window attributes give");
+  Window2d g;
+  const size_t w = nsp - 1;
+  g.in_w = in[w];
+  g.out_w = out[w];
+  g.kernel_w = kernel[w];
+  g.stride_w = strides[w];
+  g.dilation_w = dilations[w];
+  g.pad_left = begin[w];
+  g.pad_right = end[w];
+  if (nsp == 2) {
+    g.in_h = in[0];
+    g.out_h = out[0];
+    g.kernel_h = kernel[0];
+    g.stride_h = strides[0];
+    g.dilation_h = dilations[0];
+    g.pad_top = begin[0];
+    g.pad_bottom = end[0];
+  }
+  return g;
+}
+
+Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  const int64_t rank = static_cast<int64_t>(graph.value(n.inputs[0]).type.rank());
+  std::vector<int64_t> axes;
+  if (has_input(n, 1)) {
+    const Tensor* t = constant_input(graph, n, 1);
+    if (!t) return unsupported("ReduceMean's axes must be a constant");
+    axes = t->to_int64_vector();
+  } else {
+    HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));
+  }
+  HS_ASSIGN_OR_RETURN(const int64_t noop, n.attrs.get_int("noop_with_empty_axes", 0));
+  if (axes.empty()) {
+    if (noop != 0) return std::optional<std::vector<int64_t>>();
+    axes.resize(static_cast<size_t>(rank));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  for (int64_t& a : axes) {
+    HS_ASSIGN_OR_RETURN(a, normalize_axis(a, rank));
+  }
+  return std::optional<std::vector<int64_t>>(std::move(axes));
+}
+
+Result<SliceWindow> read_slice(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  const Shape& in = graph.value(n.inputs[0]).type.shape;
+  const size_t rank = in.size();
+  std::vector<int64_t> starts, ends, axes, steps;
+  bool has_axes = false, has_steps = false;
+  if (graph.opset() < 10) {
+    HS_ASSIGN_OR_RETURN(starts, n.attrs.require_ints("starts"));
+    HS_ASSIGN_OR_RETURN(ends, n.attrs.require_ints("ends"));
+    has_axes = n.attrs.has("axes");
+    HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));
+  } else {
+    const Tensor* parts[5] = {};
+    for (size_t i = 1; i < 5; ++i) {
+      if (!has_input(n, i)) continue;
+      parts[i] = constant_input(graph, n, i);
+      if (!parts[i]) return unsupported("Slice's starts, ends, axes and steps must be constants");
+    }
+    if (!parts[1] || !parts[2]) return invalid_argument("Slice needs starts and ends inputs from opset 10 on");
+    starts = parts[1]->to_int64_vector();
+    ends = parts[2]->to_int64_vector();
+    if ((has_axes = parts[3] != nullptr)) axes = parts[3]->to_int64_vector();
+    if ((has_steps = parts[4] != nullptr)) steps = parts[4]->to_int64_vector();
+  }
+  if (!has_axes) {
+    axes.resize(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (!has_steps) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return invalid_argument("Slice's starts, ends, axes and steps differ in length");
+  SliceWindow w;
+  w.start.assign(rank, 0);
+  w.step.assign(rank, 1);
+  w.shape = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(axes[i], static_cast<int64_t>(rank)));
+    const size_t d = static_cast<size_t>(axis);
+    const int64_t dim = in[d];
+    int64_t s = starts[i], e = ends[i];
+    const int64_t st = steps[i];
+    if (st == 0) return invalid_argument("Slice has a step of 0");
+    if (dim == 0) continue;
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    int64_t span = 0, stride = 0;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      span = e - s;
+      stride = st;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      span = s - e;
+      stride = st == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -st;
+    }
+    w.shape[d] = span > 0 ? 1 + (span - 1) / stride : 0;
+    // A step beyond the dim visits one element; capping it keeps offsets small.
+    w.start[d] = std::min(s, dim - 1);
+    w.step[d] = st > 0 ? std::min(st, dim) : std::max(st, -dim);
+  }
+  return w;
+}
+
+Result<std::vector<int32_t>> read_gather_indices(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  const Tensor* t = constant_input(graph, n, 1);
+  if (!t) return unsupported("indices must be a constant (indices computed at run time are not supported)");
+  if (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)
+    return invalid_argument("indices must be i64 or i32, got " + t->type().to_string());
+  const Shape& data = graph.value(n.inputs[0]).type.shape;
+  HS_ASSIGN_OR_RETURN(const int64_t raw_axis, n.attrs.get_int("axis", 0));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(raw_axis, static_cast<int64_t>(data.size())));
+  const int64_t dim = data[static_cast<size_t>(axis)];
+  std::vector<int32_t> out(static_cast<size_t>(t->num_elements()));
+  for (int64_t i = 0; i < t->num_elements(); ++i) {
+    int64_t idx = t->int_at(i);
+    if (idx < -dim || idx >= dim)
+      return invalid_argument("index " + std::to_string(idx) + " (element " + std::to_string(i) +
+                              " of the indices) is out of range [" + std::to_string(-dim) + ", " +
+                              std::to_string(dim - 1) + "] for axis " + std::to_string(axis) + " of size " +
+                              std::to_string(dim));
+    if (idx < 0) idx += dim;
+    out[static_cast<size_t>(i)] = static_cast<int32_t>(idx);
+  }
+  return out;
+}
+
+namespace {
+
+enum class Transform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
+enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+template <typename E>
+Result<E> pick(const Attributes& attrs, const std::string& attr, const std::string& fallback,
+               std::initializer_list<std::pair<std::string_view, E>> choices) {
+  HS_ASSIGN_OR_RETURN(const std::string v, attrs.get_string(attr, fallback));
+  for (const auto& [name, e] : choices)
+    if (name == v) return e;
+  return unsupported("attribute " + attr + "=" + v + " not supported");
+}
+
+// ONNX's map from an output coordinate to a (fractional) input coordinate.
+double to_input(Transform t, int64_t out_x, double scale, int64_t in_len, int64_t out_len) {
+  const double x = static_cast<double>(out_x);
+  switch (t) {
+    case Transform::kHalfPixel: return (x + 0.5) / scale - 0.5;
+    case Transform::kPytorchHalfPixel: return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Transform::kAlignCorners:
+      return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    case Transform::kAsymmetric: return x / scale;
+    case Transform::kTfHalfPixelForNearest: return (x + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+int64_t round_to_index(Rounding r, double x) {
+  const double f = std::floor(x);
+  const double frac = x - f;
+  switch (r) {
+    case Rounding::kRoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? f : f + 1.0);
+    case Rounding::kRoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? f : f + 1.0);
+    case Rounding::kFloor: return static_cast<int64_t>(f);
+    case Rounding::kCeil: return static_cast<int64_t>(std::ceil(x));
+  }
+  return 0;
+}
+
+std::vector<ResizeTap> axis_taps(bool linear, Transform transform, Rounding rounding, double scale, int64_t in_len,
+                                 int64_t out_len) {
+  std::vector<ResizeTap> taps(static_cast<size_t>(out_len));
+  for (int64_t o = 0; o < out_len; ++o) {
+    const double x = to_input(transform, o, scale, in_len, out_len);
+    ResizeTap& t = taps[static_cast<size_t>(o)];
+    if (!linear) {
+      t.lo = t.hi = std::clamp<int64_t>(round_to_index(rounding, x), 0, in_len - 1);
+      continue;
+    }
+    const double c = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
+    t.lo = static_cast<int64_t>(std::floor(c));
+    t.hi = std::min(t.lo + 1, in_len - 1);
+    t.weight = static_cast<float>(c - static_cast<double>(t.lo));
+  }
+  return taps;
+}
+
+}  // namespace
+
+Result<ResizeTaps> resize_taps(const Graph& graph, NodeId node) {
+  const Node& n = graph.node(node);
+  const Shape& x = graph.value(n.inputs[0]).type.shape;
+  const Shape& y = graph.value(n.outputs[0]).type.shape;
+  ResizeTaps taps;
+  HS_ASSIGN_OR_RETURN(taps.linear, pick<bool>(n.attrs, "mode", "nearest", {{"nearest", false}, {"linear", true}}));
+  Transform transform = Transform::kAsymmetric;
+  Rounding rounding = Rounding::kFloor;
+  const Tensor* scales = nullptr;
+  auto optional_constant = [&](size_t i) -> const Tensor* {
+    const Tensor* t = constant_input(graph, n, i);
+    return t && t->num_elements() > 0 ? t : nullptr;
+  };
+  if (graph.opset() < 11) {
+    // Resize-10 is what ONNX's version converter turns into asymmetric + floor.
+    scales = optional_constant(1);
+  } else {
+    HS_ASSIGN_OR_RETURN(transform, pick<Transform>(n.attrs, "coordinate_transformation_mode", "half_pixel",
+                                                   {{"half_pixel", Transform::kHalfPixel},
+                                                    {"asymmetric", Transform::kAsymmetric},
+                                                    {"align_corners", Transform::kAlignCorners},
+                                                    {"pytorch_half_pixel", Transform::kPytorchHalfPixel},
+                                                    {"tf_half_pixel_for_nearest", Transform::kTfHalfPixelForNearest}}));
+    HS_ASSIGN_OR_RETURN(rounding, pick<Rounding>(n.attrs, "nearest_mode", "round_prefer_floor",
+                                                 {{"round_prefer_floor", Rounding::kRoundPreferFloor},
+                                                  {"round_prefer_ceil", Rounding::kRoundPreferCeil},
+                                                  {"floor", Rounding::kFloor},
+                                                  {"ceil", Rounding::kCeil}}));
+    scales = optional_constant(2);
+  }
+  double scale_h = 0, scale_w = 0;
+  if (scales) {
+    if (scales->dtype() != DType::kFloat32 || scales->num_elements() != 4)
+      return invalid_argument("Resize's scales must be 4 f32 values, got " + scales->type().to_string());
+    scale_h = scales->data<float>()[2];
+    scale_w = scales->data<float>()[3];
+  } else {
+    // Given sizes, ONNX defines the scale as output / input length.
+    scale_h = static_cast<double>(y[2]) / static_cast<double>(x[2]);
+    scale_w = static_cast<double>(y[3]) / static_cast<double>(x[3]);
+  }
+  if (!(scale_h > 0.0) || !(scale_w > 0.0)) return invalid_argument("Resize's scales must be positive");
+  taps.rows = axis_taps(taps.linear, transform, rounding, scale_h, x[2], y[2]);
+  taps.cols = axis_taps(taps.linear, transform, rounding, scale_w, x[3], y[3]);
+  return taps;
+}
+
+}  // namespace hetsched::vulkan

@@ -1,0 +1,141 @@
+#include "delegates/vulkan/op_support.h"
+
+#include <algorithm>
+#include <string>
+
+#include "delegates/vulkan/kernel_params.h"
+#include "delegates/vulkan/lowering.h"
+#include "delegates/vulkan/op_semantics.h"
+
+namespace hetsched::vulkan {
+
+namespace {
+
+// The foundation op set, by family: elementwise, NN, data movement.
+// clang-format off
+constexpr std::string_view kOps[] = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid",
+    "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt",
+    "Conv", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
+    "ReduceMean",
+    "Transpose", "Reshape", "Flatten", "Identity", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
+    "GatherElements", "Resize",
+};
+// clang-format on
+
+// Inputs that only steer shape inference or the host-side lowering (shapes,
+// axes, slice bounds, scales, indices): they are never bound as f32 data.
+bool is_meta_input(std::string_view op, size_t i) {
+  if (i == 0) return false;
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "ReduceMean" || op == "Slice" ||
+      op == "Resize" || op == "Gather" || op == "GatherElements")
+    return true;
+  return false;
+}
+
+// The checks every tensor a node reads as data or writes must pass.
+std::string check_tensor(const Value& v, const char* role, const DeviceLimits& limits) {
+  const std::string who = std::string(role) + " '" + v.name + "'";
+  if (!v.type_known) return "shape of " + who + " is not inferred";
+  if (v.type.dtype != DType::kFloat32)
+    return "dtype " + std::string(dtype_name(v.type.dtype)) + " not supported (" + who + ")";
+  if (!v.type.is_static()) return "dynamic shape " + shape_to_string(v.type.shape) + " not supported (" + who + ")";
+  if (v.type.num_elements() == 0) return "empty tensor " + v.type.to_string() + " not supported (" + who + ")";
+  if (v.type.rank() > kMaxRank)
+    return "rank " + std::to_string(v.type.rank()) + " > " + std::to_string(kMaxRank) + " not supported (" + who + ")";
+  if (v.type.byte_size() > limits.max_storage_buffer_range)
+    return "tensor '" + v.name + "' of " + std::to_string(v.type.byte_size()) +
+           " bytes exceeds maxStorageBufferRange " + std::to_string(limits.max_storage_buffer_range);
+  return {};
+}
+
+Capability from(const Status& s) { return s.is_ok() ? Capability::yes() : Capability::no(s.message()); }
+
+Capability grid_fits(uint64_t groups, const char* what, const DeviceLimits& limits) {
+  if (groups > limits.max_workgroups_per_dim)
+    return Capability::no(std::string(what) + " needs " + std::to_string(groups) +
+                          " workgroups in one grid dimension, more than maxComputeWorkGroupCount " +
+                          std::to_string(limits.max_workgroups_per_dim));
+  return Capability::yes();
+}
+
+uint64_t tiles(int64_t n) { return static_cast<uint64_t>((n + kGemmTile - 1) / kGemmTile); }
+
+// Op-specific checks, after every tensor passed check_tensor.
+Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
+  const Node& n = graph.node(id);
+  const std::string& op = n.op;
+  auto shape_of = [&](size_t i) -> const Shape& { return graph.value(n.inputs[i]).type.shape; };
+  if (op == "Clip" || op == "HardSigmoid") return from(read_unary_op(graph, id).status());
+  if (op == "BatchNormalization") {
+    if (n.outputs.size() > 1) return Capability::no("BatchNormalization training outputs not supported");
+    return from(read_batch_norm(graph, id).status());
+  }
+  if (op == "Conv") {
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != kNoValue && !graph.value(n.inputs[i]).is_constant())
+        return Capability::no(std::string(i == 1 ? "weight W" : "bias B") + " must be a constant");
+    const Shape& w = shape_of(1);
+    const Shape& y = graph.value(n.outputs[0]).type.shape;
+    Result<Window2d> win = window_2d(n.attrs, shape_of(0), std::vector<int64_t>(w.begin() + 2, w.end()), y, false);
+    if (!win.is_ok()) return from(win.status());
+    Result<int64_t> group = n.attrs.get_int("group", 1);
+    if (!group.is_ok()) return from(group.status());
+    const int64_t pixels = y[0] * win->out_h * win->out_w;
+    Capability c = grid_fits(tiles(pixels), "Conv's output pixels", limits);
+    if (c.supported) c = grid_fits(static_cast<uint64_t>(*group), "Conv's groups", limits);
+    return c;
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (n.outputs.size() > 1) return Capability::no("MaxPool's Indices output not supported");
+    Result<std::vector<int64_t>> kernel = n.attrs.require_ints("kernel_shape");
+    if (!kernel.is_ok()) return from(kernel.status());
+    Result<int64_t> ceil_mode = n.attrs.get_int("ceil_mode", 0);
+    if (!ceil_mode.is_ok()) return from(ceil_mode.status());
+    return from(
+        window_2d(n.attrs, shape_of(0), *kernel, graph.value(n.outputs[0]).type.shape, *ceil_mode != 0).status());
+  }
+  if (op == "MatMul") {
+    Result<MatmulLayout> layout = matmul_layout(shape_of(0), shape_of(1));
+    if (!layout.is_ok()) return from(layout.status());
+    Capability c = grid_fits(tiles(layout->m), "MatMul's rows", limits);
+    if (c.supported) c = grid_fits(tiles(layout->n), "MatMul's columns", limits);
+    if (c.supported) c = grid_fits(static_cast<uint64_t>(layout->batch_count()), "MatMul's batch", limits);
+    return c;
+  }
+  if (op == "Gemm") {
+    const Shape& y = graph.value(n.outputs[0]).type.shape;
+    Capability c = grid_fits(tiles(y[0]), "Gemm's rows", limits);
+    if (c.supported) c = grid_fits(tiles(y[1]), "Gemm's columns", limits);
+    return c;
+  }
+  if (op == "ReduceMean") return from(read_reduce_axes(graph, id).status());
+  if (op == "Slice") return from(read_slice(graph, id).status());
+  if (op == "Gather" || op == "GatherElements") return from(read_gather_indices(graph, id).status());
+  if (op == "Resize") return from(resize_taps(graph, id).status());
+  return Capability::yes();
+}
+
+}  // namespace
+
+std::span<const std::string_view> vulkan_ops() { return kOps; }
+
+Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& limits) {
+  const Node& n = graph.node(node);
+  if (std::find(std::begin(kOps), std::end(kOps), n.op) == std::end(kOps))
+    return Capability::no("op " + n.op + " not implemented");
+  for (ValueId out : n.outputs) {
+    const std::string why = check_tensor(graph.value(out), "output", limits);
+    if (!why.empty()) return Capability::no(why);
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] == kNoValue || is_meta_input(n.op, i)) continue;
+    // Clip's bounds are scalars folded into the op (checked in check_op).
+    if (n.op == "Clip" && i > 0) continue;
+    const std::string why = check_tensor(graph.value(n.inputs[i]), "input", limits);
+    if (!why.empty()) return Capability::no(why);
+  }
+  return check_op(graph, node, limits);
+}
+
+}  // namespace hetsched::vulkan

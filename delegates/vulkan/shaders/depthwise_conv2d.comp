@@ -1,0 +1,55 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Convolution whose groups each read one input channel (depthwise, with any
+// channel multiplier). An implicit GEMM would fill one column of its 64-wide
+// channel tile, so this path instead gives each invocation one output and
+// walks the window directly; it is memory bound either way. Weights keep
+// their ONNX layout [out channel][1][kh][kw]. Same push constants as
+// conv2d.comp (ConvPush).
+#include "common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(set = 0, binding = 1) readonly buffer W { float w[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+
+layout(push_constant) uniform Push {
+  uint batch, channels, in_h, in_w;
+  uint out_channels, out_h, out_w;
+  uint group_channels, group_out;
+  uint kernel_h, kernel_w, stride_h, stride_w;
+  uint dilation_h, dilation_w, pad_top, pad_left;
+  uint has_bias;
+  uint epilogue_ops;
+  // Scalars, not a vec4: a vec4 would be aligned to 16 bytes in the block.
+  float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
+} pc;
+
+void main() {
+  const uint idx = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  const uint plane = pc.out_h * pc.out_w;
+  if (idx >= pc.batch * pc.out_channels * plane) return;
+  const uint ow = idx % pc.out_w;
+  const uint oh = (idx / pc.out_w) % pc.out_h;
+  const uint oc = (idx / plane) % pc.out_channels;
+  const uint n = idx / (plane * pc.out_channels);
+  const uint c = oc / pc.group_out;  // one input channel per group
+  const uint x_base = (n * pc.channels + c) * pc.in_h * pc.in_w;
+  const uint w_base = oc * pc.kernel_h * pc.kernel_w;
+  const int ih0 = int(oh * pc.stride_h) - int(pc.pad_top);
+  const int iw0 = int(ow * pc.stride_w) - int(pc.pad_left);
+  float acc = 0.0;
+  for (uint kh = 0u; kh < pc.kernel_h; ++kh) {
+    const int ih = ih0 + int(kh * pc.dilation_h);
+    if (ih < 0 || ih >= int(pc.in_h)) continue;
+    for (uint kw = 0u; kw < pc.kernel_w; ++kw) {
+      const int iw = iw0 + int(kw * pc.dilation_w);
+      if (iw < 0 || iw >= int(pc.in_w)) continue;
+      acc = fma(w[w_base + kh * pc.kernel_w + kw], x[x_base + uint(ih) * pc.in_w + uint(iw)], acc);
+    }
+  }
+  if (pc.has_bias != 0u) acc += bias[oc];
+  y[idx] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), acc);
+}

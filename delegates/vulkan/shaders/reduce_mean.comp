@@ -1,0 +1,61 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// ReduceMean and GlobalAveragePool: each workgroup of 64 invocations
+// reduces one output over any set of axes (kept and reduced dims with their
+// input strides), in a tree through shared memory. Layout of the parameter
+// block: ReduceParams in delegates/vulkan/kernel_params.h.
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
+layout(set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(set = 0, binding = 2) writeonly buffer Y { float y[]; };
+
+layout(push_constant) uniform Push { uint base; } pc;
+
+const uint kMaxRank = 8u;
+const uint kOutputs = 0u;
+const uint kCount = 1u;
+const uint kKeptRank = 2u;
+const uint kReducedRank = 3u;
+const uint kScale = 4u;
+const uint kKeptDims = 8u;
+const uint kKeptStrides = 16u;
+const uint kReducedDims = 24u;
+const uint kReducedStrides = 32u;
+
+shared float partial[64];
+
+void main() {
+  const uint base = pc.base;
+  const uint o = linear_group();
+  if (o >= params[base + kOutputs]) return;  // uniform across the workgroup
+  const uint count = params[base + kCount];
+  uint start = 0u;
+  uint rest = o;
+  for (uint d = params[base + kKeptRank]; d-- > 0u;) {
+    const uint dim = params[base + kKeptDims + d];
+    start += (rest % dim) * params[base + kKeptStrides + d];
+    rest /= dim;
+  }
+  const uint reduced_rank = params[base + kReducedRank];
+  float sum = 0.0;
+  for (uint i = gl_LocalInvocationID.x; i < count; i += 64u) {
+    uint offset = start;
+    uint r = i;
+    for (uint d = reduced_rank; d-- > 0u;) {
+      const uint dim = params[base + kReducedDims + d];
+      offset += (r % dim) * params[base + kReducedStrides + d];
+      r /= dim;
+    }
+    sum += x[offset];
+  }
+  partial[gl_LocalInvocationID.x] = sum;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (gl_LocalInvocationID.x < s) partial[gl_LocalInvocationID.x] += partial[gl_LocalInvocationID.x + s];
+    barrier();
+  }
+  if (gl_LocalInvocationID.x == 0u) y[o] = partial[0] * uintBitsToFloat(params[base + kScale]);
+}

@@ -1,0 +1,254 @@
+#include "delegates/vulkan/vulkan_delegate.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "delegates/vulkan/island_blob.h"
+#include "delegates/vulkan/kernel_library.h"
+#include "delegates/vulkan/lowering.h"
+#include "delegates/vulkan/op_support.h"
+#include "delegates/vulkan/vulkan_island.h"
+#include "graph/subgraph.h"
+#include "shared_gpu/device_info.h"
+#include "shared_gpu/instance.h"
+#include "shared_gpu/shared_gpu_registry.h"
+#include "shared_gpu/vk_loader.h"
+#include "sync/sync_mode.h"
+
+namespace hetsched::vulkan {
+
+namespace {
+
+// Rough throughput the auto policy's cost model assumes for a discrete GPU
+// (a mid-range part: 10 TFLOP/s fp32, 500 GB/s), plus the cost of one
+// dispatch and its barrier.
+constexpr double kAssumedFlops = 10e12;
+constexpr double kAssumedBandwidth = 500e9;
+constexpr double kDispatchSeconds = 5e-6;
+
+struct Settings {
+  std::string device = "auto";
+  ContextSpec spec;
+  SyncMode sync = SyncMode::kTimeline;
+  bool validation = false;
+  bool timestamps = false;
+};
+
+Result<bool> parse_flag(const std::string& key, const std::string& value) {
+  if (value == "1" || value == "true") return true;
+  if (value == "0" || value == "false" || value.empty()) return false;
+  return invalid_argument("option " + key + " is '" + value + "', expected 0 or 1");
+}
+
+// `base` with the options present in `options` applied.
+Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
+  for (const auto& [key, value] : options) {
+    if (key == "device") {
+      base.device = value.empty() ? "auto" : value;
+    } else if (key == "gpu_shared_context_token") {
+      if (!value.empty()) base.spec.token = value;
+    } else if (key == "gpu_shared_group_id") {
+      try {
+        size_t used = 0;
+        base.spec.group = std::stoll(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+      } catch (...) {
+        return invalid_argument("option gpu_shared_group_id '" + value + "' is not an integer");
+      }
+    } else if (key == "gpu_shared_context_mode") {
+      HS_ASSIGN_OR_RETURN(base.spec.mode, parse_context_mode(value));
+    } else if (key == "gpu_shared_sync_mode") {
+      HS_ASSIGN_OR_RETURN(base.sync, parse_sync_mode(value));
+    } else if (key == "gpu_validation") {
+      HS_ASSIGN_OR_RETURN(base.validation, parse_flag(key, value));
+    } else if (key == "gpu_timestamps") {
+      HS_ASSIGN_OR_RETURN(base.timestamps, parse_flag(key, value));
+    }
+  }
+  return base;
+}
+
+DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk) {
+  DeviceLimits limits;
+  limits.max_storage_buffer_range = vk.maxStorageBufferRange;
+  limits.max_workgroups_per_dim =
+      std::min({vk.maxComputeWorkGroupCount[0], vk.maxComputeWorkGroupCount[1], vk.maxComputeWorkGroupCount[2]});
+  return limits;
+}
+
+// The limits of the device `selector` picks, through a short-lived instance
+// (no device is created), for supports() before any island was initialised.
+Result<DeviceLimits> probe_device_limits(const std::string& selector) {
+  HS_RETURN_IF_ERROR(load_vulkan_loader());
+  InstanceOptions options;
+  options.app_name = "hetsched-probe";
+  HS_ASSIGN_OR_RETURN(VkInstance instance, create_vulkan_instance(options));
+  Result<DeviceLimits> out = [&]() -> Result<DeviceLimits> {
+    HS_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physical, list_physical_devices(instance));
+    std::vector<DeviceInfo> devices;
+    for (size_t i = 0; i < physical.size(); ++i)
+      devices.push_back(inspect_device(physical[i], static_cast<uint32_t>(i)));
+    HS_ASSIGN_OR_RETURN(const uint32_t chosen, select_device(devices, selector));
+    VkPhysicalDeviceProperties properties{};
+    vkGetPhysicalDeviceProperties(physical[chosen], &properties);
+    return limits_of(properties.limits);
+  }();
+  vkDestroyInstance(instance, nullptr);
+  return out;
+}
+
+// What the delegate keeps per context: its own command pool and the
+// pipelines, shared with the islands it makes there.
+struct ContextState {
+  std::shared_ptr<SharedGpuContext> context;
+  std::shared_ptr<DelegatePool> pool;
+  std::shared_ptr<KernelLibrary> library;
+};
+
+class VulkanDelegate final : public Delegate {
+ public:
+  explicit VulkanDelegate(Settings settings) : settings_(std::move(settings)) {}
+
+  std::string_view name() const override { return "vulkan"; }
+  std::string resource() const override { return "gpu:" + settings_.spec.key(); }
+  MemoryDomain::Kind memory_kind() const override { return MemoryDomain::Kind::kDevice; }
+
+  Capability supports(const Graph& graph, NodeId node) const override {
+    Result<DeviceLimits> limits = device_limits();
+    if (!limits.is_ok()) return Capability::no("no usable Vulkan device: " + limits.status().message());
+    return vulkan_supports(graph, node, *limits);
+  }
+
+  CostEstimate estimate(const Graph& graph, NodeId node) const override {
+    const Node& n = graph.node(node);
+    CostEstimate cost;
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
+    for (ValueId v : n.outputs) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
+    const TensorType& out = graph.value(n.outputs[0]).type;
+    if (n.op == "Conv") {
+      const Shape& w = graph.value(n.inputs[1]).type.shape;
+      double per_output = 2.0;
+      for (size_t d = 1; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
+      cost.flops = per_output * static_cast<double>(out.num_elements());
+    } else if (n.op == "MatMul" || n.op == "Gemm") {
+      const Shape& a = graph.value(n.inputs[0]).type.shape;
+      const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0).is_ok() && *n.attrs.get_int("transA", 0);
+      const int64_t k = trans_a ? a[0] : a.back();
+      cost.flops = 2.0 * static_cast<double>(k) * static_cast<double>(out.num_elements());
+    } else {
+      cost.flops = static_cast<double>(out.num_elements());
+    }
+    cost.seconds = std::max(cost.flops / kAssumedFlops, cost.bytes / kAssumedBandwidth) + kDispatchSeconds;
+    return cost;
+  }
+
+  // Checks what does not depend on the device (limits are checked again at
+  // init, on the device that runs the island) and writes the sub-graph.
+  Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {
+    (void)specs;
+    DeviceLimits unbounded;
+    unbounded.max_storage_buffer_range = std::numeric_limits<uint64_t>::max();
+    unbounded.max_workgroups_per_dim = std::numeric_limits<uint32_t>::max();
+    for (NodeId id : island.nodes) {
+      const Capability c = vulkan_supports(*island.graph, id, unbounded);
+      if (!c.supported)
+        return unsupported("failed to compile Vulkan island " + std::to_string(island.id) + ": " +
+                           island.graph->describe_node(id) + ": " + c.reason);
+    }
+    Graph sub = extract_subgraph(*island.graph, island.nodes, island.inputs, island.outputs);
+    sub.set_name(island.graph->name() + "/vulkan" + std::to_string(island.id));
+    return encode_island_blob(sub);
+  }
+
+  Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
+    const std::string prefix = "failed to init Vulkan island " + std::to_string(ctx.island_id) + ": ";
+    Result<Graph> graph = decode_island_blob(blob);
+    if (!graph.is_ok()) return graph.status().with_context(prefix);
+    Result<Settings> settings = parse_settings(ctx.options, settings_);
+    if (!settings.is_ok()) return settings.status().with_context(prefix);
+    bool created = false;
+    Result<ContextState> state = context_for(*settings, created);
+    if (!state.is_ok()) return state.status().with_context(prefix);
+    const DeviceLimits limits = limits_of(state->context->limits());
+    for (NodeId id = 0; id < static_cast<NodeId>(graph->num_nodes()); ++id) {
+      const Capability c = vulkan_supports(*graph, id, limits);
+      if (!c.supported)
+        return unsupported(prefix + graph->describe_node(id) + ": " + c.reason + " on '" +
+                           std::string(state->context->device_name()) + "'");
+    }
+    Result<LoweredIsland> lowered = lower_island(*graph);
+    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    VulkanIslandOptions options;
+    options.island_id = ctx.island_id;
+    options.context_key = settings->spec.key();
+    options.gpu_timestamps = settings->timestamps;
+    const size_t dispatches = lowered->dispatch_count();
+    Result<std::unique_ptr<VulkanIsland>> island =
+        VulkanIsland::create(state->context, state->pool, state->library, std::move(lowered).value(), options);
+    if (!island.is_ok()) return island.status().with_context(prefix);
+    spdlog::debug("[Vulkan] init: island {}, {} ops ({} dispatches), context {} ({}) on {}", ctx.island_id,
+                  graph->num_nodes(), dispatches, settings->spec.key(), created ? "created" : "reused",
+                  state->context->device_name());
+    return std::unique_ptr<IslandHandle>(std::move(island).value());
+  }
+
+ private:
+  // The context for `settings` with this delegate's pool and pipelines on
+  // it, resolved through the registry on first use and kept afterwards.
+  // `created` tells whether this call made the context.
+  Result<ContextState> context_for(const Settings& settings, bool& created) {
+    std::lock_guard lock(mutex_);
+    const std::string key = settings.spec.key();
+    auto it = contexts_.find(key);
+    if (it != contexts_.end()) return it->second;
+    GpuContextOptions options;
+    options.device = settings.device;
+    options.enable_validation = settings.validation;
+    HS_ASSIGN_OR_RETURN(ResolvedContext resolved, SharedGpuContextRegistry::get().resolve(settings.spec, [&] {
+      return SharedGpuContext::create(options);
+    }));
+    ContextState state;
+    state.context = resolved.context;
+    state.pool = std::make_shared<DelegatePool>();
+    HS_ASSIGN_OR_RETURN(state.pool->pool, CommandPool::create(*state.context));
+    state.library = std::make_shared<KernelLibrary>(state.context);
+    created = resolved.created;
+    contexts_.emplace(key, state);
+    return state;
+  }
+
+  // The limits supports() checks against: those of a context this delegate
+  // (or another, through the registry) already uses, else the device the
+  // options select, probed once.
+  Result<DeviceLimits> device_limits() const {
+    std::lock_guard lock(mutex_);
+    auto it = contexts_.find(settings_.spec.key());
+    if (it != contexts_.end()) return limits_of(it->second.context->limits());
+    if (auto context = SharedGpuContextRegistry::get().lookup(settings_.spec.key()))
+      return limits_of(context->limits());
+    if (!probed_) probed_ = probe_device_limits(settings_.device);
+    return *probed_;
+  }
+
+  Settings settings_;
+  mutable std::mutex mutex_;
+  std::map<std::string, ContextState> contexts_;        // guarded by mutex_
+  mutable std::optional<Result<DeviceLimits>> probed_;  // guarded by mutex_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Delegate>> make_vulkan_delegate(const DelegateOptions& options) {
+  Result<Settings> settings = parse_settings(options, Settings{});
+  if (!settings.is_ok()) return settings.status().with_context("failed to make vulkan delegate: ");
+  return std::unique_ptr<Delegate>(new VulkanDelegate(std::move(settings).value()));
+}
+
+}  // namespace hetsched::vulkan

@@ -1,0 +1,257 @@
+#include "delegates/vulkan/vulkan_island.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "shared_gpu/vk_check.h"
+
+namespace hetsched::vulkan {
+
+namespace {
+
+// Constants are uploaded through staging buffers of at most this size (or
+// one constant, when a single one is larger), so a big model does not need
+// a second copy of all its weights in host-visible memory at once.
+constexpr VkDeviceSize kStagingChunk = VkDeviceSize{64} << 20;
+
+constexpr VkBufferUsageFlags kStorageAndTransfer =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+// Every step reads and writes through shaders or transfers; one barrier
+// shape covers all their hazards.
+constexpr VkPipelineStageFlags kStepStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kStepWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags kStepAccess =
+    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+bool has_device_local_host_visible(const VkPhysicalDeviceMemoryProperties& memory) {
+  constexpr VkMemoryPropertyFlags kWanted =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+    if ((memory.memoryTypes[i].propertyFlags & kWanted) == kWanted) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<VulkanIsland>> VulkanIsland::create(std::shared_ptr<SharedGpuContext> context,
+                                                           std::shared_ptr<DelegatePool> pool,
+                                                           std::shared_ptr<KernelLibrary> library,
+                                                           LoweredIsland lowered, const VulkanIslandOptions& options) {
+  std::unique_ptr<VulkanIsland> island(new VulkanIsland());
+  island->context_ = std::move(context);
+  island->pool_ = std::move(pool);
+  island->library_ = std::move(library);
+  island->options_ = options;
+  island->node_count_ = lowered.node_count;
+  island->dispatch_count_ = lowered.dispatch_count();
+  HS_RETURN_IF_ERROR(island->allocate_buffers(lowered));
+  HS_RETURN_IF_ERROR(island->upload_constants(lowered));
+  HS_RETURN_IF_ERROR(island->record(lowered));
+  for (int b : lowered.input_buffers)
+    island->inputs_.push_back({&island->buffers_[b], 0, lowered.buffers[b].bytes, TensorLayout::kNchw});
+  for (int b : lowered.output_buffers)
+    island->outputs_.push_back({&island->buffers_[b], 0, lowered.buffers[b].bytes, TensorLayout::kNchw});
+  return island;
+}
+
+VulkanIsland::~VulkanIsland() {
+  if (!context_) return;
+  Status drained;
+  if (unsignalled_pending_.load()) {
+    drained = context_->wait_idle();
+  } else if (last_signalled_.load() != 0) {
+    drained = context_->wait(last_signalled_.load());
+  }
+  if (!drained.is_ok())
+    spdlog::warn("[Vulkan] failed to drain island {} before destroying it: {}", options_.island_id, drained.message());
+  if (command_buffer_ != VK_NULL_HANDLE) {
+    std::lock_guard lock(pool_->mutex);
+    pool_->pool.free(command_buffer_);
+  }
+}
+
+Status VulkanIsland::allocate_buffers(const LoweredIsland& lowered) {
+  // Inputs and outputs go where the executor can memcpy into them when the
+  // device has device-local mapped memory (integrated GPUs, resizable BAR);
+  // elsewhere they stay device-local and the executor stages copies.
+  const MemoryUsage io_usage = has_device_local_host_visible(context_->memory_properties())
+                                   ? MemoryUsage::kDeviceLocalHostVisible
+                                   : MemoryUsage::kDeviceLocal;
+  buffers_.reserve(lowered.buffers.size());
+  for (const BufferPlan& plan : lowered.buffers) {
+    const bool io = plan.role == BufferPlan::Role::kInput || plan.role == BufferPlan::Role::kOutput;
+    Result<Buffer> buffer = Buffer::create(*context_, std::max<uint64_t>(plan.bytes, 4), kStorageAndTransfer,
+                                           io ? io_usage : MemoryUsage::kDeviceLocal);
+    // The mapped heap can be small (a 256 MiB BAR window); plain device
+    // memory still works through staging copies.
+    if (!buffer.is_ok() && io && io_usage != MemoryUsage::kDeviceLocal)
+      buffer =
+          Buffer::create(*context_, std::max<uint64_t>(plan.bytes, 4), kStorageAndTransfer, MemoryUsage::kDeviceLocal);
+    if (!buffer.is_ok())
+      return buffer.status().with_context("failed to allocate buffer '" + plan.name + "' (" +
+                                          std::to_string(plan.bytes) + " bytes): ");
+    buffers_.push_back(std::move(buffer).value());
+  }
+  return Status::ok();
+}
+
+Status VulkanIsland::upload_constants(const LoweredIsland& lowered) {
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < lowered.buffers.size(); ++i)
+    if (lowered.buffers[i].role == BufferPlan::Role::kConstant && !lowered.buffers[i].data.empty())
+      pending.push_back(i);
+  std::lock_guard lock(pool_->mutex);
+  for (size_t first = 0; first < pending.size();) {
+    VkDeviceSize total = 0;
+    size_t last = first;
+    while (last < pending.size() &&
+           (last == first || total + lowered.buffers[pending[last]].data.size() <= kStagingChunk))
+      total += lowered.buffers[pending[last++]].data.size();
+    HS_ASSIGN_OR_RETURN(Buffer staging,
+                        Buffer::create(*context_, total, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryUsage::kUpload));
+    std::vector<std::pair<size_t, VkDeviceSize>> copies;  // buffer, offset in staging
+    VkDeviceSize offset = 0;
+    for (size_t i = first; i < last; ++i) {
+      const std::vector<std::byte>& data = lowered.buffers[pending[i]].data;
+      std::memcpy(staging.mapped() + offset, data.data(), data.size());
+      copies.emplace_back(pending[i], offset);
+      offset += data.size();
+    }
+    HS_RETURN_IF_ERROR(pool_->pool.run_one_shot([&](VkCommandBuffer cmd) {
+      for (const auto& [buffer, at] : copies) {
+        const VkBufferCopy region{at, 0, lowered.buffers[buffer].data.size()};
+        vkCmdCopyBuffer(cmd, staging.handle(), buffers_[buffer].handle(), 1, &region);
+      }
+      record_memory_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT);
+    }));
+    first = last;
+  }
+  return Status::ok();
+}
+
+Status VulkanIsland::record(const LoweredIsland& lowered) {
+  const VkDevice device = context_->device();
+  uint32_t max_bindings = 1;
+  for (const Step& step : lowered.steps) max_bindings = std::max<uint32_t>(max_bindings, step.bindings.size());
+  HS_ASSIGN_OR_RETURN(descriptors_,
+                      DescriptorPool::create(*context_, std::max<uint32_t>(1, dispatch_count_), max_bindings));
+  std::vector<VkDescriptorSet> sets(lowered.steps.size(), VK_NULL_HANDLE);
+  std::vector<const ComputePipeline*> pipelines(lowered.steps.size(), nullptr);
+  for (size_t i = 0; i < lowered.steps.size(); ++i) {
+    const Step& step = lowered.steps[i];
+    if (step.kind != Step::Kind::kDispatch) continue;
+    HS_ASSIGN_OR_RETURN(pipelines[i], library_->pipeline(step.kernel));
+    std::vector<VkDescriptorBufferInfo> infos;
+    for (int b : step.bindings) infos.push_back(buffers_[b].descriptor());
+    HS_ASSIGN_OR_RETURN(sets[i], descriptors_.allocate(*pipelines[i], infos));
+  }
+
+  if (options_.gpu_timestamps) {
+    uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(context_->physical_device(), &families, nullptr);
+    std::vector<VkQueueFamilyProperties> properties(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(context_->physical_device(), &families, properties.data());
+    if (properties[context_->queue_family_index()].timestampValidBits == 0)
+      return unsupported("failed to record Vulkan island: the queue family has no timestamps");
+    VkQueryPoolCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    VkQueryPool query_pool = VK_NULL_HANDLE;
+    HS_VK_RETURN_IF_ERROR(vkCreateQueryPool(device, &info, nullptr, &query_pool));
+    timestamps_ = VkHandle<VkQueryPool>(device, query_pool);
+  }
+
+  std::lock_guard lock(pool_->mutex);
+  HS_ASSIGN_OR_RETURN(command_buffer_, pool_->pool.allocate());
+  const VkCommandBuffer cmd = command_buffer_;
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  // Runs of one island may be queued before the previous one finished
+  // (sync mode none, pipelined requests).
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
+  if (timestamps_) {
+    vkCmdResetQueryPool(cmd, timestamps_.get(), 0, 2);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_.get(), 0);
+  }
+  // Work submitted earlier (the executor's uploads and copies, the previous
+  // run of this island) finishes writing, and stops reading, before this
+  // run touches its buffers.
+  record_memory_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, kStepStages, kStepAccess);
+  for (size_t i = 0; i < lowered.steps.size(); ++i) {
+    const Step& step = lowered.steps[i];
+    if (step.barrier_before) record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
+    if (step.kind == Step::Kind::kCopy) {
+      const VkBufferCopy region{0, 0, step.copy_bytes};
+      vkCmdCopyBuffer(cmd, buffers_[step.reads[0]].handle(), buffers_[step.writes[0]].handle(), 1, &region);
+      continue;
+    }
+    record_dispatch(cmd, *pipelines[i], sets[i], std::as_bytes(std::span(step.push_constants)), step.groups[0],
+                    step.groups[1], step.groups[2]);
+  }
+  // Results become visible to whatever reads them next: later submissions
+  // (copies, other islands) and the host, once it has waited for the run.
+  record_memory_barrier(cmd, kStepStages, kStepWrites, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+  if (timestamps_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_.get(), 1);
+  HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
+  return Status::ok();
+}
+
+MemoryDomain VulkanIsland::input_domain(size_t i) const {
+  (void)i;
+  return MemoryDomain{MemoryDomain::Kind::kDevice, options_.context_key};
+}
+
+MemoryDomain VulkanIsland::output_domain(size_t i) const {
+  (void)i;
+  return MemoryDomain{MemoryDomain::Kind::kDevice, options_.context_key};
+}
+
+const DeviceTensor* VulkanIsland::device_input(size_t i) const { return i < inputs_.size() ? &inputs_[i] : nullptr; }
+
+const DeviceTensor* VulkanIsland::device_output(size_t i) const { return i < outputs_.size() ? &outputs_[i] : nullptr; }
+
+Status VulkanIsland::execute(ExecContext& ctx, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
+  (void)inputs;
+  (void)outputs;
+  GpuSubmit batch;
+  batch.command_buffers = std::span<const VkCommandBuffer>(&command_buffer_, 1);
+  batch.wait_value = ctx.gpu.wait_value;
+  batch.signal = ctx.gpu.signal;
+  Result<uint64_t> signalled = context_->submit(batch);
+  if (!signalled.is_ok())
+    return signalled.status().with_context("failed to execute Vulkan island " + std::to_string(options_.island_id) +
+                                           ": ");
+  ctx.signalled_value = *signalled;
+  executed_ = true;
+  if (*signalled != 0) {
+    last_signalled_ = *signalled;
+    unsignalled_pending_ = false;
+  } else {
+    unsignalled_pending_ = true;
+  }
+  if (ctx.gpu.queue_wait_idle_after) {
+    HS_RETURN_IF_ERROR(context_->wait_idle());
+    unsignalled_pending_ = false;
+  }
+  spdlog::debug("[Vulkan] execute: island {}, wait t={}, signal t={}", options_.island_id, ctx.gpu.wait_value,
+                *signalled);
+  return Status::ok();
+}
+
+Result<double> VulkanIsland::last_gpu_seconds() const {
+  if (!timestamps_) return failed_precondition("failed to read GPU time: island made without gpu_timestamps");
+  if (!executed_) return failed_precondition("failed to read GPU time: the island has not run yet");
+  uint64_t ticks[2] = {};
+  HS_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(context_->device(), timestamps_.get(), 0, 2, sizeof(ticks), ticks,
+                                              sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  return static_cast<double>(ticks[1] - ticks[0]) * context_->limits().timestampPeriod * 1e-9;
+}
+
+}  // namespace hetsched::vulkan
