@@ -16,6 +16,7 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   int repeat = 1;
+  std::string trace;
 };
 
 Status write_outputs(const Session& session, const std::vector<Tensor>& outputs, const std::vector<std::string>& args,
@@ -78,6 +79,11 @@ int run_run(const RunOptions& o) {
                 total_ms / o.repeat, stats.host_waits);
   else
     std::printf("%.3f ms · %d host wait%s\n", stats.total_ms, stats.host_waits, stats.host_waits == 1 ? "" : "s");
+  const std::string trace = o.trace.empty() ? profile->trace_path : o.trace;
+  if (!trace.empty()) {
+    if (Status st = Session::write_trace(stats, trace); !st.is_ok()) return report_error(st);
+    std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
+  }
   for (const auto& step : stats.steps) spdlog::info("[sched] {}: {:.3f} ms", step.label, step.ms);
   return kExitOk;
 }
@@ -91,6 +97,7 @@ void register_run(CLI::App& app, std::function<int()>& run) {
                   "[NAME=]FILE raw little-endian input (repeatable; deterministic data for inputs not given)");
   cmd->add_option("--output,-o", options->outputs, "[NAME=]FILE to write an output to (repeatable)");
   cmd->add_option("--repeat,-n", options->repeat, "Run N times and report best/mean latency")->check(CLI::PositiveNumber);
+  cmd->add_option("--trace", options->trace, "Write the last run as Chrome trace JSON (overrides logging.trace)");
   add_common_options(*cmd, options->common);
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
 }

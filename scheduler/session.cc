@@ -3,7 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <map>
+
+#include "partitioner/preview.h"
 
 namespace hetsched {
 
@@ -147,6 +152,28 @@ std::vector<std::string> Session::output_names() const {
   return names;
 }
 
+Status Session::write_trace(const RunStats& stats, const std::string& path) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) return not_found("failed to write trace '" + path + "': " + std::strerror(errno));
+  // Chrome trace event format: complete events ("ph":"X") in microseconds,
+  // one thread id per resource so each gets its own track.
+  std::map<std::string, int> tids;
+  f << "{\"traceEvents\": [\n";
+  bool first = true;
+  for (const StepTiming& step : stats.steps) {
+    const int tid = tids.emplace(step.resource, static_cast<int>(tids.size()) + 1).first->second;
+    f << (first ? "" : ",\n") << "  {\"name\": " << json_quote(step.label) << ", \"ph\": \"X\", \"pid\": 1, \"tid\": " << tid
+      << ", \"ts\": " << step.start_ms * 1000.0 << ", \"dur\": " << step.ms * 1000.0 << "}";
+    first = false;
+  }
+  for (const auto& [resource, tid] : tids)
+    f << ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << tid
+      << ", \"args\": {\"name\": " << json_quote(resource) << "}}";
+  f << "\n]}\n";
+  if (!f) return internal_error("failed to write trace '" + path + "': write error");
+  return Status::ok();
+}
+
 Status Session::run_island(int index, RunState& state, RunStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   const ProgramIsland& island = program_.islands[index];
@@ -177,9 +204,12 @@ Status Session::run_island(int index, RunState& state, RunStats* stats) {
     }
     if (ctx.gpu.queue_wait_idle_after) state.host_waits++;
   }
-  if (stats)
+  if (stats) {
+    const double end = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run_start_).count();
+    const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     stats->steps.push_back({"island " + std::to_string(island.id) + " (" + island.delegate + ")",
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
+                            delegates_.find(island.delegate)->resource(), end - took, took});
+  }
   return Status::ok();
 }
 
@@ -189,6 +219,7 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   };
   const auto run_start = Clock::now();
+  run_start_ = run_start;
   if (inputs.size() != program_.inputs.size())
     return invalid_argument("failed to run: the model takes " + std::to_string(program_.inputs.size()) +
                             " inputs, got " + std::to_string(inputs.size()));
@@ -211,7 +242,9 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
     } else if (handoffs_[i]) {
       Status s = handoffs_[i]->run(state);
       if (!s.is_ok()) return s.with_context("failed to " + handoffs_[i]->label() + ": ");
-      if (stats) stats->steps.push_back({handoffs_[i]->label(), ms_since(t0)});
+      if (stats)
+        stats->steps.push_back({handoffs_[i]->label(), "handoffs",
+                                std::chrono::duration<double, std::milli>(t0 - run_start).count(), ms_since(t0)});
     }
   }
   // Outputs were read back by their readback steps; anything still in flight

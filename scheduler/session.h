@@ -5,6 +5,7 @@
 // caller (the concurrent scheduler will lift this).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,8 +19,10 @@
 namespace hetsched {
 
 struct StepTiming {
-  std::string label;  // "island 0 (cpu)"
-  double ms = 0;
+  std::string label;     // "island 0 (cpu)", "upload 'x' host → vgf#0"
+  std::string resource;  // the track it ran on: "cpu", "gpu:token:group", "host"
+  double start_ms = 0;   // since the run began (host time of the call)
+  double ms = 0;         // host time of the call; GPU steps return before the GPU finishes
 };
 
 struct RunStats {
@@ -44,6 +47,8 @@ class Session {
 
   // Runs the program once. `inputs` must match input_types() exactly.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+  // Writes `stats` as Chrome trace JSON (viewable in Perfetto), one track per resource.
+  static Status write_trace(const RunStats& stats, const std::string& path);
 
  private:
   Session(Program program, DelegateSet delegates, SyncMode sync);
@@ -65,6 +70,7 @@ class Session {
   std::vector<std::unique_ptr<HandoffStep>> handoffs_;  // by program step index; null for island steps
   std::vector<Tensor> slots_;                           // host storage, by program tensor index
   int run_count_ = 0;
+  std::chrono::steady_clock::time_point run_start_;
 };
 
 }  // namespace hetsched
