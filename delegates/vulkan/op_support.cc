@@ -67,10 +67,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
   const std::string& op = n.op;
   auto shape_of = [&](size_t i) -> const Shape& { return graph.value(n.inputs[i]).type.shape; };
   if (op == "Clip" || op == "HardSigmoid") return from(read_unary_op(graph, id).status());
-  if (op == "BatchNormalization") {
-    if (n.outputs.size() > 1) return Capability::no("BatchNormalization training outputs not supported");
-    return from(read_batch_norm(graph, id).status());
-  }
+  if (op == "BatchNormalization") return from(read_batch_norm(graph, id).status());
   if (op == "Conv") {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] != kNoValue && !graph.value(n.inputs[i]).is_constant())
@@ -87,7 +84,6 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     return c;
   }
   if (op == "MaxPool" || op == "AveragePool") {
-    if (n.outputs.size() > 1) return Capability::no("MaxPool's Indices output not supported");
     Result<std::vector<int64_t>> kernel = n.attrs.require_ints("kernel_shape");
     if (!kernel.is_ok()) return from(kernel.status());
     Result<int64_t> ceil_mode = n.attrs.get_int("ceil_mode", 0);
@@ -124,6 +120,11 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
   const Node& n = graph.node(node);
   if (std::find(std::begin(kOps), std::end(kOps), n.op) == std::end(kOps))
     return Capability::no("op " + n.op + " not implemented");
+  // Extra outputs that only training or index tracking would fill.
+  if (n.outputs.size() > 1) {
+    if (n.op == "MaxPool") return Capability::no("MaxPool's Indices output not supported");
+    if (n.op == "BatchNormalization") return Capability::no("BatchNormalization training outputs not supported");
+  }
   for (ValueId out : n.outputs) {
     const std::string why = check_tensor(graph.value(out), "output", limits);
     if (!why.empty()) return Capability::no(why);
