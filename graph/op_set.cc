@@ -8,6 +8,7 @@ const OpSchemaTable& op_schemas() {
     register_elementwise_ops(t);
     register_nn_ops(t);
     register_tensor_ops(t);
+    register_extra_ops(t);
     return t;
   }();
   return table;

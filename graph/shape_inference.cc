@@ -4,7 +4,6 @@
 
 namespace hetsched {
 
-namespace {
 Status apply_input_shapes(Graph& graph, const InputShapes& input_shapes) {
   for (const auto& [name, shape] : input_shapes) {
     ValueId id = graph.find_value(name);
@@ -35,42 +34,45 @@ Status apply_input_shapes(Graph& graph, const InputShapes& input_shapes) {
   }
   return Status::ok();
 }
-}  // namespace
 
 Status infer_shapes(Graph& graph, const InputShapes& input_shapes) {
   HS_RETURN_IF_ERROR(apply_input_shapes(graph, input_shapes));
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    const Node& node = graph.node(id);
-    const OpSchema* schema = find_op_schema(node.op);
-    if (!schema) return unsupported(graph.describe_node(id) + ": op '" + node.op + "' is not in the hetsched op set");
-    InferContext ctx(graph, id);
-    const int nin = static_cast<int>(node.inputs.size());
-    if (nin < schema->min_inputs || nin > schema->max_inputs)
-      return ctx.error("takes " + std::to_string(schema->min_inputs) +
-                       (schema->max_inputs != schema->min_inputs ? " to " + std::to_string(schema->max_inputs) : "") +
-                       " inputs, got " + std::to_string(nin));
-    const int nout = static_cast<int>(node.outputs.size());
-    if (nout < schema->min_outputs || nout > schema->max_outputs)
-      return ctx.error("has " + std::to_string(schema->min_outputs) +
-                       (schema->max_outputs != schema->min_outputs ? " to " + std::to_string(schema->max_outputs) : "") +
-                       " outputs, got " + std::to_string(nout));
-    for (int i = 0; i < schema->min_inputs; ++i)
-      if (node.inputs[i] == kNoValue) return ctx.error("required input " + std::to_string(i) + " is missing");
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      if (node.inputs[i] == kNoValue) continue;
-      const Value& in = graph.value(node.inputs[i]);
-      if (!in.type_known) return ctx.error("input '" + in.name + "' has no known type");
-    }
-    std::vector<TensorType> outs(node.outputs.size());
-    HS_RETURN_IF_ERROR(schema->infer(ctx, outs));
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i].is_static()) return ctx.error("inferred a dynamic output shape " + outs[i].to_string());
-      for (int64_t d : outs[i].shape)
-        if (d < 0) return ctx.error("inferred a negative dimension in " + outs[i].to_string());
-      Value& out = graph.value(node.outputs[i]);
-      out.type = outs[i];
-      out.type_known = true;
-    }
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id)
+    HS_RETURN_IF_ERROR(infer_node_shapes(graph, id));
+  return Status::ok();
+}
+
+Status infer_node_shapes(Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  const OpSchema* schema = find_op_schema(node.op);
+  if (!schema) return unsupported(graph.describe_node(id) + ": op '" + node.op + "' is not in the hetsched op set");
+  InferContext ctx(graph, id);
+  const int nin = static_cast<int>(node.inputs.size());
+  if (nin < schema->min_inputs || nin > schema->max_inputs)
+    return ctx.error("takes " + std::to_string(schema->min_inputs) +
+                     (schema->max_inputs != schema->min_inputs ? " to " + std::to_string(schema->max_inputs) : "") +
+                     " inputs, got " + std::to_string(nin));
+  const int nout = static_cast<int>(node.outputs.size());
+  if (nout < schema->min_outputs || nout > schema->max_outputs)
+    return ctx.error("has " + std::to_string(schema->min_outputs) +
+                     (schema->max_outputs != schema->min_outputs ? " to " + std::to_string(schema->max_outputs) : "") +
+                     " outputs, got " + std::to_string(nout));
+  for (int i = 0; i < schema->min_inputs; ++i)
+    if (node.inputs[i] == kNoValue) return ctx.error("required input " + std::to_string(i) + " is missing");
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue) continue;
+    const Value& in = graph.value(node.inputs[i]);
+    if (!in.type_known) return ctx.error("input '" + in.name + "' has no known type");
+  }
+  std::vector<TensorType> outs(node.outputs.size());
+  HS_RETURN_IF_ERROR(schema->infer(ctx, outs));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].is_static()) return ctx.error("inferred a dynamic output shape " + outs[i].to_string());
+    for (int64_t d : outs[i].shape)
+      if (d < 0) return ctx.error("inferred a negative dimension in " + outs[i].to_string());
+    Value& out = graph.value(node.outputs[i]);
+    out.type = outs[i];
+    out.type_known = true;
   }
   return Status::ok();
 }

@@ -20,6 +20,12 @@ using InputShapes = std::map<std::string, Shape>;
 // want to preview a model with unknown ops check find_op_schema first.
 Status infer_shapes(Graph& graph, const InputShapes& input_shapes = {});
 
+// Steps 1 and 2 of infer_shapes on their own: passes that infer node by node
+// (the import-time constant folding) start with these.
+Status apply_input_shapes(Graph& graph, const InputShapes& input_shapes);
+// Step 3 for one node, whose inputs must already have known types.
+Status infer_node_shapes(Graph& graph, NodeId node);
+
 // validate() + infer_shapes(): what every loader runs before handing a graph on.
 Status check_graph(Graph& graph, const InputShapes& input_shapes = {});
 

@@ -8,6 +8,7 @@ const KernelTable& kernel_table() {
     register_elementwise_kernels(t);
     register_nn_kernels(t);
     register_tensor_kernels(t);
+    register_extra_kernels(t);
     return t;
   }();
   return table;

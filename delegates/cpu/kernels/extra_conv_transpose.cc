@@ -1,0 +1,100 @@
+// The ConvTranspose kernel (1-D and 2-D, grouped, NCHW).
+//
+// Per image and group it multiplies the transposed weights (M/g*kh*kw x C/g)
+// by the input (C/g x H*W) into columns, one row per (output channel, kernel
+// tap), then scatters each column row into the output plane it lands on
+// (col2im). The geometry — pads from auto_pad or output_shape, the output
+// size — comes from conv_transpose_geometry, the same function shape
+// inference uses.
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "delegates/cpu/kernels/extra_util.h"
+#include "graph/ops_extra.h"
+
+namespace hetsched::cpu {
+
+namespace {
+
+Status conv_transpose_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& w = ctx.in(1);
+  if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32)
+    return invalid_argument("expects f32 X and W, got X " + x.type().to_string() + " and W " + w.type().to_string());
+  HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry g, conv_transpose_geometry(ctx.attrs(), x.shape(), w.shape()));
+  Shape out_shape{x.shape()[0], g.out_channels};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{DType::kFloat32, out_shape}));
+  const float* bias = nullptr;
+  if (ctx.has_input(2)) {
+    if (ctx.in(2).dtype() != DType::kFloat32 || ctx.in(2).num_elements() != g.out_channels)
+      return invalid_argument("bias must be f32[" + std::to_string(g.out_channels) + "], got " +
+                              ctx.in(2).type().to_string());
+    bias = ctx.in(2).data<float>();
+  }
+
+  // 1-D runs as a height-1 image.
+  const bool two_d = g.in.size() == 2;
+  const int64_t in_h = two_d ? g.in[0] : 1, in_w = g.in.back();
+  const int64_t out_h = two_d ? g.out[0] : 1, out_w = g.out.back();
+  const int64_t k_h = two_d ? g.kernel[0] : 1, k_w = g.kernel.back();
+  const int64_t s_h = two_d ? g.strides[0] : 1, s_w = g.strides.back();
+  const int64_t d_h = two_d ? g.dilations[0] : 1, d_w = g.dilations.back();
+  const int64_t p_h = two_d ? g.pad_begin[0] : 0, p_w = g.pad_begin.back();
+
+  const int64_t batch = x.shape()[0], channels = x.shape()[1];
+  const int64_t group_in = channels / g.group, group_out = g.out_channels / g.group;
+  const int64_t taps = k_h * k_w;
+  const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
+  const int64_t rows = group_out * taps;
+
+  // Weights of group gi as (group_out * taps) x group_in, so the columns
+  // come out of one GEMM.
+  std::vector<float> wt(static_cast<size_t>(g.group * rows * group_in));
+  const float* pw = w.data<float>();
+  for (int64_t gi = 0; gi < g.group; ++gi)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t r = 0; r < rows; ++r)
+        wt[static_cast<size_t>((gi * rows + r) * group_in + c)] = pw[(gi * group_in + c) * rows + r];
+
+  const float* px = x.data<float>();
+  float* py = ctx.out(0).data<float>();
+  std::vector<float> col(static_cast<size_t>(rows * in_plane));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      parallel_gemm_f32(rows, in_plane, group_in, wt.data() + gi * rows * group_in, group_in,
+                        px + (n * channels + gi * group_in) * in_plane, in_plane, col.data(), in_plane, false);
+      // Each task owns whole output planes, so the scatter needs no locks.
+      tbb::parallel_for(int64_t{0}, group_out, [&](int64_t m) {
+        const int64_t oc = gi * group_out + m;
+        float* plane = py + (n * g.out_channels + oc) * out_plane;
+        std::fill(plane, plane + out_plane, bias ? bias[oc] : 0.f);
+        for (int64_t kh = 0; kh < k_h; ++kh)
+          for (int64_t kw = 0; kw < k_w; ++kw) {
+            const float* src = col.data() + ((m * k_h + kh) * k_w + kw) * in_plane;
+            for (int64_t ih = 0; ih < in_h; ++ih) {
+              const int64_t oh = ih * s_h - p_h + kh * d_h;
+              if (oh < 0 || oh >= out_h) continue;
+              float* dst = plane + oh * out_w;
+              const float* row = src + ih * in_w;
+              for (int64_t iw = 0; iw < in_w; ++iw) {
+                const int64_t ow = iw * s_w - p_w + kw * d_w;
+                if (ow >= 0 && ow < out_w) dst[ow] += row[iw];
+              }
+            }
+          }
+      });
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_extra_conv_transpose_kernels(KernelTable& table) {
+  table["ConvTranspose"] = with_node_context(conv_transpose_kernel);
+}
+
+}  // namespace hetsched::cpu

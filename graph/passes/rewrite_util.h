@@ -1,0 +1,47 @@
+// Small graph edits the clean-up passes share. Internal to graph/passes.
+#pragma once
+
+#include <algorithm>
+
+#include "graph/graph.h"
+
+namespace hetsched::passes {
+
+inline bool is_graph_output(const Graph& graph, ValueId value) {
+  const auto& outs = graph.outputs();
+  return std::find(outs.begin(), outs.end(), value) != outs.end();
+}
+
+// Makes every node input that reads `from` read `to` instead.
+inline void replace_uses(Graph& graph, ValueId from, ValueId to) {
+  for (size_t i = 0; i < graph.num_nodes(); ++i)
+    for (ValueId& in : graph.node(static_cast<NodeId>(i)).inputs)
+      if (in == from) in = to;
+}
+
+// Makes node `producer` write `value` as its output `k` instead of the value
+// it wrote so far, which is left without a writer; the caller makes sure
+// nothing reads that one any more. `value` keeps its name, so a graph output
+// produced this way keeps the name the model gave it.
+inline void take_over_output(Graph& graph, NodeId producer, size_t k, ValueId value) {
+  const ValueId old = graph.node(producer).outputs[k];
+  Value& v = graph.value(value);
+  v.producer = producer;
+  v.type = graph.value(old).type;
+  v.type_known = graph.value(old).type_known;
+  graph.node(producer).outputs[k] = value;
+  graph.value(old).producer = kNoNode;
+}
+
+// The one node that reads `value`, or kNoNode when there are none or several
+// (or a graph output exposes it, which counts as a reader).
+inline NodeId single_consumer(const Graph& graph, ValueId value) {
+  if (is_graph_output(graph, value)) return kNoNode;
+  const std::vector<NodeId> readers = graph.consumers(value);
+  if (readers.size() != 1) return kNoNode;
+  int uses = 0;
+  for (ValueId in : graph.node(readers[0]).inputs) uses += in == value;
+  return uses == 1 ? readers[0] : kNoNode;
+}
+
+}  // namespace hetsched::passes
