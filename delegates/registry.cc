@@ -1,6 +1,7 @@
 #include "delegates/registry.h"
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/vgf/vgf_delegate.h"
 #include "delegates/vulkan/vulkan_delegate.h"
 
 namespace hetsched {
@@ -9,6 +10,7 @@ const std::vector<DelegateInfo>& delegate_infos() {
   static const std::vector<DelegateInfo> infos = {
       {"cpu", "portable C++ kernels (the reference for every op)", cpu::make_cpu_delegate},
       {"vulkan", "GLSL compute shaders on a shared Vulkan context (fp32)", vulkan::make_vulkan_delegate},
+      {"vgf", "TOSA-style data graphs in VGF files on a shared Vulkan context (fp32, NHWC)", vgf::make_vgf_delegate},
   };
   return infos;
 }

@@ -1,0 +1,995 @@
+#include "delegates/vgf/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "delegates/vgf/shaders/hardswish_spv.h"
+#include "delegates/vgf/tosa_ops.h"
+#include "graph/op_schema.h"
+
+namespace hetsched::vgf {
+
+namespace {
+
+// Logical NCHW dim k sits at NHWC position kNhwcPosition[k]; NHWC position i
+// holds logical dim kNchwDim[i].
+constexpr int32_t kNhwcPosition[4] = {0, 3, 1, 2};
+constexpr int32_t kNchwDim[4] = {0, 2, 3, 1};
+// Workgroup size of every VGF shader (local_size_x in shaders/*.comp).
+constexpr uint32_t kGroupSize = 64;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Shape to_nhwc_shape(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+
+std::string ints_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// --- what can be lowered ---------------------------------------------------------
+
+const std::set<std::string, std::less<>>& unary_ops() {
+  static const std::set<std::string, std::less<>> ops = {"Sin",  "Cos",  "Exp",     "Abs",       "Neg",
+                                                          "Reciprocal", "Sigmoid", "Tanh", "Sqrt", "Relu",
+                                                          "HardSigmoid", "HardSwish", "Clip"};
+  return ops;
+}
+
+const std::set<std::string, std::less<>>& lowerable_ops() {
+  static const std::set<std::string, std::less<>> ops = [] {
+    std::set<std::string, std::less<>> s(unary_ops().begin(), unary_ops().end());
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Transpose", "Reshape", "Flatten", "Identity", "Squeeze",
+                           "Unsqueeze", "Concat", "Slice", "Resize", "Conv", "BatchNormalization", "MatMul", "Gemm",
+                           "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean"})
+      s.insert(op);
+    return s;
+  }();
+  return ops;
+}
+
+// Inputs that carry tensor data (the rest are shape parameters).
+std::vector<size_t> data_inputs(const Node& n) {
+  if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Slice" || n.op == "ReduceMean" ||
+      n.op == "Resize" || n.op == "Clip" || n.op == "Conv" || n.op == "BatchNormalization")
+    return {0};
+  std::vector<size_t> all;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] != kNoValue) all.push_back(i);
+  return all;
+}
+
+Status check_tensor(const Graph& g, ValueId v, const std::string& what) {
+  const Value& val = g.value(v);
+  if (!val.type_known || !val.type.is_static()) return unsupported(what + " has no static shape");
+  if (val.type.dtype != DType::kFloat32)
+    return unsupported(what + " is " + val.type.to_string() + ": VGF graphs here are f32 only");
+  if (val.type.rank() > kMaxRank)
+    return unsupported(what + " " + val.type.to_string() + " has rank above " + std::to_string(kMaxRank));
+  if (val.type.num_elements() == 0) return unsupported(what + " " + val.type.to_string() + " is empty");
+  return Status::ok();
+}
+
+bool is_constant(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] != kNoValue && g.value(n.inputs[i]).is_constant();
+}
+
+Status check_node(const Graph& g, const Node& n) {
+  if (n.op == "Gather" || n.op == "GatherElements")
+    return unsupported("data-dependent indexing: not expressible as a VGF graph");
+  if (!lowerable_ops().count(n.op)) return unsupported("op " + n.op + " has no TOSA lowering");
+  for (size_t i : data_inputs(n)) HS_RETURN_IF_ERROR(check_tensor(g, n.inputs[i], "input " + std::to_string(i)));
+  for (size_t i = 0; i < n.outputs.size(); ++i) HS_RETURN_IF_ERROR(check_tensor(g, n.outputs[i], "output " + std::to_string(i)));
+  const size_t rank = g.value(n.inputs[0]).type.rank();
+  if (n.op == "Conv") {
+    if (rank != 4) return unsupported("only 2-D convolution (rank-4 input) is lowered to VGF");
+    if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
+      return unsupported("weights or bias computed at run time: a VGF conv2d needs constant weights");
+    HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
+    const int64_t channels = g.value(n.inputs[0]).type.shape[1];
+    if (group != 1 && !(group == channels && g.value(n.inputs[1]).type.shape[1] == 1))
+      return unsupported("grouped convolution with group " + std::to_string(group) + " of " + std::to_string(channels) +
+                         " channels: TOSA has only conv2d (group 1) and depthwise_conv2d (group = channels)");
+  }
+  if (n.op == "AveragePool" || n.op == "MaxPool" || n.op == "GlobalAveragePool") {
+    if (rank != 4) return unsupported("only 2-D pooling (rank-4 input) is lowered to VGF");
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations, n.attrs.get_ints("dilations", {1, 1}));
+    if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
+      return unsupported("dilated pooling " + ints_text(dilations) + ": TOSA pools have no dilation");
+  }
+  if (n.op == "BatchNormalization")
+    for (size_t i = 1; i < 5; ++i)
+      if (!is_constant(g, n, i)) return unsupported("statistics computed at run time: VGF folds them into constants");
+  if (n.op == "Clip" && g.opset() > 10)
+    for (size_t i = 1; i < 3; ++i)
+      if (i < n.inputs.size() && n.inputs[i] != kNoValue && !is_constant(g, n, i))
+        return unsupported("bounds computed at run time: a VGF clamp takes constant bounds");
+  if (n.op == "Gemm")
+    for (ValueId in : n.inputs)
+      if (in != kNoValue && g.value(in).type.rank() > 2) return unsupported("Gemm operands above rank 2");
+  return Status::ok();
+}
+
+// --- the lowering ------------------------------------------------------------------
+
+// A graph tensor as the lowering holds it: a resource and how it relates to
+// the tensor's logical (ONNX) shape.
+struct Operand {
+  uint32_t id = 0;
+  Shape logical;
+  bool nhwc = false;  // rank 4 only
+};
+
+// Tap tables for Resize, computed exactly as the portable kernel computes
+// them (delegates/cpu/kernels/resize.cc), so both engines read the same
+// source pixels with the same weights.
+enum class Transform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
+enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+double resize_source(Transform t, int64_t out_x, double scale, int64_t in_len, int64_t out_len) {
+  const double x = static_cast<double>(out_x);
+  switch (t) {
+    case Transform::kHalfPixel:
+      return (x + 0.5) / scale - 0.5;
+    case Transform::kPytorchHalfPixel:
+      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Transform::kAlignCorners:
+      return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    case Transform::kAsymmetric:
+      return x / scale;
+    case Transform::kTfHalfPixelForNearest:
+      return (x + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+int64_t round_index(Rounding r, double x) {
+  const double f = std::floor(x);
+  const double frac = x - f;
+  switch (r) {
+    case Rounding::kRoundPreferFloor:
+      return static_cast<int64_t>(frac <= 0.5 ? f : f + 1.0);
+    case Rounding::kRoundPreferCeil:
+      return static_cast<int64_t>(frac < 0.5 ? f : f + 1.0);
+    case Rounding::kFloor:
+      return static_cast<int64_t>(f);
+    case Rounding::kCeil:
+      return static_cast<int64_t>(std::ceil(x));
+  }
+  return 0;
+}
+
+// Rows of (first index, second index, weight of the second).
+std::vector<float> resize_taps(bool linear, Transform t, Rounding r, double scale, int64_t in_len, int64_t out_len) {
+  std::vector<float> taps;
+  for (int64_t o = 0; o < out_len; ++o) {
+    const double x = resize_source(t, o, scale, in_len, out_len);
+    int64_t lo = 0, hi = 0;
+    float w = 0.f;
+    if (!linear) {
+      lo = hi = std::clamp<int64_t>(round_index(r, x), 0, in_len - 1);
+    } else {
+      const double c = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
+      lo = static_cast<int64_t>(std::floor(c));
+      hi = std::min(lo + 1, in_len - 1);
+      w = static_cast<float>(c - static_cast<double>(lo));
+    }
+    taps.insert(taps.end(), {static_cast<float>(lo), static_cast<float>(hi), w});
+  }
+  return taps;
+}
+
+// Window geometry resolved as the portable kernels resolve it
+// (window_geometry in delegates/cpu/kernels/conv.cc): pads from auto_pad.
+struct Window2d {
+  int64_t kernel[2], stride[2], dilation[2], begin[2], end[2];
+};
+
+Result<Window2d> window_2d(const Node& n, const Shape& x, const int64_t kernel[2]) {
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, n.attrs.get_ints("strides", {1, 1}));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations, n.attrs.get_ints("dilations", {1, 1}));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, n.attrs.get_ints("pads", {0, 0, 0, 0}));
+  HS_ASSIGN_OR_RETURN(const std::string auto_pad, n.attrs.get_string("auto_pad", "NOTSET"));
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return invalid_argument("window attributes of node '" + n.name + "' do not have 2-D sizes");
+  Window2d w{};
+  for (size_t i = 0; i < 2; ++i) {
+    w.kernel[i] = kernel[i];
+    w.stride[i] = strides[i];
+    w.dilation[i] = dilations[i];
+    const int64_t in = x[2 + i];
+    const int64_t dk = (kernel[i] - 1) * dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (in + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + dk - in);
+      w.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.end[i] = total - w.begin[i];
+    } else if (auto_pad == "VALID") {
+      w.begin[i] = w.end[i] = 0;
+    } else {
+      w.begin[i] = pads[i];
+      w.end[i] = pads[2 + i];
+    }
+  }
+  return w;
+}
+
+std::vector<float> floats_of(const Tensor& t) { return t.to_float_vector(); }
+
+// NCHW → NHWC permutation of row-major data of logical shape `s`.
+std::vector<float> permute_to_nhwc(const std::vector<float>& data, const Shape& s) {
+  std::vector<float> out(data.size());
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw)
+          out[((in * h + ih) * w + iw) * c + ic] = data[((in * c + ic) * h + ih) * w + iw];
+  return out;
+}
+
+class Lowerer {
+ public:
+  explicit Lowerer(const Island& island) : island_(island), g_(*island.graph) {}
+
+  Result<VgfFile> run() {
+    for (ValueId v : island_.inputs) {
+      const TensorType& t = g_.value(v).type;
+      const bool nhwc = t.rank() == 4;
+      const uint32_t id = add_resource(ResourceKind::kInput, nhwc ? to_nhwc_shape(t.shape) : t.shape, nhwc,
+                                       g_.value(v).name);
+      file_.inputs.push_back(id);
+      values_[v] = Operand{id, t.shape, nhwc};
+    }
+    for (NodeId id : island_.nodes) {
+      const Node& n = g_.node(id);
+      if (Status s = check_node(g_, n); !s.is_ok())
+        return unsupported("failed to lower " + g_.describe_node(id) + " to VGF: " + s.message());
+      node_ = &n;
+      if (Status s = lower_node(n); !s.is_ok()) return s.with_context("failed to lower " + g_.describe_node(id) + ": ");
+    }
+    node_ = nullptr;
+    for (ValueId v : island_.outputs) HS_RETURN_IF_ERROR(bind_output(v));
+    flush_graph_segment();
+    return std::move(file_);
+  }
+
+ private:
+  // --- resources and operators ---------------------------------------------------
+
+  uint32_t add_resource(ResourceKind kind, const Shape& shape, bool nhwc, std::string name = "") {
+    Resource r;
+    r.kind = kind;
+    r.shape = shape;
+    r.strides = dense_strides(shape);
+    r.layout = nhwc ? TensorLayout::kNhwc : TensorLayout::kNchw;
+    r.name = std::move(name);
+    file_.resources.push_back(std::move(r));
+    return static_cast<uint32_t>(file_.resources.size() - 1);
+  }
+
+  Operand temp(const Shape& logical, bool nhwc) {
+    return Operand{add_resource(ResourceKind::kIntermediate, nhwc ? to_nhwc_shape(logical) : logical, nhwc), logical,
+                   nhwc};
+  }
+
+  // `data` is in memory order of the operand (NHWC when nhwc).
+  Operand constant(const std::vector<float>& data, const Shape& logical, bool nhwc) {
+    const uint32_t id = add_resource(ResourceKind::kConstant, nhwc ? to_nhwc_shape(logical) : logical, nhwc);
+    size_t offset = (file_.constants.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
+    file_.constants.resize(offset + data.size() * sizeof(float), 0);
+    std::memcpy(file_.constants.data() + offset, data.data(), data.size() * sizeof(float));
+    file_.resources[id].constant_offset = offset;
+    file_.resources[id].constant_size = data.size() * sizeof(float);
+    return Operand{id, logical, nhwc};
+  }
+
+  // A constant of `rank` dims of size 1.
+  Operand scalar(float value, size_t rank) { return constant({value}, Shape(rank, 1), false); }
+
+  void emit(OpCode op, std::vector<uint32_t> inputs, uint32_t output, OpAttr attr = NoAttr{}) {
+    Operator o;
+    o.op = op;
+    o.attr = std::move(attr);
+    o.inputs = std::move(inputs);
+    o.outputs = {output};
+    o.name = node_ ? node_->name : "";
+    pending_.push_back(std::move(o));
+  }
+
+  Operand unary(OpCode op, const Operand& x, OpAttr attr = NoAttr{}) {
+    Operand y = temp(x.logical, x.nhwc);
+    emit(op, {x.id}, y.id, std::move(attr));
+    return y;
+  }
+
+  Operand binary(OpCode op, const Operand& a, const Operand& b, const Shape& logical) {
+    Operand y = temp(logical, a.nhwc || b.nhwc);
+    emit(op, {a.id, b.id}, y.id);
+    return y;
+  }
+
+  void flush_graph_segment() {
+    if (pending_.empty()) return;
+    Module m;
+    m.type = ModuleType::kGraph;
+    m.name = "graph_" + std::to_string(file_.segments.size());
+    Segment s;
+    s.type = ModuleType::kGraph;
+    s.module = static_cast<uint32_t>(file_.modules.size());
+    s.name = "segment_" + std::to_string(file_.segments.size());
+    std::set<uint32_t> written;
+    for (const Operator& op : pending_) {
+      for (uint32_t in : op.inputs)
+        if (!written.count(in) && std::find(s.inputs.begin(), s.inputs.end(), in) == s.inputs.end()) s.inputs.push_back(in);
+      for (uint32_t out : op.outputs) {
+        written.insert(out);
+        s.outputs.push_back(out);
+      }
+    }
+    m.ops = std::move(pending_);
+    pending_.clear();
+    file_.modules.push_back(std::move(m));
+    file_.segments.push_back(std::move(s));
+  }
+
+  // --- layouts ------------------------------------------------------------------------
+
+  // True when NCHW and NHWC order the elements of `s` alike (C is 1, or H
+  // and W are): the conversion is a reshape.
+  static bool layout_is_trivial(const Shape& s) { return s[1] == 1 || s[2] * s[3] == 1; }
+
+  // A resource with memory shape `shape` holding the bytes of `src` (same
+  // element count): an alias for intermediates, the same constant bytes for
+  // constants, a copy otherwise.
+  uint32_t reshape_resource(uint32_t src, const Shape& shape, bool nhwc) {
+    const Resource source = file_.resources[src];
+    if (source.shape == shape) return src;
+    if (source.kind == ResourceKind::kConstant) {
+      const uint32_t id = add_resource(ResourceKind::kConstant, shape, nhwc);
+      file_.resources[id].constant_offset = source.constant_offset;
+      file_.resources[id].constant_size = source.constant_size;
+      return id;
+    }
+    const uint32_t id = add_resource(ResourceKind::kIntermediate, shape, nhwc);
+    if (source.kind == ResourceKind::kIntermediate) {
+      int32_t group = source.alias_group;
+      if (group < 0) {
+        group = next_alias_group_++;
+        file_.resources[src].alias_group = group;
+      }
+      file_.resources[id].alias_group = group;
+    }
+    emit(OpCode::kReshape, {src}, id);
+    return id;
+  }
+
+  Operand to_row_major(const Operand& x) {
+    if (!x.nhwc) return x;
+    if (layout_is_trivial(x.logical)) return Operand{reshape_resource(x.id, x.logical, false), x.logical, false};
+    Operand y = temp(x.logical, false);
+    emit(OpCode::kTranspose, {x.id}, y.id, TransposeAttr{{0, 3, 1, 2}});
+    return y;
+  }
+
+  Operand to_nhwc(const Operand& x) {
+    if (x.nhwc || x.logical.size() != 4) return x;
+    if (layout_is_trivial(x.logical))
+      return Operand{reshape_resource(x.id, to_nhwc_shape(x.logical), true), x.logical, true};
+    Operand y = temp(x.logical, true);
+    emit(OpCode::kTranspose, {x.id}, y.id, TransposeAttr{{0, 2, 3, 1}});
+    return y;
+  }
+
+  // `x` as logical shape `shape` (same element count), in the layout that
+  // rank calls for. NHWC data whose C or H*W is 1 already has row-major
+  // order, so only non-trivial layouts cost a transpose.
+  Operand reshape_to(const Operand& x, const Shape& shape) {
+    if (shape == x.logical) return x;
+    const Operand rm = x.nhwc && !layout_is_trivial(x.logical) ? to_row_major(x) : x;
+    const bool nhwc = shape.size() == 4;
+    if (nhwc && !layout_is_trivial(shape)) return to_nhwc(Operand{reshape_resource(rm.id, shape, false), shape, false});
+    return Operand{reshape_resource(rm.id, nhwc ? to_nhwc_shape(shape) : shape, nhwc), shape, nhwc};
+  }
+
+  // --- graph values --------------------------------------------------------------------
+
+  // The operand of graph value `v` padded with leading 1s to `rank`, in the
+  // canonical layout of that rank (NHWC for 4).
+  Result<Operand> operand(ValueId v, size_t rank) {
+    const Value& val = g_.value(v);
+    Shape padded = val.type.shape;
+    padded.insert(padded.begin(), rank - padded.size(), 1);
+    if (val.is_constant()) {
+      const auto key = std::make_pair(v, rank);
+      if (auto it = constants_.find(key); it != constants_.end()) return it->second;
+      std::vector<float> data = floats_of(*val.constant);
+      const bool nhwc = rank == 4;
+      if (nhwc) data = permute_to_nhwc(data, padded);
+      return constants_[key] = constant(data, padded, nhwc);
+    }
+    auto it = values_.find(v);
+    if (it == values_.end()) return internal_error("value '" + val.name + "' is used before it is lowered");
+    if (val.type.rank() == rank) return it->second;
+    return reshape_to(it->second, padded);
+  }
+
+  Result<Operand> operand(ValueId v) { return operand(v, g_.value(v).type.rank()); }
+
+  const Shape& out_shape(size_t i = 0) const { return g_.value(node_->outputs[i]).type.shape; }
+
+  void bind(Operand x) { values_[node_->outputs[0]] = to_nhwc(x); }
+
+  // The island's output `v` becomes an output resource: the intermediate
+  // that holds it is promoted (the operator that computes it writes the
+  // output directly), else a copy is made.
+  Status bind_output(ValueId v) {
+    auto it = values_.find(v);
+    if (it == values_.end()) return internal_error("island output '" + g_.value(v).name + "' is not produced by the island");
+    const Operand& x = it->second;
+    Resource& r = file_.resources[x.id];
+    // A pair of aliases splits into two resources, the reshape between them
+    // becoming the copy that fills the output; larger groups keep theirs.
+    const auto group_size = std::count_if(file_.resources.begin(), file_.resources.end(), [&](const Resource& other) {
+      return r.alias_group >= 0 && other.alias_group == r.alias_group;
+    });
+    if (r.kind == ResourceKind::kIntermediate && (r.alias_group < 0 || group_size == 2)) {
+      r.kind = ResourceKind::kOutput;
+      r.alias_group = -1;
+    } else {
+      const uint32_t id = add_resource(ResourceKind::kOutput, r.shape, x.nhwc);
+      emit(OpCode::kReshape, {x.id}, id);
+      values_[v].id = id;
+    }
+    Resource& out = file_.resources[values_[v].id];
+    out.name = g_.value(v).name;
+    out.layout = x.nhwc ? TensorLayout::kNhwc : TensorLayout::kNchw;
+    file_.outputs.push_back(values_[v].id);
+    return Status::ok();
+  }
+
+  // Logical axis → memory axis of an operand.
+  static int32_t memory_axis(const Operand& x, int64_t axis) {
+    return x.nhwc ? kNhwcPosition[axis] : static_cast<int32_t>(axis);
+  }
+
+  // --- per op --------------------------------------------------------------------------------
+
+  Status lower_node(const Node& n) {
+    const std::string& op = n.op;
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Pow" || op == "Div") return lower_binary(n);
+    if (unary_ops().count(op)) return lower_unary(n);
+    if (op == "Transpose") return lower_transpose(n);
+    if (op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze") {
+      HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+      bind(reshape_to(x, out_shape()));
+      return Status::ok();
+    }
+    if (op == "Concat") return lower_concat(n);
+    if (op == "Slice") return lower_slice(n);
+    if (op == "Resize") return lower_resize(n);
+    if (op == "Conv") return lower_conv(n);
+    if (op == "BatchNormalization") return lower_batch_norm(n);
+    if (op == "MatMul") return lower_matmul(n);
+    if (op == "Gemm") return lower_gemm(n);
+    if (op == "AveragePool" || op == "MaxPool" || op == "GlobalAveragePool") return lower_pool(n);
+    if (op == "Softmax") return lower_softmax(n);
+    if (op == "ReduceMean") return lower_reduce_mean(n);
+    return unsupported("op " + op + " has no TOSA lowering");
+  }
+
+  Status lower_binary(const Node& n) {
+    const size_t rank = out_shape().size();
+    HS_ASSIGN_OR_RETURN(Operand a, operand(n.inputs[0], rank));
+    HS_ASSIGN_OR_RETURN(Operand b, operand(n.inputs[1], rank));
+    if (n.op == "Div") {
+      // TOSA has no float division: a * (1 / b).
+      bind(binary(OpCode::kMul, a, unary(OpCode::kReciprocal, b), out_shape()));
+      return Status::ok();
+    }
+    const OpCode code = n.op == "Add" ? OpCode::kAdd : n.op == "Sub" ? OpCode::kSub : n.op == "Mul" ? OpCode::kMul : OpCode::kPow;
+    bind(binary(code, a, b, out_shape()));
+    return Status::ok();
+  }
+
+  Result<float> clip_bound(const Node& n, size_t i, const char* attr, float fallback) {
+    if (g_.opset() <= 10) return n.attrs.get_float(attr, fallback);
+    if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return fallback;
+    return g_.value(n.inputs[i]).constant->to_float_vector().at(0);
+  }
+
+  Status lower_unary(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const std::string& op = n.op;
+    static const std::map<std::string, OpCode, std::less<>> kDirect = {
+        {"Sin", OpCode::kSin}, {"Cos", OpCode::kCos},         {"Exp", OpCode::kExp},         {"Abs", OpCode::kAbs},
+        {"Neg", OpCode::kNeg}, {"Reciprocal", OpCode::kReciprocal}, {"Sigmoid", OpCode::kSigmoid}, {"Tanh", OpCode::kTanh}};
+    if (auto it = kDirect.find(op); it != kDirect.end()) {
+      bind(unary(it->second, x));
+    } else if (op == "Sqrt") {
+      bind(unary(OpCode::kReciprocal, unary(OpCode::kRsqrt, x)));
+    } else if (op == "Relu") {
+      bind(unary(OpCode::kClamp, x, ClampAttr{0.f, kInf}));
+    } else if (op == "Clip") {
+      HS_ASSIGN_OR_RETURN(const float lo, clip_bound(n, 1, "min", -kInf));
+      HS_ASSIGN_OR_RETURN(const float hi, clip_bound(n, 2, "max", kInf));
+      bind(unary(OpCode::kClamp, x, ClampAttr{lo, hi}));
+    } else if (op == "HardSigmoid") {
+      HS_ASSIGN_OR_RETURN(const float alpha, n.attrs.get_float("alpha", 0.2f));
+      HS_ASSIGN_OR_RETURN(const float beta, n.attrs.get_float("beta", 0.5f));
+      const size_t rank = x.logical.size();
+      Operand scaled = binary(OpCode::kMul, x, scalar(alpha, rank), x.logical);
+      Operand shifted = binary(OpCode::kAdd, scaled, scalar(beta, rank), x.logical);
+      bind(unary(OpCode::kClamp, shifted, ClampAttr{0.f, 1.f}));
+    } else if (op == "HardSwish") {
+      bind(custom_shader("hardswish", kHardswishSpv, x));
+    } else {
+      return unsupported("op " + op + " has no TOSA lowering");
+    }
+    return Status::ok();
+  }
+
+  // A compute segment running an embedded shader with bindings (x, y) and
+  // one push constant, the element count.
+  Operand custom_shader(const std::string& name, std::span<const uint32_t> spirv, const Operand& x) {
+    flush_graph_segment();
+    auto [it, inserted] = compute_modules_.try_emplace(name, static_cast<uint32_t>(file_.modules.size()));
+    if (inserted) {
+      Module m;
+      m.type = ModuleType::kCompute;
+      m.name = name;
+      m.entry_point = "main";
+      m.spirv.assign(spirv.begin(), spirv.end());
+      file_.modules.push_back(std::move(m));
+    }
+    Operand y = temp(x.logical, x.nhwc);
+    const uint64_t count = static_cast<uint64_t>(file_.resources[y.id].elements());
+    const uint64_t groups = (count + kGroupSize - 1) / kGroupSize;
+    const uint64_t gx = std::min<uint64_t>(groups, 65535);
+    Segment s;
+    s.type = ModuleType::kCompute;
+    s.module = it->second;
+    s.name = "segment_" + std::to_string(file_.segments.size()) + "_" + name;
+    s.inputs = {x.id};
+    s.outputs = {y.id};
+    s.dispatch = {static_cast<uint32_t>(gx), static_cast<uint32_t>((groups + gx - 1) / gx), 1};
+    s.push_constants = {static_cast<uint32_t>(count)};
+    file_.segments.push_back(std::move(s));
+    return y;
+  }
+
+  Status lower_transpose(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const size_t rank = x.logical.size();
+    std::vector<int64_t> reversed(rank);
+    std::iota(reversed.rbegin(), reversed.rend(), 0);
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, n.attrs.get_ints("perm", reversed));
+    std::vector<int32_t> perms(rank);
+    for (size_t i = 0; i < rank; ++i)
+      perms[i] = x.nhwc ? kNhwcPosition[perm[kNchwDim[i]]] : static_cast<int32_t>(perm[i]);
+    const Shape& in_memory = file_.resources[x.id].shape;
+    std::vector<int32_t> moved;  // the input dims above size 1, in output order
+    for (int32_t p : perms)
+      if (in_memory[p] > 1) moved.push_back(p);
+    if (std::is_sorted(moved.begin(), moved.end())) {
+      // Only size-1 dims move: the bytes stay in place.
+      const Shape& out = out_shape();
+      bind(Operand{reshape_resource(x.id, x.nhwc ? to_nhwc_shape(out) : out, x.nhwc), out, x.nhwc});
+      return Status::ok();
+    }
+    Operand y = temp(out_shape(), rank == 4);
+    emit(OpCode::kTranspose, {x.id}, y.id, TransposeAttr{perms});
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_concat(const Node& n) {
+    const size_t rank = out_shape().size();
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.require_int("axis"));
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    std::vector<uint32_t> ids;
+    for (ValueId in : n.inputs) {
+      HS_ASSIGN_OR_RETURN(Operand x, operand(in, rank));
+      ids.push_back(x.id);
+    }
+    Operand y = temp(out_shape(), rank == 4);
+    emit(OpCode::kConcat, std::move(ids), y.id, AxisAttr{memory_axis(y, axis)});
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_slice(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const Shape& in = x.logical;
+    const size_t rank = in.size();
+    std::vector<int64_t> starts, ends, axes, steps;
+    bool has_axes = false, has_steps = false;
+    auto const_ints = [&](size_t i) { return g_.value(n.inputs[i]).constant->to_int64_vector(); };
+    if (g_.opset() < 10) {
+      HS_ASSIGN_OR_RETURN(starts, n.attrs.require_ints("starts"));
+      HS_ASSIGN_OR_RETURN(ends, n.attrs.require_ints("ends"));
+      has_axes = n.attrs.has("axes");
+      HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));
+    } else {
+      starts = const_ints(1);
+      ends = const_ints(2);
+      if ((has_axes = n.inputs.size() > 3 && n.inputs[3] != kNoValue)) axes = const_ints(3);
+      if ((has_steps = n.inputs.size() > 4 && n.inputs[4] != kNoValue)) steps = const_ints(4);
+    }
+    if (!has_axes) {
+      axes.resize(starts.size());
+      std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (!has_steps) steps.assign(starts.size(), 1);
+    // Logical start and step per dim; untouched dims read everything.
+    std::vector<int64_t> first(rank, 0), step(rank, 1);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
+      const int64_t dim = in[a];
+      int64_t s = starts[i];
+      if (s < 0) s += dim;
+      // Clamped as ONNX (and infer_slice) clamp it.
+      s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+      first[a] = s;
+      step[a] = steps[i];
+    }
+    Operand y = temp(out_shape(), rank == 4);
+    SliceAttr attr;
+    for (size_t i = 0; i < rank; ++i) {
+      const size_t d = x.nhwc ? static_cast<size_t>(kNchwDim[i]) : i;
+      attr.start.push_back(first[d]);
+      attr.stride.push_back(step[d]);
+      attr.size.push_back(out_shape()[d]);
+    }
+    emit(OpCode::kSlice, {x.id}, y.id, std::move(attr));
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_resize(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(const std::string mode, n.attrs.get_string("mode", "nearest"));
+    const bool linear = mode == "linear";
+    Transform transform = Transform::kAsymmetric;
+    Rounding rounding = Rounding::kFloor;
+    const Tensor* scales = nullptr;
+    auto optional_const = [&](size_t i) -> const Tensor* {
+      if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+      const Value& v = g_.value(n.inputs[i]);
+      return v.type.num_elements() > 0 ? v.constant.get() : nullptr;
+    };
+    if (g_.opset() < 11) {
+      scales = optional_const(1);
+    } else {
+      HS_ASSIGN_OR_RETURN(const std::string ctm, n.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
+      HS_ASSIGN_OR_RETURN(const std::string nm, n.attrs.get_string("nearest_mode", "round_prefer_floor"));
+      static const std::map<std::string, Transform, std::less<>> kTransforms = {
+          {"half_pixel", Transform::kHalfPixel},
+          {"asymmetric", Transform::kAsymmetric},
+          {"align_corners", Transform::kAlignCorners},
+          {"pytorch_half_pixel", Transform::kPytorchHalfPixel},
+          {"tf_half_pixel_for_nearest", Transform::kTfHalfPixelForNearest}};
+      static const std::map<std::string, Rounding, std::less<>> kRoundings = {
+          {"round_prefer_floor", Rounding::kRoundPreferFloor},
+          {"round_prefer_ceil", Rounding::kRoundPreferCeil},
+          {"floor", Rounding::kFloor},
+          {"ceil", Rounding::kCeil}};
+      if (!kTransforms.count(ctm) || !kRoundings.count(nm))
+        return unsupported("coordinate transformation '" + ctm + "' or nearest mode '" + nm + "' is not lowered");
+      transform = kTransforms.at(ctm);
+      rounding = kRoundings.at(nm);
+      scales = optional_const(2);
+    }
+    const Shape& in = x.logical;
+    const Shape& out = out_shape();
+    double scale_h, scale_w;
+    if (scales) {
+      scale_h = scales->data<float>()[2];
+      scale_w = scales->data<float>()[3];
+    } else {
+      scale_h = static_cast<double>(out[2]) / static_cast<double>(in[2]);
+      scale_w = static_cast<double>(out[3]) / static_cast<double>(in[3]);
+    }
+    Operand taps_y = constant(resize_taps(linear, transform, rounding, scale_h, in[2], out[2]), {out[2], 3}, false);
+    Operand taps_x = constant(resize_taps(linear, transform, rounding, scale_w, in[3], out[3]), {out[3], 3}, false);
+    Operand y = temp(out, true);
+    emit(OpCode::kResize, {x.id, taps_y.id, taps_x.id}, y.id,
+         ResizeAttr{linear ? ResizeMode::kBilinear : ResizeMode::kNearest});
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_conv(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const Tensor& w = *g_.value(n.inputs[1]).constant;
+    const Shape& ws = w.shape();
+    const int64_t oc = ws[0], icg = ws[1], kh = ws[2], kw = ws[3];
+    HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
+    const int64_t kernel[2] = {kh, kw};
+    HS_ASSIGN_OR_RETURN(const Window2d win, window_2d(n, x.logical, kernel));
+    std::vector<float> bias(static_cast<size_t>(oc), 0.f);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) bias = floats_of(*g_.value(n.inputs[2]).constant);
+    const float* pw = w.data<float>();
+    std::vector<float> weights(static_cast<size_t>(w.num_elements()));
+    OpCode code = OpCode::kConv2d;
+    Shape weight_shape;
+    if (group == 1) {
+      // OIHW → OHWI.
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t i = 0; i < icg; ++i)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t z = 0; z < kw; ++z)
+              weights[((o * kh + y) * kw + z) * icg + i] = pw[((o * icg + i) * kh + y) * kw + z];
+      weight_shape = {oc, kh, kw, icg};
+    } else {
+      // [C*M, 1, KH, KW] → [KH, KW, C, M]: output channel c*M + m reads input channel c.
+      code = OpCode::kDepthwiseConv2d;
+      const int64_t c = group, m = oc / group;
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t mi = 0; mi < m; ++mi)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t z = 0; z < kw; ++z)
+              weights[((y * kw + z) * c + ci) * m + mi] = pw[((ci * m + mi) * kh + y) * kw + z];
+      weight_shape = {kh, kw, c, m};
+    }
+    Operand wc = constant(weights, weight_shape, false);
+    Operand bc = constant(bias, {oc}, false);
+    Operand y = temp(out_shape(), true);
+    emit(code, {x.id, wc.id, bc.id}, y.id,
+         ConvAttr{{win.begin[0], win.end[0], win.begin[1], win.end[1]},
+                  {win.stride[0], win.stride[1]},
+                  {win.dilation[0], win.dilation[1]}});
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_batch_norm(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(const float epsilon, n.attrs.get_float("epsilon", 1e-5f));
+    const std::vector<float> scale = floats_of(*g_.value(n.inputs[1]).constant);
+    const std::vector<float> shift = floats_of(*g_.value(n.inputs[2]).constant);
+    const std::vector<float> mean = floats_of(*g_.value(n.inputs[3]).constant);
+    const std::vector<float> var = floats_of(*g_.value(n.inputs[4]).constant);
+    const size_t channels = scale.size();
+    std::vector<float> mul(channels), add(channels);
+    // The same float folding as the portable kernel's.
+    for (size_t c = 0; c < channels; ++c) {
+      mul[c] = scale[c] / std::sqrt(var[c] + epsilon);
+      add[c] = shift[c] - mean[c] * mul[c];
+    }
+    Shape per_channel(x.logical.size(), 1);
+    per_channel[1] = static_cast<int64_t>(channels);
+    // [1, C, 1, 1] in NHWC is [1, 1, 1, C]: the same bytes.
+    const bool nhwc = x.nhwc;
+    Operand m = constant(mul, per_channel, nhwc);
+    Operand a = constant(add, per_channel, nhwc);
+    bind(binary(OpCode::kAdd, binary(OpCode::kMul, x, m, x.logical), a, x.logical));
+    return Status::ok();
+  }
+
+  // numpy matmul of row-major operands already padded to one rank.
+  Operand matmul(const Operand& a, const Operand& b) {
+    const size_t r = a.logical.size();
+    Shape out(r);
+    for (size_t d = 0; d + 2 < r; ++d) out[d] = std::max(a.logical[d], b.logical[d]);
+    out[r - 2] = a.logical[r - 2];
+    out[r - 1] = b.logical[r - 1];
+    Operand y = temp(out, false);
+    emit(OpCode::kMatmul, {a.id, b.id}, y.id);
+    return y;
+  }
+
+  // Graph value `v` as a row-major operand of logical shape `shape` (same
+  // element count).
+  Result<Operand> row_major(ValueId v, const Shape& shape) {
+    const Value& val = g_.value(v);
+    if (val.is_constant()) return constant(floats_of(*val.constant), shape, false);
+    HS_ASSIGN_OR_RETURN(Operand x, operand(v));
+    Operand rm = to_row_major(x);
+    return Operand{reshape_resource(rm.id, shape, false), shape, false};
+  }
+
+  Status lower_matmul(const Node& n) {
+    Shape a = g_.value(n.inputs[0]).type.shape;
+    Shape b = g_.value(n.inputs[1]).type.shape;
+    if (a.size() == 1) a.insert(a.begin(), 1);
+    if (b.size() == 1) b.push_back(1);
+    const size_t r = std::max(a.size(), b.size());
+    a.insert(a.begin(), r - a.size(), 1);
+    b.insert(b.begin(), r - b.size(), 1);
+    HS_ASSIGN_OR_RETURN(Operand ao, row_major(n.inputs[0], a));
+    HS_ASSIGN_OR_RETURN(Operand bo, row_major(n.inputs[1], b));
+    bind(reshape_to(matmul(ao, bo), out_shape()));
+    return Status::ok();
+  }
+
+  Result<Operand> gemm_operand(ValueId v, bool transposed) {
+    const Value& val = g_.value(v);
+    const Shape& s = val.type.shape;
+    if (!transposed) return row_major(v, s);
+    const Shape t{s[1], s[0]};
+    if (val.is_constant()) {
+      const std::vector<float> data = floats_of(*val.constant);
+      std::vector<float> out(data.size());
+      for (int64_t i = 0; i < s[0]; ++i)
+        for (int64_t j = 0; j < s[1]; ++j) out[j * s[0] + i] = data[i * s[1] + j];
+      return constant(out, t, false);
+    }
+    HS_ASSIGN_OR_RETURN(Operand x, row_major(v, s));
+    Operand y = temp(t, false);
+    emit(OpCode::kTranspose, {x.id}, y.id, TransposeAttr{{1, 0}});
+    return y;
+  }
+
+  Status lower_gemm(const Node& n) {
+    HS_ASSIGN_OR_RETURN(const int64_t trans_a, n.attrs.get_int("transA", 0));
+    HS_ASSIGN_OR_RETURN(const int64_t trans_b, n.attrs.get_int("transB", 0));
+    HS_ASSIGN_OR_RETURN(const float alpha, n.attrs.get_float("alpha", 1.f));
+    HS_ASSIGN_OR_RETURN(const float beta, n.attrs.get_float("beta", 1.f));
+    HS_ASSIGN_OR_RETURN(Operand a, gemm_operand(n.inputs[0], trans_a != 0));
+    HS_ASSIGN_OR_RETURN(Operand b, gemm_operand(n.inputs[1], trans_b != 0));
+    Operand y = matmul(a, b);
+    if (alpha != 1.f) y = binary(OpCode::kMul, y, scalar(alpha, 2), y.logical);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value& c = g_.value(n.inputs[2]);
+      Shape padded = c.type.shape;
+      padded.insert(padded.begin(), 2 - padded.size(), 1);
+      Operand co;
+      if (c.is_constant()) {
+        std::vector<float> data = floats_of(*c.constant);
+        for (float& v : data) v *= beta;
+        co = constant(data, padded, false);
+      } else {
+        HS_ASSIGN_OR_RETURN(co, operand(n.inputs[2], 2));
+        if (beta != 1.f) co = binary(OpCode::kMul, co, scalar(beta, 2), co.logical);
+      }
+      y = binary(OpCode::kAdd, y, co, y.logical);
+    }
+    bind(y);
+    return Status::ok();
+  }
+
+  Status lower_pool(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const Shape& in = x.logical;
+    const Shape& out = out_shape();
+    const bool is_max = n.op == "MaxPool";
+    int64_t kernel[2] = {in[2], in[3]};
+    Window2d win{};
+    bool include_pad = false;
+    if (n.op == "GlobalAveragePool") {
+      win = Window2d{{in[2], in[3]}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+    } else {
+      HS_ASSIGN_OR_RETURN(const std::vector<int64_t> k, n.attrs.require_ints("kernel_shape"));
+      kernel[0] = k[0];
+      kernel[1] = k[1];
+      HS_ASSIGN_OR_RETURN(win, window_2d(n, in, kernel));
+      if (!is_max) {
+        HS_ASSIGN_OR_RETURN(const int64_t cip, n.attrs.get_int("count_include_pad", 0));
+        include_pad = cip != 0 && (win.begin[0] | win.end[0] | win.begin[1] | win.end[1]) != 0;
+      }
+    }
+    Operand src = x;
+    int64_t in_h = in[2], in_w = in[3];
+    int64_t begin[2] = {win.begin[0], win.begin[1]}, end[2] = {win.end[0], win.end[1]};
+    if (include_pad) {
+      // Explicit pads count towards the average: make them real zeros. The
+      // overhang ceil_mode adds past the end pad stays uncounted padding.
+      Shape padded_logical{in[0], in[1], in[2] + begin[0] + end[0], in[3] + begin[1] + end[1]};
+      src = temp(padded_logical, true);
+      emit(OpCode::kPad, {x.id}, src.id, PadAttr{{0, 0, begin[0], end[0], begin[1], end[1], 0, 0}, 0.f});
+      in_h = padded_logical[2];
+      in_w = padded_logical[3];
+      begin[0] = begin[1] = end[0] = end[1] = 0;
+    }
+    // The end pad the output size needs (ceil_mode may need more than given).
+    const int64_t in_len[2] = {in_h, in_w};
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t needed = (out[2 + i] - 1) * win.stride[i] + kernel[i] - in_len[i] - begin[i];
+      end[i] = std::max(end[i], needed);
+      if (window_output_size(in_len[i], begin[i], end[i], kernel[i], win.stride[i], 1) != out[2 + i])
+        return internal_error("pool window does not give the inferred output " + ints_text(out));
+    }
+    Operand y = temp(out, true);
+    emit(is_max ? OpCode::kMaxPool2d : OpCode::kAvgPool2d, {src.id}, y.id,
+         PoolAttr{{kernel[0], kernel[1]}, {win.stride[0], win.stride[1]}, {begin[0], end[0], begin[1], end[1]}});
+    bind(y);
+    return Status::ok();
+  }
+
+  // Softmax of a canonical operand along its logical `axis`.
+  Operand softmax(const Operand& x, int64_t axis) {
+    const int32_t a = memory_axis(x, axis);
+    Shape reduced = x.logical;
+    reduced[axis] = 1;
+    Operand m = temp(reduced, x.nhwc);
+    emit(OpCode::kReduceMax, {x.id}, m.id, AxisAttr{a});
+    Operand e = unary(OpCode::kExp, binary(OpCode::kSub, x, m, x.logical));
+    Operand s = temp(reduced, x.nhwc);
+    emit(OpCode::kReduceSum, {e.id}, s.id, AxisAttr{a});
+    return binary(OpCode::kMul, e, unary(OpCode::kReciprocal, s), x.logical);
+  }
+
+  Status lower_softmax(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const int64_t rank = static_cast<int64_t>(x.logical.size());
+    const bool per_axis = g_.opset() >= 13;
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", per_axis ? -1 : 1));
+    if (axis < 0) axis += rank;
+    if (per_axis || axis == rank - 1) {
+      bind(softmax(x, axis));
+      return Status::ok();
+    }
+    // Before opset 13 the input is flattened to 2-D at `axis` and normalised per row.
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x.logical[d];
+    Operand flat = reshape_to(x, {outer, inner});
+    bind(reshape_to(softmax(flat, 1), out_shape()));
+    return Status::ok();
+  }
+
+  Status lower_reduce_mean(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const size_t rank = x.logical.size();
+    std::vector<int64_t> axes;
+    if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+      axes = g_.value(n.inputs[1]).constant->to_int64_vector();
+    } else {
+      HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));
+    }
+    HS_ASSIGN_OR_RETURN(const int64_t noop, n.attrs.get_int("noop_with_empty_axes", 0));
+    if (axes.empty() && noop) {
+      bind(reshape_to(x, out_shape()));
+      return Status::ok();
+    }
+    std::vector<bool> reduced(rank, axes.empty());
+    for (int64_t a : axes) reduced[a < 0 ? a + static_cast<int64_t>(rank) : a] = true;
+    Operand cur = x;
+    int64_t count = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      if (!reduced[d]) continue;
+      count *= x.logical[d];
+      Shape s = cur.logical;
+      s[d] = 1;
+      Operand next = temp(s, cur.nhwc);
+      emit(OpCode::kReduceSum, {cur.id}, next.id, AxisAttr{memory_axis(cur, static_cast<int64_t>(d))});
+      cur = next;
+    }
+    cur = binary(OpCode::kMul, cur, scalar(1.f / static_cast<float>(count), rank), cur.logical);
+    bind(cur.logical == out_shape() ? cur : reshape_to(cur, out_shape()));
+    return Status::ok();
+  }
+
+  const Island& island_;
+  const Graph& g_;
+  const Node* node_ = nullptr;  // the node being lowered, names the operators
+  VgfFile file_;
+  std::vector<Operator> pending_;  // the graph segment being built
+  std::map<ValueId, Operand> values_;
+  std::map<std::pair<ValueId, size_t>, Operand> constants_;
+  std::map<std::string, uint32_t> compute_modules_;
+  int32_t next_alias_group_ = 0;
+};
+
+}  // namespace
+
+Capability check_lowerable(const Graph& graph, NodeId node) {
+  Status s = check_node(graph, graph.node(node));
+  return s.is_ok() ? Capability::yes() : Capability::no(s.message());
+}
+
+Result<VgfFile> lower_island(const Island& island) {
+  if (!island.graph) return invalid_argument("failed to lower island " + std::to_string(island.id) + ": no graph");
+  Lowerer lowerer(island);
+  HS_ASSIGN_OR_RETURN(VgfFile file, lowerer.run());
+  if (Status s = check_vgf(file); !s.is_ok())
+    return internal_error("failed to lower island " + std::to_string(island.id) + ": the result is invalid: " + s.message());
+  return file;
+}
+
+}  // namespace hetsched::vgf

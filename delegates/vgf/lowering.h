@@ -1,0 +1,37 @@
+// Lowering: an island of ONNX-semantics nodes → a VGF file of TOSA-style
+// operators over NHWC tensors.
+//
+// Every rank-4 tensor is kept NHWC (the island's rank-4 inputs and outputs
+// included); tensors of other ranks keep the graph's row-major order. Where
+// an ONNX op changes rank (Reshape, Flatten, MatMul on 4-D operands, ...) the
+// lowering moves the data to row-major order with a transpose first and back
+// afterwards; transposes that move only size-1 dims become reshapes, and
+// reshapes of intermediates alias their source (no copy).
+//
+// ONNX → TOSA, in short:
+//   Conv → conv2d (group 1) or depthwise_conv2d (group = channels), weights
+//     folded to OHWI / HWCM; BatchNormalization → mul + add with folded
+//     per-channel constants; MatMul → matmul; Gemm → [transpose] matmul [mul]
+//     [add]; AveragePool / MaxPool / GlobalAveragePool → avg_pool2d /
+//     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax →
+//     reduce_max, sub, exp, reduce_sum, reciprocal, mul; ReduceMean →
+//     reduce_sum per axis + mul; Resize → resize with tap tables; Div → reciprocal
+//     + mul; Sqrt → rsqrt + reciprocal; Relu / Clip → clamp; HardSigmoid →
+//     mul, add, clamp; HardSwish → a compute segment running a custom shader
+//     (TOSA has no hard-swish: the RFC's tosa.custom case).
+#pragma once
+
+#include "delegates/delegate.h"
+#include "delegates/vgf/vgf_format.h"
+
+namespace hetsched::vgf {
+
+// Whether `node` can be lowered, and if not why (e.g. Gather: "data-dependent
+// indexing: not expressible as a VGF graph").
+Capability check_lowerable(const Graph& graph, NodeId node);
+
+// Lowers `island` (every node must pass check_lowerable; a node that does not
+// is an kUnsupported error naming it and the reason).
+Result<VgfFile> lower_island(const Island& island);
+
+}  // namespace hetsched::vgf

@@ -1,0 +1,34 @@
+// VGF pad: the output is the input surrounded by `before`/after elements of
+// pad_const per dim. One invocation per output element.
+#version 450
+layout(local_size_x = 64) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+
+layout(push_constant) uniform Params {
+  uint count;
+  uint rank;
+  float pad_const;
+  uint unused;
+  uint out_shape[6];
+  uint before[6];
+  uint in_shape[6];
+} p;
+
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
+  if (i >= p.count) return;
+  uint rest = i;
+  uint offset = 0u;
+  uint stride = 1u;
+  bool inside = true;
+  for (int d = int(p.rank) - 1; d >= 0; --d) {
+    int s = int(rest % p.out_shape[d]) - int(p.before[d]);
+    rest /= p.out_shape[d];
+    if (s < 0 || s >= int(p.in_shape[d])) inside = false;
+    offset += uint(max(s, 0)) * stride;
+    stride *= p.in_shape[d];
+  }
+  y[i] = inside ? x[offset] : p.pad_const;
+}

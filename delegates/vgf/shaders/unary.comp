@@ -1,0 +1,46 @@
+// VGF unary operators (abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid,
+// tanh, clamp) and the copy behind reshape. One invocation per element.
+#version 450
+layout(local_size_x = 64) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+
+// op: 0 copy, 1 abs, 2 neg, 3 sin, 4 cos, 5 exp, 6 reciprocal, 7 rsqrt,
+// 8 sigmoid, 9 tanh, 10 clamp(lo, hi). Mirrored by UnaryCode in vgf_kernels.h.
+layout(push_constant) uniform Params {
+  uint count;
+  uint op;
+  float lo;
+  float hi;
+} p;
+
+// Written out rather than the builtin, whose precision is implementation
+// defined and whose exp-based forms overflow to NaN for large |v|.
+float tanh_exact(float v) {
+  float t = exp(-2.0 * abs(v));
+  float r = (1.0 - t) / (1.0 + t);
+  return v < 0.0 ? -r : r;
+}
+
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
+  if (i >= p.count) return;
+  float v = x[i];
+  float r = v;
+  switch (p.op) {
+    case 1u: r = abs(v); break;
+    case 2u: r = -v; break;
+    case 3u: r = sin(v); break;
+    case 4u: r = cos(v); break;
+    case 5u: r = exp(v); break;
+    case 6u: r = 1.0 / v; break;
+    case 7u: r = 1.0 / sqrt(v); break;
+    case 8u: r = 1.0 / (1.0 + exp(-v)); break;
+    case 9u: r = tanh_exact(v); break;
+    // max before min, as numpy.clip: with lo > hi every element becomes hi.
+    case 10u: r = min(max(v, p.lo), p.hi); break;
+    default: break;
+  }
+  y[i] = r;
+}

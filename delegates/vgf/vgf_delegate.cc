@@ -1,0 +1,152 @@
+#include "delegates/vgf/vgf_delegate.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <mutex>
+
+#include "delegates/vgf/lowering.h"
+#include "delegates/vgf/vgf_format.h"
+#include "delegates/vgf/vgf_runtime.h"
+#include "shared_gpu/shared_gpu_registry.h"
+
+namespace hetsched::vgf {
+
+namespace {
+
+class VgfIslandHandle final : public IslandHandle {
+ public:
+  VgfIslandHandle(std::unique_ptr<VgfSession> session, std::string context_key, int island_id)
+      : session_(std::move(session)), context_key_(std::move(context_key)), island_id_(island_id) {}
+
+  MemoryDomain input_domain(size_t) const override { return {MemoryDomain::Kind::kDevice, context_key_}; }
+  MemoryDomain output_domain(size_t) const override { return {MemoryDomain::Kind::kDevice, context_key_}; }
+  const DeviceTensor* device_input(size_t i) const override {
+    return i < session_->num_inputs() ? &session_->input(i) : nullptr;
+  }
+  const DeviceTensor* device_output(size_t i) const override {
+    return i < session_->num_outputs() ? &session_->output(i) : nullptr;
+  }
+  std::shared_ptr<SharedGpuContext> gpu_context() const override { return session_->shared_context(); }
+
+  Status execute(ExecContext& ctx, std::span<const TensorRef>, std::span<const TensorRef>) override {
+    Result<uint64_t> signalled = session_->submit(ctx.gpu);
+    if (!signalled.is_ok())
+      return signalled.status().with_context("failed to execute VGF island " + std::to_string(island_id_) + ": ");
+    ctx.signalled_value = *signalled;
+    spdlog::debug("[VGF] execute: island {}, wait t={}, signal t={}", island_id_, ctx.gpu.wait_value, *signalled);
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<VgfSession> session_;
+  std::string context_key_;
+  int island_id_;
+};
+
+struct GpuSettings {
+  ContextSpec spec;
+  GpuContextOptions options;
+};
+
+Result<GpuSettings> parse_settings(const CompileSpecs& options) {
+  GpuSettings s;
+  s.spec.token = compile_spec_value(options, "gpu_shared_context_token", "default");
+  const std::string group = compile_spec_value(options, "gpu_shared_group_id", "0");
+  try {
+    size_t used = 0;
+    s.spec.group = std::stoll(group, &used);
+    if (used != group.size()) throw std::invalid_argument(group);
+  } catch (...) {
+    return invalid_argument("failed to make vgf delegate: gpu_shared_group_id '" + group + "' is not an integer");
+  }
+  const std::string mode = compile_spec_value(options, "gpu_shared_context_mode", "lookup_or_create");
+  Result<ContextMode> parsed = parse_context_mode(mode);
+  if (!parsed.is_ok()) return parsed.status().with_context("failed to make vgf delegate: ");
+  s.spec.mode = *parsed;
+  s.options.device = compile_spec_value(options, "device", "auto");
+  s.options.app_name = "hetsched-vgf";
+  const std::string validation = compile_spec_value(options, "validation", "0");
+  s.options.enable_validation = validation == "1" || validation == "true";
+  return s;
+}
+
+class VgfDelegate final : public Delegate {
+ public:
+  explicit VgfDelegate(GpuSettings settings) : settings_(std::move(settings)) {}
+
+  std::string_view name() const override { return "vgf"; }
+  std::string resource() const override { return "gpu:" + settings_.spec.key(); }
+  MemoryDomain::Kind memory_kind() const override { return MemoryDomain::Kind::kDevice; }
+
+  Capability supports(const Graph& graph, NodeId node) const override { return check_lowerable(graph, node); }
+
+  Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {
+    (void)specs;
+    HS_ASSIGN_OR_RETURN(VgfFile file, lower_island(island));
+    HS_ASSIGN_OR_RETURN(Blob blob, encode_vgf(file));
+    spdlog::debug("[VGF] compile: island {}, {} ops in {} segments, {} bytes", island.id, file.op_count(),
+                  file.segments.size(), blob.size());
+    return blob;
+  }
+
+  Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
+    const std::string what = "failed to init VGF island " + std::to_string(ctx.island_id) + ": ";
+    Result<VgfFile> file = decode_vgf(blob);
+    if (!file.is_ok()) return file.status().with_context(what);
+    // The profile's context keys (at load time) win over the ones the delegate was made with.
+    GpuSettings settings = settings_;
+    if (!compile_spec_value(ctx.options, "gpu_shared_context_token").empty()) {
+      Result<GpuSettings> parsed = parse_settings(ctx.options);
+      if (!parsed.is_ok()) return parsed.status().with_context(what);
+      settings = *parsed;
+    }
+    Result<Gpu> gpu = resolve(settings);
+    if (!gpu.is_ok()) return gpu.status().with_context(what);
+    const size_t ops = file->op_count();
+    Result<std::unique_ptr<VgfSession>> session = VgfSession::create(gpu->context, gpu->pool, std::move(*file), ctx.island_id);
+    if (!session.is_ok()) return session.status().with_context(what);
+    spdlog::debug("[VGF] init: island {}, {} ops, context {} ({})", ctx.island_id, ops, settings.spec.key(),
+                  gpu->created ? "created" : "reused");
+    return std::unique_ptr<IslandHandle>(new VgfIslandHandle(std::move(*session), settings.spec.key(), ctx.island_id));
+  }
+
+ private:
+  struct Gpu {
+    std::shared_ptr<SharedGpuContext> context;
+    std::shared_ptr<DelegatePool> pool;
+    bool created = false;
+  };
+
+  // The context for `settings`, resolved once per key and kept, so every
+  // island of this delegate runs on one device (even with mode disabled),
+  // with the delegate's one command pool.
+  Result<Gpu> resolve(const GpuSettings& settings) {
+    std::lock_guard lock(mutex_);
+    const std::string key = settings.spec.key();
+    if (auto it = gpus_.find(key); it != gpus_.end()) return Gpu{it->second.context, it->second.pool, false};
+    const GpuContextOptions options = settings.options;
+    HS_ASSIGN_OR_RETURN(ResolvedContext resolved,
+                        SharedGpuContextRegistry::get().resolve(settings.spec, [&options] {
+                          return SharedGpuContext::create(options);
+                        }));
+    auto pool = std::make_shared<DelegatePool>();
+    HS_ASSIGN_OR_RETURN(pool->pool, CommandPool::create(*resolved.context));
+    Gpu gpu{resolved.context, std::move(pool), resolved.created};
+    gpus_[key] = gpu;
+    return gpu;
+  }
+
+  GpuSettings settings_;
+  std::mutex mutex_;
+  std::map<std::string, Gpu> gpus_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Delegate>> make_vgf_delegate(const DelegateOptions& options) {
+  HS_ASSIGN_OR_RETURN(GpuSettings settings, parse_settings(options));
+  return std::unique_ptr<Delegate>(new VgfDelegate(std::move(settings)));
+}
+
+}  // namespace hetsched::vgf

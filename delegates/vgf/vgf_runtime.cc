@@ -1,0 +1,274 @@
+#include "delegates/vgf/vgf_runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include "delegates/vgf/shaders/binary_spv.h"
+#include "delegates/vgf/shaders/conv2d_spv.h"
+#include "delegates/vgf/shaders/copy_spv.h"
+#include "delegates/vgf/shaders/depthwise_conv2d_spv.h"
+#include "delegates/vgf/shaders/matmul_spv.h"
+#include "delegates/vgf/shaders/pad_spv.h"
+#include "delegates/vgf/shaders/pool2d_spv.h"
+#include "delegates/vgf/shaders/reduce_spv.h"
+#include "delegates/vgf/shaders/resize_spv.h"
+#include "delegates/vgf/shaders/unary_spv.h"
+#include "delegates/vgf/transient_planner.h"
+#include "shared_gpu/vk_check.h"
+
+namespace hetsched::vgf {
+
+namespace {
+
+std::span<const uint32_t> builtin_spirv(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kUnary: return kUnarySpv;
+    case Kernel::kBinary: return kBinarySpv;
+    case Kernel::kCopy: return kCopySpv;
+    case Kernel::kPad: return kPadSpv;
+    case Kernel::kConv2d: return kConv2dSpv;
+    case Kernel::kDepthwiseConv2d: return kDepthwiseConv2dSpv;
+    case Kernel::kPool2d: return kPool2dSpv;
+    case Kernel::kMatmul: return kMatmulSpv;
+    case Kernel::kReduce: return kReduceSpv;
+    case Kernel::kResize: return kResizeSpv;
+    case Kernel::kCustom: break;
+  }
+  return {};
+}
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+constexpr VkBufferUsageFlags kIoUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+}  // namespace
+
+VgfSession::VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file,
+                       int island_id)
+    : context_(std::move(context)), pool_(std::move(pool)), file_(std::move(file)), island_id_(island_id) {}
+
+VgfSession::~VgfSession() {
+  // Nothing below may be freed while a submit still uses it.
+  if (last_signalled_ > 0) {
+    if (Status s = context_->wait(last_signalled_); !s.is_ok())
+      spdlog::error("[VGF] failed to wait for island {} before teardown: {}", island_id_, s.message());
+  } else if (unsignalled_submit_) {
+    if (Status s = context_->wait_idle(); !s.is_ok())
+      spdlog::error("[VGF] failed to idle the queue for island {} before teardown: {}", island_id_, s.message());
+  }
+  if (command_buffer_ != VK_NULL_HANDLE) {
+    std::lock_guard lock(pool_->mutex);
+    pool_->pool.free(command_buffer_);
+  }
+}
+
+Result<std::unique_ptr<VgfSession>> VgfSession::create(std::shared_ptr<SharedGpuContext> context,
+                                                       std::shared_ptr<DelegatePool> pool, VgfFile file,
+                                                       int island_id) {
+  if (!context || !pool) return invalid_argument("failed to create VGF session: no GPU context or command pool");
+  if (Status s = check_vgf(file); !s.is_ok()) return s.with_context("failed to create VGF session: ");
+  std::unique_ptr<VgfSession> session(new VgfSession(std::move(context), std::move(pool), std::move(file), island_id));
+  if (Status s = session->build(); !s.is_ok())
+    return s.with_context("failed to create VGF session for island " + std::to_string(island_id) + ": ");
+  return session;
+}
+
+Status VgfSession::build() {
+  const std::vector<SegmentDispatches> plan = plan_dispatches(file_);
+  HS_RETURN_IF_ERROR(allocate_memory(plan));
+  HS_RETURN_IF_ERROR(make_pipelines(plan));
+  return record();
+}
+
+// Transients get lifetimes in global dispatch order; a group of aliases is
+// one block alive from its first to its last use by any member.
+Status VgfSession::allocate_memory(const std::vector<SegmentDispatches>& plan) {
+  const auto& resources = file_.resources;
+  placements_.assign(resources.size(), {});
+  auto block_key = [&](uint32_t id) -> int64_t {
+    return resources[id].alias_group >= 0 ? -1 - resources[id].alias_group : static_cast<int64_t>(id);
+  };
+  std::map<int64_t, size_t> block_of;
+  std::vector<TransientBlock> blocks;
+  int step = 0;
+  for (const SegmentDispatches& seg : plan) {
+    for (const Dispatch& d : seg.dispatches) {
+      for (uint32_t id : d.bindings) {
+        if (resources[id].kind != ResourceKind::kIntermediate) continue;
+        auto [it, inserted] = block_of.try_emplace(block_key(id), blocks.size());
+        if (inserted) blocks.push_back(TransientBlock{resources[id].bytes(), step, step});
+        blocks[it->second].last_step = step;
+      }
+      ++step;
+    }
+  }
+  const uint64_t alignment =
+      std::max<uint64_t>(kSectionAlignment, context_->limits().minStorageBufferOffsetAlignment);
+  const TransientPlan transient = plan_transient_memory(blocks, alignment);
+  transient_bytes_ = transient.total;
+  transient_lower_bound_ = max_live_bytes(blocks, alignment);
+  if (transient.total > 0) {
+    HS_ASSIGN_OR_RETURN(transient_, Buffer::create(*context_, transient.total, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                                   MemoryUsage::kDeviceLocal));
+  }
+
+  // Constants, re-laid at the device's descriptor offset alignment.
+  std::vector<uint8_t> constant_bytes;
+  std::vector<uint64_t> constant_offset(resources.size(), 0);
+  for (size_t id = 0; id < resources.size(); ++id) {
+    const Resource& r = resources[id];
+    if (r.kind != ResourceKind::kConstant) continue;
+    constant_offset[id] = align_up(constant_bytes.size(), alignment);
+    constant_bytes.resize(constant_offset[id] + r.constant_size, 0);
+    std::memcpy(constant_bytes.data() + constant_offset[id], file_.constants.data() + r.constant_offset, r.constant_size);
+  }
+  if (!constant_bytes.empty()) {
+    HS_ASSIGN_OR_RETURN(constants_, Buffer::create(*context_, constant_bytes.size(),
+                                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                                   MemoryUsage::kDeviceLocal));
+    std::lock_guard lock(pool_->mutex);
+    HS_RETURN_IF_ERROR(upload(pool_->pool, constants_, std::as_bytes(std::span(constant_bytes))));
+  }
+
+  // Island I/O: one host-visible buffer each, so handoffs and the host can map them.
+  io_buffers_.reserve(file_.inputs.size() + file_.outputs.size());
+  for (const auto* list : {&file_.inputs, &file_.outputs}) {
+    for (uint32_t id : *list) {
+      HS_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(*context_, resources[id].bytes(), kIoUsage,
+                                                        MemoryUsage::kDeviceLocalHostVisible));
+      io_buffers_.push_back(std::move(buffer));
+    }
+  }
+  size_t io = 0;
+  for (const auto* list : {&file_.inputs, &file_.outputs}) {
+    for (uint32_t id : *list) {
+      Buffer& buffer = io_buffers_[io++];
+      placements_[id] = {&buffer, 0};
+      DeviceTensor t{&buffer, 0, resources[id].bytes(), resources[id].layout};
+      (list == &file_.inputs ? inputs_ : outputs_).push_back(t);
+    }
+  }
+  for (size_t id = 0; id < resources.size(); ++id) {
+    const Resource& r = resources[id];
+    if (r.kind == ResourceKind::kConstant) placements_[id] = {&constants_, constant_offset[id]};
+    if (r.kind != ResourceKind::kIntermediate) continue;
+    auto it = block_of.find(block_key(static_cast<uint32_t>(id)));
+    if (it != block_of.end()) placements_[id] = {&transient_, transient.offsets[it->second]};
+  }
+  return Status::ok();
+}
+
+VkDescriptorBufferInfo VgfSession::binding(uint32_t resource) const {
+  const Placement& p = placements_[resource];
+  return p.buffer->descriptor(p.offset, file_.resources[resource].bytes());
+}
+
+Status VgfSession::make_pipelines(const std::vector<SegmentDispatches>& plan) {
+  size_t sets = 0;
+  uint32_t max_bindings = 1;
+  for (const SegmentDispatches& seg : plan)
+    for (const Dispatch& d : seg.dispatches) {
+      ++sets;
+      max_bindings = std::max<uint32_t>(max_bindings, static_cast<uint32_t>(d.bindings.size()));
+    }
+  HS_ASSIGN_OR_RETURN(descriptors_,
+                      DescriptorPool::create(*context_, static_cast<uint32_t>(std::max<size_t>(sets, 1)), max_bindings));
+  builtin_.resize(kBuiltinKernelCount);
+  for (const SegmentDispatches& seg : plan) {
+    GraphPipeline pipeline;
+    pipeline.name = seg.name;
+    for (const Dispatch& d : seg.dispatches) {
+      const ComputePipeline* compute = nullptr;
+      if (d.kernel == Kernel::kCustom) {
+        std::unique_ptr<ComputePipeline>& slot = custom_[d.module];
+        if (!slot) {
+          const Module& m = file_.modules[d.module];
+          ComputePipelineDesc desc;
+          desc.name = "vgf/" + m.name;
+          desc.spirv = m.spirv;
+          desc.entry_point = m.entry_point;
+          desc.storage_buffer_count = static_cast<uint32_t>(d.bindings.size());
+          desc.push_constant_size = static_cast<uint32_t>(d.push.size() * sizeof(uint32_t));
+          HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
+          slot = std::make_unique<ComputePipeline>(std::move(made));
+        }
+        if (slot->storage_buffer_count() != d.bindings.size() ||
+            slot->push_constant_size() != d.push.size() * sizeof(uint32_t))
+          return invalid_argument(d.label + " binds its module's shader with other buffers or push constants than another segment");
+        compute = slot.get();
+      } else {
+        std::unique_ptr<ComputePipeline>& slot = builtin_[static_cast<size_t>(d.kernel)];
+        if (!slot) {
+          ComputePipelineDesc desc;
+          desc.name = "vgf/" + std::string(kernel_name(d.kernel));
+          desc.spirv = builtin_spirv(d.kernel);
+          desc.storage_buffer_count = kernel_binding_count(d.kernel);
+          desc.push_constant_size = kernel_push_words(d.kernel) * sizeof(uint32_t);
+          HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
+          slot = std::make_unique<ComputePipeline>(std::move(made));
+        }
+        compute = slot.get();
+      }
+      std::vector<VkDescriptorBufferInfo> infos;
+      for (uint32_t id : d.bindings) infos.push_back(binding(id));
+      HS_ASSIGN_OR_RETURN(VkDescriptorSet set, descriptors_.allocate(*compute, infos));
+      pipeline.steps.push_back(GraphPipeline::Step{compute, set, d.push, d.groups});
+    }
+    pipelines_.push_back(std::move(pipeline));
+  }
+  return Status::ok();
+}
+
+// One command buffer for the island: every step in order, each made visible
+// to the next by a barrier. Recorded for simultaneous use, so the next run
+// can be submitted before the previous finished (the sync plan orders them).
+Status VgfSession::record() {
+  std::lock_guard lock(pool_->mutex);
+  HS_ASSIGN_OR_RETURN(command_buffer_, pool_->pool.allocate());
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(command_buffer_, &begin));
+  // Inputs may have been filled by a transfer or a shader of an earlier submit.
+  record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  bool first = true;
+  for (const GraphPipeline& pipeline : pipelines_) {
+    for (const GraphPipeline::Step& step : pipeline.steps) {
+      if (!first)
+        record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      first = false;
+      record_dispatch(command_buffer_, *step.pipeline, step.set, std::as_bytes(std::span(step.push)), step.groups[0],
+                      step.groups[1], step.groups[2]);
+    }
+  }
+  // Outputs are read next by the host (mapped), a transfer or another shader.
+  record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+  HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(command_buffer_));
+  return Status::ok();
+}
+
+Result<uint64_t> VgfSession::submit(const GpuStepSync& sync) {
+  GpuSubmit batch;
+  batch.command_buffers = std::span(&command_buffer_, 1);
+  batch.wait_value = sync.wait_value;
+  batch.signal = sync.signal;
+  HS_ASSIGN_OR_RETURN(const uint64_t value, context_->submit(batch));
+  if (value > 0)
+    last_signalled_ = value;
+  else
+    unsignalled_submit_ = true;
+  if (sync.queue_wait_idle_after) HS_RETURN_IF_ERROR(context_->wait_idle());
+  return value;
+}
+
+}  // namespace hetsched::vgf

@@ -1,0 +1,128 @@
+// The VGF runtime: emulates a data-graph pipeline on the shared Vulkan
+// device.
+//
+//   VgfSession::create (once per island, at init):
+//     1. plans the dispatches of every segment (dispatch_plan.h); each graph
+//        segment becomes a GraphPipeline: the list of TOSA-operator compute
+//        pipelines it runs, in order;
+//     2. plans the transient tensors (intermediates, alias groups merged)
+//        into ONE device allocation by lifetime (transient_planner.h);
+//     3. uploads the constants once;
+//     4. makes one host-visible buffer per island input and output (the
+//        DeviceTensors the executor's handoffs fill and drain);
+//     5. records ONE command buffer for the whole island.
+//   VgfSession::submit (per run): one queue submit, no host wait.
+//
+// Ownership: a session holds shared_ptrs to its SharedGpuContext and to the
+// delegate's command pool, so both outlive it. The destructor waits for the
+// session's last submit before freeing anything.
+//
+// Thread-safety: submit() may be called from one thread at a time per
+// session; sessions of one delegate may submit concurrently (the context
+// locks its queue). The command pool is shared by a delegate's sessions and
+// guarded by its mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "delegates/delegate.h"
+#include "delegates/vgf/dispatch_plan.h"
+#include "delegates/vgf/vgf_format.h"
+#include "shared_gpu/buffer.h"
+#include "shared_gpu/command_pool.h"
+#include "shared_gpu/compute_pipeline.h"
+
+namespace hetsched::vgf {
+
+// A delegate instance's one command pool (pools are never shared between
+// delegates), shared by its sessions.
+struct DelegatePool {
+  std::mutex mutex;
+  CommandPool pool;
+};
+
+// One graph segment as a pipeline: its compute pipelines and their
+// descriptor sets, recorded in order. Compute segments are a one-step
+// pipeline of their own shader.
+struct GraphPipeline {
+  struct Step {
+    const ComputePipeline* pipeline = nullptr;  // owned by the session
+    VkDescriptorSet set = VK_NULL_HANDLE;       // owned by the session's descriptor pool
+    std::vector<uint32_t> push;
+    std::array<uint32_t, 3> groups{1, 1, 1};
+  };
+  std::string name;
+  std::vector<Step> steps;
+};
+
+class VgfSession {
+ public:
+  // `file` must come from decode_vgf or lower_island (checked). Errors name
+  // the Vulkan call or the operator that failed.
+  static Result<std::unique_ptr<VgfSession>> create(std::shared_ptr<SharedGpuContext> context,
+                                                    std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
+  ~VgfSession();
+  VgfSession(const VgfSession&) = delete;
+  VgfSession& operator=(const VgfSession&) = delete;
+
+  const VgfFile& file() const { return file_; }
+  SharedGpuContext& context() const { return *context_; }
+  const std::shared_ptr<SharedGpuContext>& shared_context() const { return context_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  // Island input/output i: a whole host-visible buffer, NHWC for rank 4.
+  const DeviceTensor& input(size_t i) const { return inputs_.at(i); }
+  const DeviceTensor& output(size_t i) const { return outputs_.at(i); }
+  const std::vector<GraphPipeline>& pipelines() const { return pipelines_; }
+  // Bytes of the one transient allocation, and the most bytes live at once.
+  uint64_t transient_bytes() const { return transient_bytes_; }
+  uint64_t transient_lower_bound() const { return transient_lower_bound_; }
+
+  // Submits the recorded command buffer per `sync` (wait on the timeline,
+  // signal, idle the queue after). Returns the signalled timeline value (0
+  // without a signal). Does not wait on the host.
+  Result<uint64_t> submit(const GpuStepSync& sync);
+
+ private:
+  VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
+  Status build();
+  Status allocate_memory(const std::vector<SegmentDispatches>& plan);
+  Status make_pipelines(const std::vector<SegmentDispatches>& plan);
+  Status record();
+  VkDescriptorBufferInfo binding(uint32_t resource) const;
+
+  // Declared first: destroyed last, after everything made on them.
+  std::shared_ptr<SharedGpuContext> context_;
+  std::shared_ptr<DelegatePool> pool_;
+  VgfFile file_;
+  int island_id_;
+
+  // Where each resource lives: buffer and byte offset.
+  struct Placement {
+    const Buffer* buffer = nullptr;
+    uint64_t offset = 0;
+  };
+  std::vector<Placement> placements_;
+  Buffer transient_;
+  Buffer constants_;
+  std::vector<Buffer> io_buffers_;  // inputs, then outputs
+  std::vector<DeviceTensor> inputs_;
+  std::vector<DeviceTensor> outputs_;
+  uint64_t transient_bytes_ = 0;
+  uint64_t transient_lower_bound_ = 0;
+
+  std::vector<std::unique_ptr<ComputePipeline>> builtin_;  // by Kernel, made on first use
+  std::map<uint32_t, std::unique_ptr<ComputePipeline>> custom_;  // by compute module
+  DescriptorPool descriptors_;
+  std::vector<GraphPipeline> pipelines_;  // its sets and pipelines are owned above
+
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  uint64_t last_signalled_ = 0;
+  bool unsignalled_submit_ = false;
+};
+
+}  // namespace hetsched::vgf

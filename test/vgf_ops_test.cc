@@ -1,0 +1,678 @@
+// Every VGF op on a real Vulkan device (lavapipe in CI, validation on),
+// against the portable CPU kernels: an ONNX graph built with GraphBuilder
+// becomes one island, compiled → init → inputs written (NHWC for rank 4,
+// converted here on the host) → execute → wait → read back, and compared
+// element by element with |vgf - cpu| <= atol + rtol * |cpu|.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/cpu_delegate.h"
+#include "delegates/vgf/lowering.h"
+#include "delegates/vgf/vgf_delegate.h"
+#include "delegates/vgf/vgf_runtime.h"
+#include "graph/builder.h"
+#include "shared_gpu/buffer.h"
+#include "test/test_util.h"
+#include "test/vk_test_env.h"
+
+namespace hetsched::vgf {
+namespace {
+
+constexpr const char* kToken = "vgf-test";
+constexpr const char* kKey = "vgf-test:0";
+
+using Ints = std::vector<int64_t>;
+
+struct OpCase {
+  std::string name;
+  std::function<void(GraphBuilder&)> build;
+  float lo = -1.f, hi = 1.f;  // range of the random inputs
+  float atol = 1e-5f;
+  float rtol = 1e-5f;
+  int opset = 17;
+};
+
+std::ostream& operator<<(std::ostream& os, const OpCase& c) { return os << c.name; }
+
+Island whole_graph_island(const Graph& g, int id = 0) {
+  Island island;
+  island.id = id;
+  island.delegate = "vgf";
+  island.graph = &g;
+  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) island.nodes.push_back(n);
+  island.inputs = g.inputs();
+  island.outputs = g.outputs();
+  return island;
+}
+
+// NCHW ↔ NHWC on the host, written out here so the test does not share the
+// code under test.
+std::vector<float> nchw_to_nhwc(const float* src, const Shape& s) {
+  std::vector<float> out(static_cast<size_t>(shape_elements(s)));
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t h = 0; h < s[2]; ++h)
+        for (int64_t w = 0; w < s[3]; ++w) out[((n * s[2] + h) * s[3] + w) * s[1] + c] = src[((n * s[1] + c) * s[2] + h) * s[3] + w];
+  return out;
+}
+
+std::vector<float> nhwc_to_nchw(const float* src, const Shape& s) {
+  std::vector<float> out(static_cast<size_t>(shape_elements(s)));
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t h = 0; h < s[2]; ++h)
+        for (int64_t w = 0; w < s[3]; ++w) out[((n * s[1] + c) * s[2] + h) * s[3] + w] = src[((n * s[2] + h) * s[3] + w) * s[1] + c];
+  return out;
+}
+
+Result<std::vector<Tensor>> run_cpu(const Graph& g, const std::vector<Tensor>& inputs) {
+  HS_ASSIGN_OR_RETURN(auto cpu, cpu::make_cpu_delegate({{"engine", "portable"}, {"threads", "1"}}));
+  HS_ASSIGN_OR_RETURN(Blob blob, cpu->compile(whole_graph_island(g), {}));
+  HS_ASSIGN_OR_RETURN(auto handle, cpu->init(blob, InitContext{}));
+  std::vector<Tensor> outputs;
+  for (ValueId v : g.outputs()) outputs.emplace_back(g.value(v).type);
+  std::vector<TensorRef> in_refs, out_refs;
+  for (const Tensor& t : inputs) in_refs.push_back({&t.type(), const_cast<std::byte*>(t.raw())});
+  for (Tensor& t : outputs) out_refs.push_back({&t.type(), t.raw()});
+  ExecContext ctx;
+  HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
+  return outputs;
+}
+
+// Writes `inputs` (NCHW) into the island's device inputs.
+void write_inputs(const IslandHandle& h, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const DeviceTensor* t = h.device_input(i);
+    ASSERT_NE(t, nullptr);
+    ASSERT_NE(t->buffer->mapped(), nullptr);
+    ASSERT_EQ(t->size, inputs[i].byte_size());
+    ASSERT_EQ(t->layout, inputs[i].shape().size() == 4 ? TensorLayout::kNhwc : TensorLayout::kNchw);
+    std::vector<float> data(inputs[i].data<float>(), inputs[i].data<float>() + inputs[i].num_elements());
+    if (t->layout == TensorLayout::kNhwc) data = nchw_to_nhwc(inputs[i].data<float>(), inputs[i].shape());
+    std::memcpy(t->buffer->mapped() + t->offset, data.data(), t->size);
+  }
+}
+
+std::vector<Tensor> read_outputs(const IslandHandle& h, const Graph& g) {
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const TensorType& type = g.value(g.outputs()[i]).type;
+    Tensor out(type);
+    const DeviceTensor* t = h.device_output(i);
+    EXPECT_NE(t, nullptr);
+    if (!t) return {};
+    const float* src = reinterpret_cast<const float*>(t->buffer->mapped() + t->offset);
+    std::vector<float> data(src, src + out.num_elements());
+    if (t->layout == TensorLayout::kNhwc) data = nhwc_to_nchw(src, type.shape);
+    std::memcpy(out.raw(), data.data(), out.byte_size());
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, float atol, float rtol, const std::string& what) {
+  ASSERT_EQ(got.type(), want.type()) << what;
+  const float* a = got.data<float>();
+  const float* b = want.data<float>();
+  int64_t bad = 0;
+  float worst = 0.f;
+  std::ostringstream first;
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    const float err = std::fabs(a[i] - b[i]);
+    if (!(err <= atol + rtol * std::fabs(b[i]))) {
+      if (bad < 5) first << " [" << i << "] vgf " << a[i] << " cpu " << b[i] << ";";
+      ++bad;
+    }
+    if (err > worst || std::isnan(err)) worst = err;
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << want.num_elements() << " elements differ beyond atol " << atol
+                    << " + rtol " << rtol << " (worst " << worst << "):" << first.str();
+}
+
+class VgfOpsTest : public testing::VkTest {
+ protected:
+  void SetUp() override {
+    context_ = make_context();
+    ASSERT_NE(context_, nullptr);
+    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context(kKey, context_).is_ok());
+  }
+
+  static DelegateOptions options() {
+    return {{"gpu_shared_context_token", kToken}, {"gpu_shared_group_id", "0"}, {"gpu_shared_context_mode", "lookup_only"}};
+  }
+
+  // Runs `g` as one VGF island and returns its outputs (NCHW).
+  std::vector<Tensor> run_vgf(const Graph& g, const std::vector<Tensor>& inputs, int island_id = 0) {
+    auto delegate = make_vgf_delegate(options());
+    EXPECT_TRUE(delegate.is_ok()) << delegate.status().message();
+    if (!delegate.is_ok()) return {};
+    Result<Blob> blob = (*delegate)->compile(whole_graph_island(g, island_id), {});
+    EXPECT_TRUE(blob.is_ok()) << blob.status().message();
+    if (!blob.is_ok()) return {};
+    Result<std::unique_ptr<IslandHandle>> handle = (*delegate)->init(*blob, InitContext{{}, island_id});
+    EXPECT_TRUE(handle.is_ok()) << handle.status().message();
+    if (!handle.is_ok()) return {};
+    IslandHandle& h = **handle;
+    EXPECT_EQ(h.input_domain(0), (MemoryDomain{MemoryDomain::Kind::kDevice, kKey}));
+    EXPECT_EQ(h.gpu_context(), context_);
+    write_inputs(h, inputs);
+    ExecContext ctx;
+    ctx.gpu.signal = true;
+    Status s = h.execute(ctx, {}, {});
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    EXPECT_GT(ctx.signalled_value, 0u);
+    s = context_->wait(ctx.signalled_value);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    return read_outputs(h, g);
+  }
+
+  std::shared_ptr<SharedGpuContext> context_;
+};
+
+class VgfOpTest : public VgfOpsTest, public ::testing::WithParamInterface<OpCase> {};
+
+TEST_P(VgfOpTest, MatchesThePortableKernels) {
+  const OpCase& c = GetParam();
+  GraphBuilder b(c.name);
+  b.raw().set_opset(c.opset);
+  c.build(b);
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < g->inputs().size(); ++i)
+    inputs.push_back(testing::random_tensor(g->value(g->inputs()[i]).type.shape, 101 + static_cast<uint32_t>(i), c.lo, c.hi));
+  Result<std::vector<Tensor>> want = run_cpu(*g, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  const std::vector<Tensor> got = run_vgf(*g, inputs);
+  ASSERT_EQ(got.size(), want->size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], (*want)[i], c.atol, c.rtol, c.name + " output " + std::to_string(i));
+}
+
+// --- the cases -------------------------------------------------------------------------
+
+Tensor random_constant(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  return testing::random_tensor(shape, seed, lo, hi);
+}
+
+std::function<void(GraphBuilder&)> unary(const std::string& op, Shape shape = {1, 3, 8, 8},
+                                          std::initializer_list<std::pair<std::string, Attribute>> attrs = {}) {
+  std::vector<std::pair<std::string, Attribute>> a(attrs);
+  return [op, shape, a](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, shape});
+    const ValueId y = b.op(op, {x});
+    for (const auto& [k, v] : a) b.raw().node(b.raw().value(y).producer).attrs.set(k, v);
+    b.output(y);
+  };
+}
+
+std::vector<OpCase> elementwise_cases() {
+  return {
+      {"Sin", unary("Sin"), -3.f, 3.f},
+      {"Cos", unary("Cos"), -3.f, 3.f},
+      {"Exp", unary("Exp"), -4.f, 4.f, 1e-5f, 2e-5f},
+      {"Abs", unary("Abs")},
+      {"Neg", unary("Neg", {2, 3, 4})},
+      {"Reciprocal", unary("Reciprocal"), 0.2f, 3.f},
+      {"Sigmoid", unary("Sigmoid"), -8.f, 8.f},
+      {"Tanh", unary("Tanh", {4, 50}), -12.f, 12.f},
+      {"Sqrt", unary("Sqrt"), 0.f, 4.f, 1e-6f, 2e-6f},
+      {"Relu", unary("Relu")},
+      {"HardSigmoid", unary("HardSigmoid", {1, 3, 8, 8}, {{"alpha", 0.3f}, {"beta", 0.4f}}), -4.f, 4.f},
+      {"HardSwish", unary("HardSwish"), -5.f, 5.f},
+      {"ClipConstantBounds",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 8, 8}});
+         b.output(b.op("Clip", {x, b.constant_f32("lo", {}, {-0.3f}), b.constant_f32("hi", {}, {0.4f})}));
+       }},
+      {"ClipOpset10Attributes", unary("Clip", {3, 7}, {{"min", -0.2f}, {"max", 0.5f}}), -1.f, 1.f, 1e-5f, 1e-5f, 10},
+      {"AddBroadcastConstant",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 5, 6}});
+         b.output(b.op("Add", {x, b.constant("c", random_constant({3, 1, 1}, 7))}));
+       }},
+      {"SubSameShape",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4, 5}});
+         const ValueId y = b.input("y", {DType::kFloat32, {2, 3, 4, 5}});
+         b.output(b.op("Sub", {x, y}));
+       }},
+      {"MulBroadcastInput",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 6, 6}});
+         const ValueId s = b.input("s", {DType::kFloat32, {1, 4, 1, 1}});
+         b.output(b.op("Mul", {s, x}));
+       }},
+      {"AddRank2InputToRank4",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 3, 4}});
+         const ValueId y = b.input("y", {DType::kFloat32, {3, 4}});
+         b.output(b.op("Add", {x, y}));
+       }},
+      {"DivRank3", [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4}});
+         b.output(b.op("Div", {x, b.constant("d", random_constant({4}, 9, 0.5f, 2.f))}));
+       }, -1.f, 1.f, 1e-6f, 3e-7f},
+      {"PowPositiveBase",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {6, 7}});
+         b.output(b.op("Pow", {x, b.constant("e", random_constant({7}, 11, -2.f, 2.f))}));
+       },
+       0.5f, 2.f, 1e-5f, 1e-5f},
+      {"PowIntegralExponentsOfNegatives",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {5, 4}});
+         b.output(b.op("Pow", {x, b.constant_f32("e", {4}, {2.f, 3.f, -1.f, 0.f})}));
+       },
+       -2.f, 2.f, 1e-5f, 1e-5f},
+      {"AddScalarToVector",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {5}});
+         b.output(b.op("Add", {x, b.constant_f32("c", {1}, {0.25f})}));
+       }},
+  };
+}
+
+std::vector<OpCase> nn_cases() {
+  const float conv_tol = 2e-5f;
+  return {
+      {"Conv3x3Pad1",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 10, 10}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({8, 3, 3, 3}, 21)), b.constant("b", random_constant({8}, 22))},
+                       {{"pads", Ints{1, 1, 1, 1}}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"ConvStride2Dilation2SameUpper",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 4, 11, 9}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({6, 4, 3, 3}, 23))},
+                       {{"strides", Ints{2, 2}}, {"dilations", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"Conv1x1",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 16, 7, 7}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({5, 16, 1, 1}, 24))}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"ConvAsymmetricPadsAndKernel",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 8}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({4, 3, 2, 3}, 25)), b.constant("b", random_constant({4}, 26))},
+                       {{"pads", Ints{0, 1, 2, 0}}, {"strides", Ints{1, 2}}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"DepthwiseConvMultiplier2",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 9, 9}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({8, 1, 3, 3}, 27)), b.constant("b", random_constant({8}, 28))},
+                       {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"MatMul2d",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {4, 8}});
+         const ValueId w = b.input("w", {DType::kFloat32, {8, 3}});
+         b.output(b.op("MatMul", {a, w}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"MatMulRank4ByConstant",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {2, 3, 4, 5}});
+         b.output(b.op("MatMul", {a, b.constant("w", random_constant({5, 6}, 29))}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"MatMulBatchBroadcast",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {2, 1, 3, 4}});
+         const ValueId w = b.input("w", {DType::kFloat32, {5, 4, 2}});
+         b.output(b.op("MatMul", {a, w}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"MatMulVectorByMatrix",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {4}});
+         const ValueId w = b.input("w", {DType::kFloat32, {4, 3}});
+         b.output(b.op("MatMul", {a, w}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"GemmTransBAlphaBetaConstantC",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {3, 5}});
+         b.output(b.op("Gemm", {a, b.constant("w", random_constant({4, 5}, 30)), b.constant("c", random_constant({4}, 31))},
+                       {{"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.f}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"GemmTransAInputs",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {5, 3}});
+         const ValueId w = b.input("w", {DType::kFloat32, {5, 4}});
+         const ValueId c = b.input("c", {DType::kFloat32, {3, 4}});
+         b.output(b.op("Gemm", {a, w, c}, {{"transA", int64_t{1}}, {"beta", 0.5f}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      {"AveragePool3x3Stride2Pads",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 9, 9}});
+         b.output(b.op("AveragePool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}));
+       }},
+      {"AveragePoolCountIncludePad",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 9, 9}});
+         b.output(b.op("AveragePool", {x},
+                       {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                        {"count_include_pad", int64_t{1}}}));
+       }},
+      {"AveragePoolCeilModeIncludePad",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 8, 8}});
+         b.output(b.op("AveragePool", {x},
+                       {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                        {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}}));
+       }},
+      {"MaxPool2x2",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 8, 8}});
+         b.output(b.op("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+       }},
+      {"MaxPoolSameUpper",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 7, 7}});
+         b.output(b.op("MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
+                                        {"auto_pad", std::string("SAME_UPPER")}}));
+       }},
+      {"GlobalAveragePool",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 8, 7, 9}});
+         b.output(b.op("GlobalAveragePool", {x}));
+       }},
+      {"BatchNormalization",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 4, 5, 5}});
+         b.output(b.op("BatchNormalization",
+                       {x, b.constant("s", random_constant({4}, 41)), b.constant("b", random_constant({4}, 42)),
+                        b.constant("m", random_constant({4}, 43)), b.constant("v", random_constant({4}, 44, 0.5f, 2.f))}));
+       }},
+      {"SoftmaxAxis1Rank4",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 3, 3}});
+         b.output(b.op("Softmax", {x}, {{"axis", int64_t{1}}}));
+       },
+       -4.f, 4.f, 1e-6f, 1e-5f},
+      {"SoftmaxLastAxisRank2", [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {4, 10}})})); },
+       -4.f, 4.f, 1e-6f, 1e-5f},
+      {"SoftmaxOpset11Flattens",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4}});
+         b.output(b.op("Softmax", {x}, {{"axis", int64_t{1}}}));
+       },
+       -4.f, 4.f, 1e-6f, 1e-5f, 11},
+      {"ReduceMeanSpatialKeepDims",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5, 6}});
+         b.output(b.op("ReduceMean", {x}, {{"axes", Ints{2, 3}}}));
+       }},
+      {"ReduceMeanChannelsDropped",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5, 6}});
+         b.output(b.op("ReduceMean", {x}, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}));
+       }},
+      {"ReduceMeanLongRow",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {4, 5, 333}});
+         b.output(b.op("ReduceMean", {x}, {{"axes", Ints{-1}}}));
+       }},
+  };
+}
+
+std::vector<OpCase> tensor_cases() {
+  return {
+      {"TransposeSwapHW",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 8, 8}});
+         b.output(b.op("Transpose", {x}, {{"perm", Ints{0, 1, 3, 2}}}));
+       }},
+      {"TransposeChannelsLast",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 4, 5}});
+         b.output(b.op("Transpose", {x}, {{"perm", Ints{0, 2, 3, 1}}}));
+       }},
+      {"TransposeRank3",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4}});
+         b.output(b.op("Transpose", {x}, {{"perm", Ints{2, 0, 1}}}));
+       }},
+      {"ReshapeRank4ToRank2",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 4, 4}});
+         b.output(b.op("Reshape", {x, b.constant_i64("shape", {2}, {1, 48})}));
+       }},
+      {"ReshapeRank2ToRank4",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 12}});
+         b.output(b.op("Sin", {b.op("Reshape", {x, b.constant_i64("shape", {4}, {2, 3, 2, 2})})}));
+       }},
+      {"FlattenAxis2",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4, 5}});
+         b.output(b.op("Flatten", {b.op("Abs", {x})}, {{"axis", int64_t{2}}}));
+       }},
+      {"UnsqueezeThenSqueeze",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 4}});
+         const ValueId u = b.op("Unsqueeze", {x, b.constant_i64("axes", {2}, {0, 2})});
+         b.output(b.op("Squeeze", {b.op("Neg", {u}), b.constant_i64("axes0", {1}, {0})}));
+       }},
+      {"IdentityOfAnInput", [](GraphBuilder& b) { b.output(b.op("Identity", {b.input("x", {DType::kFloat32, {1, 2, 3, 4}})})); }},
+      {"ConcatChannels",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 3, 3}});
+         const ValueId y = b.input("y", {DType::kFloat32, {1, 4, 3, 3}});
+         b.output(b.op("Concat", {x, y}, {{"axis", int64_t{1}}}));
+       }},
+      {"ConcatWidthWithConstant",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4, 2}});
+         const ValueId y = b.input("y", {DType::kFloat32, {2, 3, 4, 5}});
+         b.output(b.op("Concat", {x, y, b.constant("c", random_constant({2, 3, 4, 1}, 51))}, {{"axis", int64_t{-1}}}));
+       }},
+      {"ConcatRank2",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 4}});
+         const ValueId y = b.input("y", {DType::kFloat32, {2, 4}});
+         b.output(b.op("Concat", {x, y}, {{"axis", int64_t{0}}}));
+       }},
+      {"SliceWithSteps",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 6, 6}});
+         b.output(b.op("Slice", {x, b.constant_i64("starts", {3}, {0, 1, 1}), b.constant_i64("ends", {3}, {3, 6, 5}),
+                                 b.constant_i64("axes", {3}, {1, 2, 3}), b.constant_i64("steps", {3}, {1, 2, 1})}));
+       }},
+      {"SliceNegativeStep",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 7}});
+         b.output(b.op("Slice", {x, b.constant_i64("starts", {1}, {-1}), b.constant_i64("ends", {1}, {-8}),
+                                 b.constant_i64("axes", {1}, {2}), b.constant_i64("steps", {1}, {-2})}));
+       }},
+      {"ResizeNearestScales",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 3, 4}});
+         b.output(b.op("Resize", {x, b.constant_f32("roi", {0}, {}), b.constant_f32("scales", {4}, {1.f, 1.f, 2.f, 2.f})}));
+       }},
+      {"ResizeLinearHalfPixelSizes",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 5, 7}});
+         b.output(b.op("Resize", {x, b.constant_f32("roi", {0}, {}), b.constant_f32("scales", {0}, {}),
+                                  b.constant_i64("sizes", {4}, {1, 3, 9, 4})},
+                       {{"mode", std::string("linear")}}));
+       },
+       -1.f, 1.f, 2e-6f, 2e-6f},
+      {"ResizeLinearAlignCornersDown",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 8, 8}});
+         b.output(b.op("Resize", {x, b.constant_f32("roi", {0}, {}), b.constant_f32("scales", {0}, {}),
+                                  b.constant_i64("sizes", {4}, {1, 2, 3, 5})},
+                       {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}));
+       },
+       -1.f, 1.f, 2e-6f, 2e-6f},
+  };
+}
+
+std::vector<OpCase> model_cases() {
+  return {
+      {"RfcSuffix",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 4, 4}});
+         const ValueId s = b.op("Sin", {x});
+         const ValueId r = b.op("Reciprocal", {b.op("Cos", {x})});
+         b.output(b.op("Transpose", {b.op("Mul", {s, r})}, {{"perm", Ints{0, 1, 3, 2}}}));
+       },
+       -0.8f, 0.8f},
+      {"MiniCnn",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 8, 8}});
+         ValueId t = b.op("Conv", {x, b.constant("w", random_constant({4, 3, 3, 3}, 61)), b.constant("cb", random_constant({4}, 62))},
+                          {{"pads", Ints{1, 1, 1, 1}}});
+         t = b.op("BatchNormalization", {t, b.constant("s", random_constant({4}, 63)), b.constant("bb", random_constant({4}, 64)),
+                                         b.constant("m", random_constant({4}, 65)), b.constant("v", random_constant({4}, 66, 0.5f, 2.f))});
+         t = b.op("Relu", {t});
+         t = b.op("MaxPool", {t}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+         t = b.op("Flatten", {t});
+         t = b.op("Gemm", {t, b.constant("fc", random_constant({10, 64}, 67)), b.constant("fb", random_constant({10}, 68))},
+                  {{"transB", int64_t{1}}});
+         b.output(b.op("Softmax", {t}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-4f},
+      {"TwoOutputsOneAlsoReadInside",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4, 4}});
+         const ValueId s = b.op("Sin", {x});
+         b.output(s);
+         b.output(b.op("Reshape", {b.op("Exp", {s}), b.constant_i64("shape", {2}, {2, 48})}));
+       }},
+  };
+}
+
+std::vector<OpCase> all_cases() {
+  std::vector<OpCase> cases;
+  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases})
+    for (OpCase& c : family()) cases.push_back(std::move(c));
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, VgfOpTest, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+// --- runtime behaviour -------------------------------------------------------------------
+
+Result<Graph> chain_graph() {
+  GraphBuilder b("chain");
+  ValueId t = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
+  for (const char* op : {"Sin", "Cos", "Abs", "Neg", "Exp", "Sigmoid"}) t = b.op(op, {t});
+  b.output(t);
+  return b.build();
+}
+
+TEST_F(VgfOpsTest, TransientsOfAChainShareOneAllocation) {
+  Result<Graph> g = chain_graph();
+  ASSERT_TRUE(g.is_ok());
+  Result<VgfFile> file = lower_island(whole_graph_island(*g));
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  auto pool = std::make_shared<DelegatePool>();
+  Result<CommandPool> command_pool = CommandPool::create(*context_);
+  ASSERT_TRUE(command_pool.is_ok());
+  pool->pool = std::move(*command_pool);
+  Result<std::unique_ptr<VgfSession>> session = VgfSession::create(context_, pool, *file, 3);
+  ASSERT_TRUE(session.is_ok()) << session.status().message();
+  // Five 1 KiB intermediates, each alive from its producer to its consumer:
+  // two slots are enough, and two are needed.
+  const uint64_t alignment = std::max<uint64_t>(16, context_->limits().minStorageBufferOffsetAlignment);
+  const uint64_t slot = (4 * 8 * 8 * 4 + alignment - 1) / alignment * alignment;
+  EXPECT_EQ((*session)->transient_lower_bound(), 2 * slot);
+  EXPECT_EQ((*session)->transient_bytes(), 2 * slot);
+  ASSERT_EQ((*session)->pipelines().size(), 1u);
+  EXPECT_EQ((*session)->pipelines()[0].steps.size(), 6u);
+}
+
+TEST_F(VgfOpsTest, RunsChainOnTheTimelineAndLogs) {
+  Result<Graph> g = chain_graph();
+  ASSERT_TRUE(g.is_ok());
+  auto delegate = make_vgf_delegate(options());
+  ASSERT_TRUE(delegate.is_ok());
+  Result<Blob> blob = (*delegate)->compile(whole_graph_island(*g, 7), {});
+  ASSERT_TRUE(blob.is_ok());
+
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_level(spdlog::level::debug);
+  logger->set_pattern("%v");
+  spdlog::set_default_logger(logger);
+  Result<std::unique_ptr<IslandHandle>> handle = (*delegate)->init(*blob, InitContext{{}, 7});
+  ASSERT_TRUE(handle.is_ok()) << handle.status().message();
+
+  const Tensor x = testing::random_tensor({1, 4, 8, 8}, 5);
+  Result<std::vector<Tensor>> want = run_cpu(*g, {x});
+  ASSERT_TRUE(want.is_ok());
+  write_inputs(**handle, {x});
+  // Three runs, each waiting on the previous one's signal on the device.
+  uint64_t last = 0;
+  for (int run = 0; run < 3; ++run) {
+    ExecContext ctx;
+    ctx.run_index = run;
+    ctx.gpu = GpuStepSync{last, true, false};
+    ASSERT_TRUE((*handle)->execute(ctx, {}, {}).is_ok());
+    EXPECT_GT(ctx.signalled_value, last);
+    last = ctx.signalled_value;
+  }
+  // queue_wait_idle: no signal, the queue is idle on return.
+  ExecContext idle;
+  idle.gpu = GpuStepSync{last, false, true};
+  ASSERT_TRUE((*handle)->execute(idle, {}, {}).is_ok());
+  EXPECT_EQ(idle.signalled_value, 0u);
+  spdlog::set_default_logger(previous);
+
+  const std::vector<Tensor> got = read_outputs(**handle, *g);
+  ASSERT_EQ(got.size(), 1u);
+  expect_close(got[0], (*want)[0], 1e-5f, 1e-5f, "chain");
+  const std::string text = log.str();
+  EXPECT_NE(text.find("[VGF] init: island 7, 6 ops, context vgf-test:0 (reused)"), std::string::npos) << text;
+  EXPECT_NE(text.find("[VGF] execute: island 7, wait t=0, signal t="), std::string::npos) << text;
+  EXPECT_NE(text.find("[VGF] execute: island 7, wait t=" + std::to_string(last) + ", signal t=0"), std::string::npos)
+      << text;
+}
+
+TEST_F(VgfOpsTest, InitRefusesACorruptBlob) {
+  auto delegate = make_vgf_delegate(options());
+  ASSERT_TRUE(delegate.is_ok());
+  Result<std::unique_ptr<IslandHandle>> handle = (*delegate)->init(Blob{'V', 'G', 'F', '1', 1, 0}, InitContext{{}, 4});
+  ASSERT_FALSE(handle.is_ok());
+  EXPECT_EQ(handle.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(handle.status().message(),
+            "failed to init VGF island 4: failed to decode VGF: file is 6 bytes, shorter than the 16-byte header");
+}
+
+TEST_F(VgfOpsTest, LookupOnlyWithoutAContextIsAnError) {
+  auto delegate = make_vgf_delegate({{"gpu_shared_context_token", "nobody"}, {"gpu_shared_context_mode", "lookup_only"}});
+  ASSERT_TRUE(delegate.is_ok());
+  Result<Graph> g = chain_graph();
+  ASSERT_TRUE(g.is_ok());
+  Result<Blob> blob = (*delegate)->compile(whole_graph_island(*g), {});
+  ASSERT_TRUE(blob.is_ok());
+  Result<std::unique_ptr<IslandHandle>> handle = (*delegate)->init(*blob, InitContext{{}, 0});
+  ASSERT_FALSE(handle.is_ok());
+  EXPECT_EQ(handle.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(handle.status().message().find("nobody:0"), std::string::npos) << handle.status().message();
+}
+
+}  // namespace
+}  // namespace hetsched::vgf
