@@ -7,12 +7,17 @@
 #include <unordered_map>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/xnnpack/segment.h"
+#include "delegates/cpu/xnnpack/segment_plan.h"
+#include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
 
 namespace hetsched::cpu {
 namespace {
+
+enum class CpuEngine { kXnnpack, kPortable };
 
 // One node ready to run: its kernel and the tensors it reads and writes.
 struct PreparedNode {
@@ -22,11 +27,17 @@ struct PreparedNode {
   std::vector<Tensor*> outputs;
 };
 
+// One step of a run: a portable node, or an XNNPACK segment.
+struct Step {
+  PreparedNode portable{};
+  std::unique_ptr<xnnpack::Segment> segment;
+};
+
 class CpuIslandHandle final : public IslandHandle {
  public:
-  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, int island_id) {
+  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id) {
     auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
-    HS_RETURN_IF_ERROR(handle->prepare());
+    HS_RETURN_IF_ERROR(handle->prepare(engine));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
 
@@ -44,9 +55,14 @@ class CpuIslandHandle final : public IslandHandle {
     }
     Status status;
     arena_.execute([&] {
-      for (const PreparedNode& p : nodes_) {
-        KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
-        status = (*p.kernel)(kc);
+      for (Step& step : steps_) {
+        if (step.segment) {
+          status = step.segment->run();
+        } else {
+          const PreparedNode& p = step.portable;
+          KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
+          status = (*p.kernel)(kc);
+        }
         if (!status.is_ok()) return;
       }
     });
@@ -55,32 +71,95 @@ class CpuIslandHandle final : public IslandHandle {
       const Tensor& t = value_tensor(gout[i]);
       std::memcpy(outputs[i].host, t.raw(), t.byte_size());
     }
-    spdlog::debug("[CPU] execute: island {}, {} ops", island_id_, nodes_.size());
+    spdlog::debug("[CPU] execute: island {}, {} ops", island_id_, graph_.num_nodes());
     return Status::ok();
   }
+
+  const CpuEngineCoverage& coverage() const { return coverage_; }
 
  private:
   CpuIslandHandle(Graph graph, int threads, int island_id)
       : graph_(std::move(graph)),
         arena_(threads > 0 ? threads : tbb::task_arena::automatic),
+        threads_(threads),
         island_id_(island_id) {}
 
-  // Allocates a tensor for every non-constant value and binds each node to
-  // its kernel, so execute() does no lookups or allocations.
-  Status prepare() {
-    for (ValueId v = 0; v < static_cast<ValueId>(graph_.num_values()); ++v) {
-      const Value& val = graph_.value(v);
-      if (!val.is_constant()) tensors_.emplace(v, Tensor(val.type));
+  // Plans the island's steps (xnnpack/segment_plan.h), creates an XNNPACK
+  // runtime per segment and binds each portable node to its kernel, so
+  // execute() does no lookups or allocations. A segment XNNPACK will not
+  // take runs on the portable kernels instead, with a warning.
+  Status prepare(CpuEngine engine) {
+    for (ValueId v : graph_.inputs()) tensor(v);
+    for (ValueId v : graph_.outputs())
+      if (!graph_.value(v).is_constant()) tensor(v);
+
+    xnnpack::EnginePlan plan = plan_for(engine);
+    if (plan.xnnpack_segments() > 0) {
+      auto pool = xnnpack::make_threadpool(threads_);
+      if (pool.is_ok()) {
+        threadpool_ = std::move(pool).value();
+      } else {
+        spdlog::warn("[CPU] island {}: XNNPACK has no thread pool, running on the portable kernels: {}", island_id_,
+                     pool.status().message());
+        plan = xnnpack::portable_plan(graph_, "XNNPACK has no thread pool");
+      }
     }
-    for (const Node& n : graph_.nodes()) {
-      const KernelFn* kernel = find_kernel(n.op);
-      if (!kernel) return unsupported("failed to init cpu island: op '" + n.op + "' has no portable kernel");
-      PreparedNode p{&n, kernel, {}, {}};
-      for (ValueId in : n.inputs) p.inputs.push_back(in == kNoValue ? nullptr : &value_tensor(in));
-      for (ValueId out : n.outputs) p.outputs.push_back(&tensors_.at(out));
-      nodes_.push_back(std::move(p));
+
+    const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
+    for (const xnnpack::EngineStep& step : plan.steps) {
+      if (step.xnnpack) {
+        auto segment = xnnpack::Segment::create(graph_, step, threadpool_.get(), tensor_of);
+        if (segment.is_ok()) {
+          steps_.push_back(Step{{}, std::move(segment).value()});
+          coverage_.xnnpack_ops += static_cast<int>(step.nodes.size());
+          ++coverage_.xnnpack_segments;
+          continue;
+        }
+        spdlog::warn("[CPU] island {}: failed to create an XNNPACK runtime for {} ops, running them on the portable "
+                     "kernels: {}",
+                     island_id_, step.nodes.size(), segment.status().message());
+      }
+      for (NodeId n : step.nodes) {
+        HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
+        steps_.push_back(Step{std::move(p), nullptr});
+        ++coverage_.portable_ops;
+      }
     }
+    coverage_.engine = coverage_.xnnpack_segments > 0 ? "xnnpack" : "portable";
+    spdlog::debug("[CPU] init: island {}, {} ops: {} on xnnpack in {} segment(s), {} portable", island_id_,
+                  graph_.num_nodes(), coverage_.xnnpack_ops, coverage_.xnnpack_segments, coverage_.portable_ops);
+    if (engine == CpuEngine::kXnnpack)
+      for (const xnnpack::PortableReason& r : plan.portable)
+        spdlog::debug("[CPU] island {}: {} on portable: {}", island_id_, graph_.describe_node(r.node), r.reason);
     return Status::ok();
+  }
+
+  xnnpack::EnginePlan plan_for(CpuEngine engine) const {
+    if (engine == CpuEngine::kPortable) return xnnpack::portable_plan(graph_, "engine is portable");
+    const Status init = xnnpack::ensure_initialized();
+    if (init.is_ok()) return xnnpack::plan_engine(graph_);
+    spdlog::warn("[CPU] island {}: XNNPACK is unavailable, running on the portable kernels: {}", island_id_,
+                 init.message());
+    return xnnpack::portable_plan(graph_, "XNNPACK is unavailable");
+  }
+
+  Result<PreparedNode> prepare_portable(const Node& n) {
+    const KernelFn* kernel = find_kernel(n.op);
+    if (!kernel) return unsupported("failed to init cpu island: op '" + n.op + "' has no portable kernel");
+    PreparedNode p{&n, kernel, {}, {}};
+    for (ValueId in : n.inputs) p.inputs.push_back(in == kNoValue ? nullptr : &value_tensor_for_read(in));
+    for (ValueId out : n.outputs) p.outputs.push_back(&tensor(out));
+    return p;
+  }
+
+  // The tensor of a non-constant value, allocated on first use. Its address
+  // never changes (unordered_map keeps elements in place), which the
+  // prepared nodes and XNNPACK runtimes rely on.
+  Tensor& tensor(ValueId v) { return tensors_.try_emplace(v, graph_.value(v).type).first->second; }
+
+  const Tensor& value_tensor_for_read(ValueId v) {
+    const Value& val = graph_.value(v);
+    return val.is_constant() ? *val.constant : tensor(v);
   }
 
   const Tensor& value_tensor(ValueId v) const {
@@ -89,15 +168,21 @@ class CpuIslandHandle final : public IslandHandle {
   }
 
   Graph graph_;
-  std::unordered_map<ValueId, Tensor> tensors_;  // node outputs and island inputs; constants live in graph_
-  std::vector<PreparedNode> nodes_;             // points into graph_ and tensors_: declared after them
+  // Node outputs and island inputs that some step reads or writes outside
+  // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
+  std::unordered_map<ValueId, Tensor> tensors_;
+  xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it
+  // Points into graph_, tensors_ and threadpool_: declared after them.
+  std::vector<Step> steps_;
   tbb::task_arena arena_;
+  int threads_;
   int island_id_;
+  CpuEngineCoverage coverage_;
 };
 
 class CpuDelegate final : public Delegate {
  public:
-  explicit CpuDelegate(int threads) : threads_(threads) {}
+  CpuDelegate(int threads, CpuEngine engine) : threads_(threads), engine_(engine) {}
 
   std::string_view name() const override { return "cpu"; }
   std::string resource() const override { return "cpu"; }
@@ -117,13 +202,15 @@ class CpuDelegate final : public Delegate {
   Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
     auto graph = deserialize_graph(blob);
     if (!graph.is_ok()) return graph.status().with_context("failed to init cpu island " + std::to_string(ctx.island_id) + ": ");
-    spdlog::debug("[CPU] init: island {}, {} ops, {} threads", ctx.island_id, graph->num_nodes(),
-                  threads_ > 0 ? std::to_string(threads_) : "all");
-    return CpuIslandHandle::create(std::move(graph).value(), threads_, ctx.island_id);
+    spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
+                  threads_ > 0 ? std::to_string(threads_) : "all",
+                  engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
+    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id);
   }
 
  private:
   int threads_;
+  CpuEngine engine_;
 };
 
 }  // namespace
@@ -137,7 +224,19 @@ Result<std::unique_ptr<Delegate>> make_cpu_delegate(const DelegateOptions& optio
     return invalid_argument("failed to make cpu delegate: threads '" + threads_text + "' is not an integer");
   }
   if (threads < 0) return invalid_argument("failed to make cpu delegate: threads must be >= 0");
-  return std::unique_ptr<Delegate>(new CpuDelegate(threads));
+  const std::string engine_text = compile_spec_value(options, "engine", "xnnpack");
+  CpuEngine engine = CpuEngine::kXnnpack;
+  if (engine_text == "portable")
+    engine = CpuEngine::kPortable;
+  else if (engine_text != "xnnpack")
+    return invalid_argument("failed to make cpu delegate: engine '" + engine_text +
+                            "' is not one of xnnpack, portable");
+  return std::unique_ptr<Delegate>(new CpuDelegate(threads, engine));
+}
+
+const CpuEngineCoverage* cpu_engine_coverage(const IslandHandle& handle) {
+  const auto* cpu = dynamic_cast<const CpuIslandHandle*>(&handle);
+  return cpu ? &cpu->coverage() : nullptr;
 }
 
 }  // namespace hetsched::cpu

@@ -1,19 +1,37 @@
-// The CPU delegate: runs an island on the host with the portable kernels.
+// The CPU delegate: runs an island on the host, with XNNPACK where it
+// covers the island's nodes and the portable kernels elsewhere.
 //
-// Its compiled blob is the island's sub-graph, serialized (graph_serialize.h).
-// init() deserializes it once, allocates every intermediate tensor and
-// resolves each node's kernel, so execute() only runs kernels.
+// Its compiled blob is the island's sub-graph, serialized (graph_serialize.h);
+// the engine is chosen at init, not at compile. init() deserializes the blob
+// once, cuts the node list into XNNPACK segments and portable runs
+// (xnnpack/segment_plan.h), creates one XNNPACK runtime per segment (weights
+// packed then), allocates the tensors that cross between steps and resolves
+// each portable node's kernel, so execute() only runs.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "delegates/delegate.h"
 #include "delegates/registry.h"
 
 namespace hetsched::cpu {
 
-// Options: "threads" (0 = all hardware threads), "engine" (portable; xnnpack
-// once it exists).
+// Options: "threads" (0 = all hardware threads), "engine": "xnnpack" (the
+// default: XNNPACK segments where it covers the nodes, portable kernels for
+// the rest; all portable, with a warning, where XNNPACK cannot initialise)
+// or "portable" (the portable kernels only).
 Result<std::unique_ptr<Delegate>> make_cpu_delegate(const DelegateOptions& options);
+
+// How an initialised CPU island runs, for tests and previews.
+struct CpuEngineCoverage {
+  std::string engine;  // "xnnpack" or "portable": what the island runs on after any fallback
+  int xnnpack_ops = 0;
+  int xnnpack_segments = 0;
+  int portable_ops = 0;
+};
+// The coverage of a handle made by the CPU delegate's init(); nullptr for
+// other handles. Valid as long as the handle.
+const CpuEngineCoverage* cpu_engine_coverage(const IslandHandle& handle);
 
 }  // namespace hetsched::cpu

@@ -1,0 +1,233 @@
+#include "delegates/cpu/xnnpack/segment_plan.h"
+
+#include <algorithm>
+#include <cassert>
+#include <optional>
+#include <set>
+
+#include "delegates/cpu/xnnpack/coverage.h"
+
+namespace hetsched::cpu::xnnpack {
+
+namespace {
+
+constexpr const char* kRelabelOnly = "a segment of re-labelling ops alone is a plain copy, not worth an XNNPACK runtime";
+
+bool is_rank4(const Graph& graph, ValueId v) { return graph.value(v).type.rank() == 4; }
+
+// NCHW and NHWC put the elements of a rank-4 tensor in the same order when
+// it has one channel or one pixel.
+bool orders_coincide(const Graph& graph, ValueId v) {
+  const Shape& s = graph.value(v).type.shape;
+  return s.size() == 4 && (s[1] == 1 || s[2] * s[3] == 1);
+}
+
+// The values a node reads at run time (constants are laid out at init).
+std::vector<ValueId> activations(const Graph& graph, const Node& node) {
+  std::vector<ValueId> acts;
+  for (ValueId v : node.inputs)
+    if (v != kNoValue && !graph.value(v).is_constant()) acts.push_back(v);
+  return acts;
+}
+
+// Pass 1: each node on its own.
+std::vector<NodeCoverage> judge_nodes(const Graph& graph) {
+  std::vector<NodeCoverage> coverage;
+  coverage.reserve(graph.num_nodes());
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) coverage.push_back(xnnpack_coverage(graph, n));
+  return coverage;
+}
+
+// Whether an elementwise node free to pick its order should pick NHWC:
+// yes when a covered consumer, through a chain of other elementwise nodes,
+// needs NHWC. Otherwise the graph's order saves the conversions.
+class NhwcPreference {
+ public:
+  NhwcPreference(const Graph& graph, const std::vector<NodeCoverage>& coverage)
+      : graph_(graph), coverage_(coverage), consumers_(graph.num_values()), memo_(graph.num_nodes()) {
+    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+      for (ValueId v : graph.node(n).inputs)
+        if (v != kNoValue) consumers_[v].push_back(n);
+  }
+
+  bool wants_nhwc(NodeId node) {
+    if (memo_[node]) return *memo_[node];
+    bool wants = false;
+    for (ValueId out : graph_.node(node).outputs)
+      for (NodeId c : consumers_[out]) {
+        const NodeCoverage& cov = coverage_[c];
+        if (!cov.covered) continue;
+        if (cov.layout == LayoutNeed::kNhwc || (cov.layout == LayoutNeed::kAny && wants_nhwc(c))) wants = true;
+      }
+    memo_[node] = wants;
+    return wants;
+  }
+
+ private:
+  const Graph& graph_;
+  const std::vector<NodeCoverage>& coverage_;
+  std::vector<std::vector<NodeId>> consumers_;
+  std::vector<std::optional<bool>> memo_;
+};
+
+// Adds `node` to `segment` when the layouts already fixed there allow it,
+// fixing the layouts of its inputs and outputs. Leaves `segment` untouched
+// and returns false on a conflict.
+bool place_node(const Graph& graph, NodeId id, const NodeCoverage& cov, NhwcPreference& preference,
+                EngineStep& segment) {
+  const Node& node = graph.node(id);
+  const std::vector<ValueId> acts = activations(graph, node);
+  std::set<TensorLayout> fixed;
+  for (ValueId v : acts) {
+    auto it = segment.layouts.find(v);
+    if (it != segment.layouts.end() && is_rank4(graph, v)) fixed.insert(it->second);
+  }
+  TensorLayout in_layout = TensorLayout::kNchw;
+  TensorLayout out_layout = TensorLayout::kNchw;
+  switch (cov.layout) {
+    case LayoutNeed::kNhwc:
+      if (fixed.count(TensorLayout::kNchw)) return false;
+      in_layout = out_layout = TensorLayout::kNhwc;
+      break;
+    case LayoutNeed::kLogical:
+      if (fixed.count(TensorLayout::kNhwc)) return false;
+      break;
+    case LayoutNeed::kAny:
+      if (fixed.size() > 1) return false;
+      if (!fixed.empty())
+        in_layout = *fixed.begin();
+      else if (is_rank4(graph, node.outputs[0]) && preference.wants_nhwc(id))
+        in_layout = TensorLayout::kNhwc;
+      out_layout = in_layout;
+      break;
+    case LayoutNeed::kReshape:
+      if (fixed.count(TensorLayout::kNhwc)) {
+        if (!orders_coincide(graph, acts[0])) return false;
+        in_layout = TensorLayout::kNhwc;
+      }
+      break;
+  }
+  for (ValueId v : acts)
+    segment.layouts.emplace(v, is_rank4(graph, v) ? in_layout : TensorLayout::kNchw);
+  for (ValueId v : node.outputs) segment.layouts[v] = is_rank4(graph, v) ? out_layout : TensorLayout::kNchw;
+  segment.nodes.push_back(id);
+  return true;
+}
+
+void add_portable(std::vector<EngineStep>& steps, NodeId node) {
+  if (steps.empty() || steps.back().xnnpack) steps.push_back(EngineStep{});
+  steps.back().nodes.push_back(node);
+}
+
+// Pass 2: runs of covered nodes become segments.
+std::vector<EngineStep> form_segments(const Graph& graph, const std::vector<NodeCoverage>& coverage,
+                                      std::vector<PortableReason>& portable) {
+  NhwcPreference preference(graph, coverage);
+  std::vector<EngineStep> steps;
+  bool in_segment = false;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    const NodeCoverage& cov = coverage[id];
+    if (!cov.covered) {
+      add_portable(steps, id);
+      portable.push_back({id, cov.reason});
+      in_segment = false;
+      continue;
+    }
+    if (in_segment && place_node(graph, id, cov, preference, steps.back())) continue;
+    EngineStep segment;
+    segment.xnnpack = true;
+    [[maybe_unused]] const bool placed = place_node(graph, id, cov, preference, segment);
+    assert(placed && "a node always fits an empty segment");
+    steps.push_back(std::move(segment));
+    in_segment = true;
+  }
+
+  // A segment that only re-labels memory is cheaper as the portable copy.
+  std::vector<EngineStep> kept;
+  for (EngineStep& step : steps) {
+    const bool relabel_only =
+        step.xnnpack && std::all_of(step.nodes.begin(), step.nodes.end(), [&](NodeId n) { return coverage[n].relabel_only; });
+    if (!relabel_only) {
+      if (!step.xnnpack && !kept.empty() && !kept.back().xnnpack)
+        kept.back().nodes.insert(kept.back().nodes.end(), step.nodes.begin(), step.nodes.end());
+      else
+        kept.push_back(std::move(step));
+      continue;
+    }
+    for (NodeId n : step.nodes) {
+      add_portable(kept, n);
+      portable.push_back({n, kRelabelOnly});
+    }
+  }
+  std::sort(portable.begin(), portable.end(), [](const PortableReason& a, const PortableReason& b) { return a.node < b.node; });
+  return kept;
+}
+
+// Pass 3: what each segment reads from and hands to the rest of the island.
+void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
+  std::vector<int> step_of(graph.num_nodes(), -1);
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
+  const std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    EngineStep& step = steps[s];
+    if (!step.xnnpack) continue;
+    std::set<ValueId> seen;
+    for (NodeId n : step.nodes)
+      for (ValueId v : activations(graph, graph.node(n))) {
+        const NodeId producer = graph.value(v).producer;
+        const bool inside = producer != kNoNode && step_of[producer] == static_cast<int>(s);
+        if (!inside && seen.insert(v).second) step.inputs.push_back(v);
+      }
+    for (NodeId n : step.nodes)
+      for (ValueId v : graph.node(n).outputs) {
+        const std::vector<NodeId> consumers = graph.consumers(v);
+        // A value nobody reads is an output too: XNNPACK gives unread
+        // internal values no memory, yet still runs the node writing them.
+        bool escapes = graph_outputs.count(v) != 0 || consumers.empty();
+        for (NodeId c : consumers) escapes = escapes || step_of[c] != static_cast<int>(s);
+        if (escapes) step.outputs.push_back(v);
+      }
+  }
+}
+
+}  // namespace
+
+int EnginePlan::xnnpack_ops() const {
+  int n = 0;
+  for (const EngineStep& s : steps)
+    if (s.xnnpack) n += static_cast<int>(s.nodes.size());
+  return n;
+}
+
+int EnginePlan::xnnpack_segments() const {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const EngineStep& s) { return s.xnnpack; }));
+}
+
+int EnginePlan::portable_ops() const {
+  int n = 0;
+  for (const EngineStep& s : steps)
+    if (!s.xnnpack) n += static_cast<int>(s.nodes.size());
+  return n;
+}
+
+EnginePlan plan_engine(const Graph& graph) {
+  EnginePlan plan;
+  const std::vector<NodeCoverage> coverage = judge_nodes(graph);
+  plan.steps = form_segments(graph, coverage, plan.portable);
+  find_boundaries(graph, plan.steps);
+  return plan;
+}
+
+EnginePlan portable_plan(const Graph& graph, const std::string& reason) {
+  EnginePlan plan;
+  if (graph.num_nodes() == 0) return plan;
+  plan.steps.push_back(EngineStep{});
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    plan.steps.back().nodes.push_back(n);
+    plan.portable.push_back({n, reason});
+  }
+  return plan;
+}
+
+}  // namespace hetsched::cpu::xnnpack

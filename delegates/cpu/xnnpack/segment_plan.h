@@ -1,0 +1,55 @@
+// How a CPU island runs with engine=xnnpack: its node list cut into
+// XNNPACK segments (each becomes one xnn_runtime) and portable runs, with
+// the memory order of every value inside a segment.
+//
+// Values cross between steps in the graph's own (NCHW) order, as the
+// portable kernels read them; a segment converts its rank-4 NHWC inputs on
+// the way in and its NHWC outputs on the way out, and nowhere else.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "delegates/delegate.h"
+#include "graph/graph.h"
+
+namespace hetsched::cpu::xnnpack {
+
+struct EngineStep {
+  bool xnnpack = false;
+  std::vector<NodeId> nodes;  // in graph order
+  // XNNPACK steps only:
+  std::map<ValueId, TensorLayout> layouts;  // every non-constant value the segment reads or writes
+  std::vector<ValueId> inputs;              // read from outside the segment, in first-use order
+  std::vector<ValueId> outputs;             // written here and read after the segment, by the island's caller, or by nobody
+};
+
+struct PortableReason {
+  NodeId node = kNoNode;
+  std::string reason;
+};
+
+struct EnginePlan {
+  std::vector<EngineStep> steps;         // in run order
+  std::vector<PortableReason> portable;  // every node of a portable step, with why it is there
+
+  int xnnpack_ops() const;
+  int xnnpack_segments() const;
+  int portable_ops() const;
+};
+
+// Plans `graph` (an island's sub-graph: its inputs and outputs are the
+// island's). Passes, in order:
+//   1. coverage: each node is judged on its own (coverage.h);
+//   2. segments: maximal runs of covered nodes in graph order, each value
+//      given one layout; a node whose inputs' layouts disagree with what it
+//      needs starts a new segment; a segment of re-labelling ops alone goes
+//      back to portable;
+//   3. boundaries: each segment's input and output values.
+EnginePlan plan_engine(const Graph& graph);
+
+// A plan that runs every node on the portable kernels, each with `reason`.
+EnginePlan portable_plan(const Graph& graph, const std::string& reason);
+
+}  // namespace hetsched::cpu::xnnpack

@@ -1,0 +1,38 @@
+// XNNPACK as a process-wide library: its one-time initialisation, the
+// thread pools its runtimes run on, and its status codes as hetsched Status.
+#pragma once
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <memory>
+#include <string_view>
+
+#include "hetsched/status.h"
+
+namespace hetsched::cpu::xnnpack {
+
+// Initialises XNNPACK on the first call (xnn_initialize); every later call
+// returns the first call's result. Thread-safe. Fails with kUnsupported on
+// a CPU that lacks what XNNPACK needs and kInternal otherwise; the caller
+// then runs on the portable kernels.
+Status ensure_initialized();
+
+// Tests only: while `unavailable` is set, ensure_initialized() fails as on
+// an unsupported CPU (XNNPACK's real state is left as it is).
+void simulate_unavailable_for_testing(bool unavailable);
+
+struct ThreadpoolDeleter {
+  void operator()(pthreadpool_t pool) const { pthreadpool_destroy(pool); }
+};
+using Threadpool = std::unique_ptr<pthreadpool, ThreadpoolDeleter>;
+
+// A pool of `threads` threads (0: one per hardware thread). Every runtime
+// created on it must be deleted before it.
+Result<Threadpool> make_threadpool(int threads);
+
+// ok for xnn_status_success; otherwise "<call>: xnn_status_<name>", kInternal
+// (kUnsupported for xnn_status_unsupported_parameter/_hardware).
+Status check_xnn(enum xnn_status status, std::string_view call);
+
+}  // namespace hetsched::cpu::xnnpack
