@@ -81,10 +81,13 @@ TEST(VgfSupportTest, RefusesWhatItCannotLowerWithAReason) {
   b.output(b.op("Add", {i, i}, {}, "int_add"));
   b.output(b.op("MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}},
                 "dilated_pool"));
+  b.output(b.op("Pad", {x, b.constant_i64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1})}, {{"mode", std::string("reflect")}},
+                "reflect_pad"));
   Result<Graph> g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   auto d = vgf_delegate();
   const auto reason = [&](const char* node) { return d->supports(*g, g->find_node(node)).reason; };
+  EXPECT_EQ(reason("reflect_pad"), "pad mode 'reflect': TOSA pad fills a constant");
   EXPECT_EQ(reason("runtime_weights"), "weights or bias computed at run time: a VGF conv2d needs constant weights");
   EXPECT_TRUE(contains(reason("grouped"), "grouped convolution with group 2 of 4 channels")) << reason("grouped");
   EXPECT_EQ(reason("int_add"), "input 0 is i64[2,3]: VGF graphs here are f32 only");

@@ -273,6 +273,9 @@ std::vector<OpCase> elementwise_cases() {
          b.output(b.op("Pow", {x, b.constant_f32("e", {4}, {2.f, 3.f, -1.f, 0.f})}));
        },
        -2.f, 2.f, 1e-5f, 1e-5f},
+      {"Log", unary("Log", {2, 3, 4, 5}), 0.05f, 4.f, 1e-6f, 1e-6f},
+      {"Floor", unary("Floor"), -4.f, 4.f},
+      {"Ceil", unary("Ceil"), -4.f, 4.f},
       {"AddScalarToVector",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {5}});
@@ -426,6 +429,19 @@ std::vector<OpCase> nn_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5, 6}});
          b.output(b.op("ReduceMean", {x}, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}));
        }},
+      {"ReduceSumOpset13AxesInput",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5, 6}});
+         b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {2}, {1, 3})}, {{"keepdims", int64_t{0}}}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-5f},
+      {"ReduceMaxAllAxes",
+       [](GraphBuilder& b) { b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {3, 4, 5}})})); }},
+      {"ReduceMaxChannels",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 4, 4}});
+         b.output(b.op("ReduceMax", {x}, {{"axes", Ints{1}}}));
+       }},
       {"ReduceMeanLongRow",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {4, 5, 333}});
@@ -503,6 +519,18 @@ std::vector<OpCase> tensor_cases() {
          b.output(b.op("Slice", {x, b.constant_i64("starts", {1}, {-1}), b.constant_i64("ends", {1}, {-8}),
                                  b.constant_i64("axes", {1}, {2}), b.constant_i64("steps", {1}, {-2})}));
        }},
+      {"PadConstantNchw",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 3, 4}});
+         b.output(b.op("Pad", {x, b.constant_i64("pads", {8}, {0, 1, 2, 0, 0, 0, 1, 3}), b.constant_f32("v", {}, {0.75f})}));
+       }},
+      {"PadRank2Default",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 4}});
+         b.output(b.op("Pad", {x, b.constant_i64("pads", {4}, {1, 0, 2, 3})}));
+       }},
+      {"DropoutIsTheIdentity",
+       [](GraphBuilder& b) { b.output(b.op("Dropout", {b.op("Abs", {b.input("x", {DType::kFloat32, {2, 3, 4}})})})); }},
       {"ResizeNearestScales",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {1, 2, 3, 4}});

@@ -80,6 +80,9 @@ enum UnaryCode : uint32_t {
   kSigmoidCode,
   kTanhCode,
   kClampCode,
+  kLogCode,
+  kFloorCode,
+  kCeilCode,
 };
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
@@ -305,6 +308,9 @@ class Planner {
       case OpCode::kSigmoid: return kSigmoidCode;
       case OpCode::kTanh: return kTanhCode;
       case OpCode::kClamp: return kClampCode;
+      case OpCode::kLog: return kLogCode;
+      case OpCode::kFloor: return kFloorCode;
+      case OpCode::kCeil: return kCeilCode;
       default: return kCopyCode;
     }
   }

@@ -11,6 +11,7 @@
 #include "delegates/vgf/shaders/hardswish_spv.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched::vgf {
 
@@ -37,7 +38,7 @@ std::string ints_text(const std::vector<int64_t>& v) {
 const std::set<std::string, std::less<>>& unary_ops() {
   static const std::set<std::string, std::less<>> ops = {"Sin",  "Cos",  "Exp",     "Abs",       "Neg",
                                                           "Reciprocal", "Sigmoid", "Tanh", "Sqrt", "Relu",
-                                                          "HardSigmoid", "HardSwish", "Clip"};
+                                                          "HardSigmoid", "HardSwish", "Clip", "Log", "Floor", "Ceil"};
   return ops;
 }
 
@@ -46,7 +47,8 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
     std::set<std::string, std::less<>> s(unary_ops().begin(), unary_ops().end());
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Transpose", "Reshape", "Flatten", "Identity", "Squeeze",
                            "Unsqueeze", "Concat", "Slice", "Resize", "Conv", "BatchNormalization", "MatMul", "Gemm",
-                           "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean"})
+                           "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean", "ReduceSum",
+                           "ReduceMax", "Pad", "Dropout"})
       s.insert(op);
     return s;
   }();
@@ -56,7 +58,8 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
 // Inputs that carry tensor data (the rest are shape parameters).
 std::vector<size_t> data_inputs(const Node& n) {
   if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Slice" || n.op == "ReduceMean" ||
-      n.op == "Resize" || n.op == "Clip" || n.op == "Conv" || n.op == "BatchNormalization")
+      n.op == "Resize" || n.op == "Clip" || n.op == "Conv" || n.op == "BatchNormalization" || n.op == "Pad" ||
+      n.op == "ReduceSum" || n.op == "ReduceMax" || n.op == "Dropout")
     return {0};
   std::vector<size_t> all;
   for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -109,6 +112,23 @@ Status check_node(const Graph& g, const Node& n) {
     for (size_t i = 1; i < 3; ++i)
       if (i < n.inputs.size() && n.inputs[i] != kNoValue && !is_constant(g, n, i))
         return unsupported("bounds computed at run time: a VGF clamp takes constant bounds");
+  if (n.op == "Pad") {
+    const Tensor* pads = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? g.value(n.inputs[1]).constant.get() : nullptr;
+    const Tensor* value = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? g.value(n.inputs[2]).constant.get() : nullptr;
+    if (g.opset() > 10 && (!pads || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !value)))
+      return unsupported("pads or fill value computed at run time: a VGF pad takes constants");
+    HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, pads, value));
+    if (p.mode != "constant") return unsupported("pad mode '" + p.mode + "': TOSA pad fills a constant");
+    if (std::any_of(p.pads.begin(), p.pads.end(), [](int64_t v) { return v < 0; }))
+      return unsupported("negative pads " + ints_text(p.pads) + " crop: not lowered to VGF");
+  }
+  if (n.op == "ReduceSum" || n.op == "ReduceMax") {
+    const bool has_axes = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
+    const Tensor* axes = has_axes ? g.value(n.inputs[1]).constant.get() : nullptr;
+    if (has_axes && !axes) return unsupported("axes computed at run time: a VGF reduction takes constant axes");
+    Result<ReduceParams> p = reduce_params(n.op, n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, has_axes, axes);
+    if (!p.is_ok()) return unsupported(p.status().message());
+  }
   if (n.op == "Gemm")
     for (ValueId in : n.inputs)
       if (in != kNoValue && g.value(in).type.rank() > 2) return unsupported("Gemm operands above rank 2");
@@ -480,6 +500,14 @@ class Lowerer {
     if (op == "AveragePool" || op == "MaxPool" || op == "GlobalAveragePool") return lower_pool(n);
     if (op == "Softmax") return lower_softmax(n);
     if (op == "ReduceMean") return lower_reduce_mean(n);
+    if (op == "ReduceSum" || op == "ReduceMax") return lower_reduce_sum_max(n);
+    if (op == "Pad") return lower_pad(n);
+    if (op == "Dropout") {
+      // Inference: the identity.
+      HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+      bind(x);
+      return Status::ok();
+    }
     return unsupported("op " + op + " has no TOSA lowering");
   }
 
@@ -508,7 +536,8 @@ class Lowerer {
     const std::string& op = n.op;
     static const std::map<std::string, OpCode, std::less<>> kDirect = {
         {"Sin", OpCode::kSin}, {"Cos", OpCode::kCos},         {"Exp", OpCode::kExp},         {"Abs", OpCode::kAbs},
-        {"Neg", OpCode::kNeg}, {"Reciprocal", OpCode::kReciprocal}, {"Sigmoid", OpCode::kSigmoid}, {"Tanh", OpCode::kTanh}};
+        {"Neg", OpCode::kNeg}, {"Reciprocal", OpCode::kReciprocal}, {"Sigmoid", OpCode::kSigmoid}, {"Tanh", OpCode::kTanh},
+        {"Log", OpCode::kLog}, {"Floor", OpCode::kFloor},   {"Ceil", OpCode::kCeil}};
     if (auto it = kDirect.find(op); it != kDirect.end()) {
       bind(unary(it->second, x));
     } else if (op == "Sqrt") {
@@ -933,6 +962,25 @@ class Lowerer {
     return Status::ok();
   }
 
+  // Reduces `x` along every logical dim marked in `reduced` (one TOSA
+  // reduction per dim), then takes the mean when asked, then drops the
+  // reduced dims unless `keepdims`.
+  Operand reduce(Operand x, const std::vector<bool>& reduced, OpCode op, bool mean) {
+    const size_t rank = x.logical.size();
+    int64_t count = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      if (!reduced[d]) continue;
+      count *= x.logical[d];
+      Shape s = x.logical;
+      s[d] = 1;
+      Operand next = temp(s, x.nhwc);
+      emit(op, {x.id}, next.id, AxisAttr{memory_axis(x, static_cast<int64_t>(d))});
+      x = next;
+    }
+    if (mean) x = binary(OpCode::kMul, x, scalar(1.f / static_cast<float>(count), rank), x.logical);
+    return x.logical == out_shape() ? x : reshape_to(x, out_shape());
+  }
+
   Status lower_reduce_mean(const Node& n) {
     HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
     const size_t rank = x.logical.size();
@@ -949,19 +997,41 @@ class Lowerer {
     }
     std::vector<bool> reduced(rank, axes.empty());
     for (int64_t a : axes) reduced[a < 0 ? a + static_cast<int64_t>(rank) : a] = true;
-    Operand cur = x;
-    int64_t count = 1;
-    for (size_t d = 0; d < rank; ++d) {
-      if (!reduced[d]) continue;
-      count *= x.logical[d];
-      Shape s = cur.logical;
-      s[d] = 1;
-      Operand next = temp(s, cur.nhwc);
-      emit(OpCode::kReduceSum, {cur.id}, next.id, AxisAttr{memory_axis(cur, static_cast<int64_t>(d))});
-      cur = next;
+    bind(reduce(x, reduced, OpCode::kReduceSum, true));
+    return Status::ok();
+  }
+
+  Status lower_reduce_sum_max(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const bool has_axes = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
+    HS_ASSIGN_OR_RETURN(const ReduceParams p,
+                        reduce_params(n.op, n.attrs, g_.opset(), x.logical, has_axes,
+                                      has_axes ? g_.value(n.inputs[1]).constant.get() : nullptr));
+    if (p.noop) {
+      bind(x);
+      return Status::ok();
     }
-    cur = binary(OpCode::kMul, cur, scalar(1.f / static_cast<float>(count), rank), cur.logical);
-    bind(cur.logical == out_shape() ? cur : reshape_to(cur, out_shape()));
+    bind(reduce(x, p.reduced, n.op == "ReduceSum" ? OpCode::kReduceSum : OpCode::kReduceMax, false));
+    return Status::ok();
+  }
+
+  Status lower_pad(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const auto constant_input = [&](size_t i) -> const Tensor* {
+      return i < n.inputs.size() && n.inputs[i] != kNoValue ? g_.value(n.inputs[i]).constant.get() : nullptr;
+    };
+    HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(n.attrs, g_.opset(), x.logical, constant_input(1), constant_input(2)));
+    const size_t rank = x.logical.size();
+    PadAttr attr;
+    attr.pad_const = static_cast<float>(p.value);
+    for (size_t i = 0; i < rank; ++i) {
+      const size_t d = x.nhwc ? static_cast<size_t>(kNchwDim[i]) : i;
+      attr.padding.push_back(p.pads[d]);
+      attr.padding.push_back(p.pads[rank + d]);
+    }
+    Operand y = temp(out_shape(), x.nhwc);
+    emit(OpCode::kPad, {x.id}, y.id, std::move(attr));
+    bind(y);
     return Status::ok();
   }
 

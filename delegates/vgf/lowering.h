@@ -15,10 +15,12 @@
 //     [add]; AveragePool / MaxPool / GlobalAveragePool → avg_pool2d /
 //     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax →
 //     reduce_max, sub, exp, reduce_sum, reciprocal, mul; ReduceMean →
-//     reduce_sum per axis + mul; Resize → resize with tap tables; Div → reciprocal
-//     + mul; Sqrt → rsqrt + reciprocal; Relu / Clip → clamp; HardSigmoid →
-//     mul, add, clamp; HardSwish → a compute segment running a custom shader
-//     (TOSA has no hard-swish: the RFC's tosa.custom case).
+//     reduce_sum per axis + mul; ReduceSum / ReduceMax → reduce_sum /
+//     reduce_max per axis; Pad (constant mode) → pad; Resize → resize with
+//     tap tables; Div → reciprocal + mul; Sqrt → rsqrt + reciprocal; Relu /
+//     Clip → clamp; HardSigmoid → mul, add, clamp; Dropout → nothing (the
+//     identity); HardSwish → a compute segment running a custom shader (TOSA
+//     has no hard-swish: the RFC's tosa.custom case).
 #pragma once
 
 #include "delegates/delegate.h"

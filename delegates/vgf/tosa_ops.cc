@@ -34,6 +34,9 @@ std::string_view op_name(OpCode op) {
     case OpCode::kRsqrt: return "rsqrt";
     case OpCode::kSigmoid: return "sigmoid";
     case OpCode::kTanh: return "tanh";
+    case OpCode::kLog: return "log";
+    case OpCode::kFloor: return "floor";
+    case OpCode::kCeil: return "ceil";
   }
   return "unknown";
 }
@@ -53,6 +56,9 @@ bool is_unary(OpCode op) {
     case OpCode::kRsqrt:
     case OpCode::kSigmoid:
     case OpCode::kTanh:
+    case OpCode::kLog:
+    case OpCode::kFloor:
+    case OpCode::kCeil:
     case OpCode::kClamp:
       return true;
     default:

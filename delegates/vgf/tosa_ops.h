@@ -16,7 +16,8 @@ namespace hetsched::vgf {
 // add, sub, mul, pow: two operands of the output's rank, each dim equal to
 // the output's or 1 (broadcast).
 bool is_binary(OpCode op);
-// abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid, tanh, and clamp.
+// abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid, tanh, log, floor,
+// ceil, and clamp.
 bool is_unary(OpCode op);
 
 // Checks `op` against its rule: operand counts, the attribute kind and its

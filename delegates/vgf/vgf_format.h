@@ -66,8 +66,11 @@ enum class OpCode : uint16_t {
   kRsqrt,
   kSigmoid,
   kTanh,
+  kLog,
+  kFloor,
+  kCeil,
 };
-inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kTanh);
+inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kCeil);
 // TOSA spelling: "conv2d", "avg_pool2d", "reduce_sum", ...
 std::string_view op_name(OpCode op);
 

@@ -1,5 +1,6 @@
 // VGF unary operators (abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid,
-// tanh, clamp) and the copy behind reshape. One invocation per element.
+// tanh, clamp, log, floor, ceil) and the copy behind reshape. One invocation
+// per element.
 #version 450
 layout(local_size_x = 64) in;
 
@@ -7,7 +8,8 @@ layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
 
 // op: 0 copy, 1 abs, 2 neg, 3 sin, 4 cos, 5 exp, 6 reciprocal, 7 rsqrt,
-// 8 sigmoid, 9 tanh, 10 clamp(lo, hi). Mirrored by UnaryCode in vgf_kernels.h.
+// 8 sigmoid, 9 tanh, 10 clamp(lo, hi), 11 log, 12 floor, 13 ceil. Mirrored
+// by UnaryCode in dispatch_plan.cc.
 layout(push_constant) uniform Params {
   uint count;
   uint op;
@@ -40,6 +42,9 @@ void main() {
     case 9u: r = tanh_exact(v); break;
     // max before min, as numpy.clip: with lo > hi every element becomes hi.
     case 10u: r = min(max(v, p.lo), p.hi); break;
+    case 11u: r = log(v); break;
+    case 12u: r = floor(v); break;
+    case 13u: r = ceil(v); break;
     default: break;
   }
   y[i] = r;
