@@ -44,19 +44,25 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
 
 }  // namespace
 
-Result<const ComputePipeline*> KernelLibrary::pipeline(Kernel kernel) {
+Result<const ComputePipeline*> KernelLibrary::pipeline(Kernel kernel, const std::vector<uint32_t>& specialization) {
   std::lock_guard lock(mutex_);
-  std::unique_ptr<ComputePipeline>& slot = pipelines_[static_cast<size_t>(kernel)];
+  std::unique_ptr<ComputePipeline>& slot = pipelines_[Key(kernel, specialization)];
   if (!slot) {
     ComputePipelineDesc desc;
     desc.name = std::string(kernel_name(kernel));
     desc.spirv = spirv_of(kernel);
     desc.storage_buffer_count = kernel_binding_count(kernel);
     desc.push_constant_size = kernel_push_constant_size(kernel);
+    desc.specialization_constants = specialization;
     HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
     slot = std::make_unique<ComputePipeline>(std::move(made));
   }
   return slot.get();
+}
+
+size_t KernelLibrary::size() const {
+  std::lock_guard lock(mutex_);
+  return pipelines_.size();
 }
 
 }  // namespace hetsched::vulkan

@@ -8,9 +8,12 @@
 // Thread-safety: pipeline() may be called from any thread.
 #pragma once
 
-#include <array>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "delegates/vulkan/lowering.h"
 #include "hetsched/status.h"
@@ -23,14 +26,19 @@ class KernelLibrary {
  public:
   explicit KernelLibrary(std::shared_ptr<SharedGpuContext> context) : context_(std::move(context)) {}
 
-  // The pipeline of `kernel`, created now if it does not exist yet. The
-  // pointer stays valid as long as the library.
-  Result<const ComputePipeline*> pipeline(Kernel kernel);
+  // The pipeline of `kernel` with `specialization` (constant_id i =
+  // element i), created now if it does not exist yet. The pointer stays
+  // valid as long as the library.
+  Result<const ComputePipeline*> pipeline(Kernel kernel, const std::vector<uint32_t>& specialization = {});
+  // Pipelines made so far.
+  size_t size() const;
 
  private:
+  using Key = std::pair<Kernel, std::vector<uint32_t>>;
+
   std::shared_ptr<SharedGpuContext> context_;
-  std::mutex mutex_;
-  std::array<std::unique_ptr<ComputePipeline>, kKernelCount> pipelines_;  // guarded by mutex_
+  mutable std::mutex mutex_;
+  std::map<Key, std::unique_ptr<ComputePipeline>> pipelines_;  // guarded by mutex_
 };
 
 }  // namespace hetsched::vulkan

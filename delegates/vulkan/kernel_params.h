@@ -59,29 +59,33 @@ struct ParamsPush {
   uint32_t base;
 };
 
-// elementwise.comp. Operand o reads binding 2 + o. Op words: code in bits
-// 0-7, operand index in bits 8-15, bit 16 puts the chain value on the right
-// of a binary op, bit 17 takes p0 as the other operand.
+// elementwise.comp. The chain's structure is specialised into the pipeline
+// (so the shader compiles down to the loads and arithmetic of that chain);
+// shapes, strides and op parameters come in a parameter block.
+//
+// Op words: code in bits 0-7, operand index in bits 8-15, bit 16 puts the
+// chain value on the right of a binary op, bit 17 takes p0 as the other
+// operand. Operand o reads binding 2 + o.
+struct ElementwiseSpecialization {
+  uint32_t operands;                // constant_id 0
+  uint32_t contiguous_mask;         // constant_id 1; bit o: operand o is read at the output index
+  uint32_t ops;                     // constant_id 2
+  uint32_t op_words[kMaxChainOps];  // constant_id 3 + i
+};
+inline constexpr uint32_t kOpReversed = 1u << 16;
+inline constexpr uint32_t kOpImmediate = 1u << 17;
+
 struct ElementwiseParams {
   uint32_t total;
   uint32_t rank;
-  uint32_t operands;
-  uint32_t ops;
-  uint32_t contiguous_mask;  // bit o: operand o is read at the output index
-  uint32_t unused[3];
+  uint32_t unused[6];
   uint32_t dims[kMaxRank];
   int32_t strides[kMaxOperands][kMaxRank];
-  struct Op {
-    uint32_t word;
-    float p0, p1;
-    uint32_t unused;
-  } op_list[kMaxChainOps];
+  float op_params[kMaxChainOps][2];  // p0, p1 of each op
 };
 static_assert(offsetof(ElementwiseParams, dims) == 8 * 4);
 static_assert(offsetof(ElementwiseParams, strides) == 16 * 4);
-static_assert(offsetof(ElementwiseParams, op_list) == 56 * 4);
-inline constexpr uint32_t kOpReversed = 1u << 16;
-inline constexpr uint32_t kOpImmediate = 1u << 17;
+static_assert(offsetof(ElementwiseParams, op_params) == 56 * 4);
 
 // reduce_mean.comp.
 struct ReduceParams {

@@ -477,26 +477,28 @@ class Lowering {
     if (walk.dims.size() > kMaxRank)
       return unsupported("rank " + std::to_string(walk.dims.size()) + " > " + std::to_string(kMaxRank));
     ElementwiseParams p{};
+    ElementwiseSpecialization spec{};
     p.total = u32(shape_elements(out_shape));
     p.rank = u32(walk.dims.size());
-    p.operands = u32(group.operands.size());
-    p.ops = u32(group.ops.size());
+    spec.operands = u32(group.operands.size());
+    spec.ops = u32(group.ops.size());
     const Strides contiguous = row_major_strides(walk.dims);
     for (size_t d = 0; d < walk.dims.size(); ++d) p.dims[d] = u32(walk.dims[d]);
     for (size_t o = 0; o < group.operands.size(); ++o) {
       for (size_t d = 0; d < walk.dims.size(); ++d) p.strides[o][d] = static_cast<int32_t>(walk.strides[o][d]);
-      if (walk.strides[o] == contiguous) p.contiguous_mask |= 1u << o;
+      if (walk.strides[o] == contiguous) spec.contiguous_mask |= 1u << o;
     }
     for (size_t i = 0; i < group.ops.size(); ++i) {
       const ChainOp& op = group.ops[i];
-      p.op_list[i].word = static_cast<uint32_t>(op.code) | (op.operand << 8) | (op.reversed ? kOpReversed : 0u) |
-                          (op.immediate ? kOpImmediate : 0u);
-      p.op_list[i].p0 = op.p0;
-      p.op_list[i].p1 = op.p1;
+      spec.op_words[i] = static_cast<uint32_t>(op.code) | (op.operand << 8) | (op.reversed ? kOpReversed : 0u) |
+                         (op.immediate ? kOpImmediate : 0u);
+      p.op_params[i][0] = op.p0;
+      p.op_params[i][1] = op.p1;
     }
     const int out = new_value_buffer(group.output);
     Step step = dispatch(Kernel::kElementwise, param_push(p),
                          grid_1d(ceil_div(p.total, kElementwiseGroupSize * kElementwisePerThread)));
+    step.specialization = words_of(spec);
     step.bindings = {kParamsBuffer, out};
     for (uint32_t o = 0; o < kMaxOperands; ++o)
       step.bindings.push_back(o < buffers.size() ? buffers[o] : kParamsBuffer);

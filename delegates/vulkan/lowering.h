@@ -77,6 +77,9 @@ struct Step {
   // the parameter buffer), push constant words and the workgroup grid.
   std::vector<int> bindings;
   std::vector<uint32_t> push_constants;
+  // Specialisation constants (constant_id i = element i): the pipeline is
+  // made for this exact list.
+  std::vector<uint32_t> specialization;
   std::array<uint32_t, 3> groups{1, 1, 1};
   // Buffers read and written; kCopy copies copy_bytes of reads[0] to writes[0].
   std::vector<int> reads;

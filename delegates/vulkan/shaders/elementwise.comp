@@ -4,11 +4,29 @@
 // or binary ops (with another operand, or an immediate scalar), store.
 // Every operand is read with its own broadcast strides against the output
 // shape, so a chain costs one read per operand and one write, whatever its
-// length. Layout of the parameter block: ElementwiseParams in
+// length.
+//
+// The chain's structure (operand count, which operands are contiguous, the
+// op words) is a set of specialisation constants, so each chain compiles to
+// straight-line code with no per-element interpretation; the parameter
+// block holds shapes, strides and op parameters. Both are described by
+// ElementwiseSpecialization and ElementwiseParams in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const uint kOperandCount = 1u;
+layout(constant_id = 1) const uint kContiguousMask = 1u;
+layout(constant_id = 2) const uint kOpCount = 0u;
+layout(constant_id = 3) const uint kOp0 = 0u;
+layout(constant_id = 4) const uint kOp1 = 0u;
+layout(constant_id = 5) const uint kOp2 = 0u;
+layout(constant_id = 6) const uint kOp3 = 0u;
+layout(constant_id = 7) const uint kOp4 = 0u;
+layout(constant_id = 8) const uint kOp5 = 0u;
+layout(constant_id = 9) const uint kOp6 = 0u;
+layout(constant_id = 10) const uint kOp7 = 0u;
 
 layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
 layout(set = 0, binding = 1) writeonly buffer Out { float out_data[]; };
@@ -22,71 +40,60 @@ layout(push_constant) uniform Push { uint base; } pc;
 
 const uint kMaxRank = 8u;
 const uint kPerThread = 4u;
-// Offsets inside the parameter block.
+// Word offsets inside the parameter block.
 const uint kTotal = 0u;
 const uint kRank = 1u;
-const uint kOperands = 2u;
-const uint kOps = 3u;
-const uint kContiguousMask = 4u;
 const uint kDims = 8u;
 const uint kStrides = 16u;  // kMaxRank ints per operand
-const uint kOpList = 56u;   // 4 words per op: code word, p0, p1, unused
+const uint kOpParams = 56u;  // p0, p1 per op
 
-float load_operand(uint o, uint i) {
-  switch (o) {
-    case 0u: return in0[i];
-    case 1u: return in1[i];
-    case 2u: return in2[i];
-    case 3u: return in3[i];
-    default: return in4[i];
+// Operand o's element for output index idx: the index itself when the
+// operand is contiguous, else the walk through its broadcast strides.
+uint offset_of(uint o, uint idx, uint rank) {
+  if ((kContiguousMask & (1u << o)) != 0u) return idx;
+  int offset = 0;
+  uint rest = idx;
+  for (uint d = rank; d-- > 0u;) {
+    const uint dim = params[pc.base + kDims + d];
+    offset += int(rest % dim) * int(params[pc.base + kStrides + o * kMaxRank + d]);
+    rest /= dim;
   }
+  return uint(offset);
+}
+
+float run_op(uint word, uint i, float acc, float v0, float v1, float v2, float v3, float v4) {
+  const float p0 = uintBitsToFloat(params[pc.base + kOpParams + 2u * i]);
+  const float p1 = uintBitsToFloat(params[pc.base + kOpParams + 2u * i + 1u]);
+  const uint code = word & 0xFFu;
+  if (code < OP_ADD) return apply_unary(code, acc, p0, p1);
+  const uint o = (word >> 8) & 0xFFu;
+  float other = o == 0u ? v0 : o == 1u ? v1 : o == 2u ? v2 : o == 3u ? v3 : v4;
+  if ((word & (1u << 17)) != 0u) other = p0;
+  return (word & (1u << 16)) != 0u ? apply_binary(code, other, acc) : apply_binary(code, acc, other);
 }
 
 void main() {
-  const uint base = pc.base;
-  const uint total = params[base + kTotal];
-  const uint rank = params[base + kRank];
-  const uint operands = params[base + kOperands];
-  const uint ops = params[base + kOps];
-  const uint contiguous = params[base + kContiguousMask];
+  const uint total = params[pc.base + kTotal];
+  const uint rank = params[pc.base + kRank];
   const uint first = linear_group() * (gl_WorkGroupSize.x * kPerThread) + gl_LocalInvocationID.x;
   for (uint t = 0u; t < kPerThread; ++t) {
     const uint idx = first + t * gl_WorkGroupSize.x;
     if (idx >= total) return;
-    uint coord[kMaxRank];
-    if (contiguous != (1u << operands) - 1u) {
-      uint rest = idx;
-      for (uint d = rank; d-- > 0u;) {
-        const uint dim = params[base + kDims + d];
-        coord[d] = rest % dim;
-        rest /= dim;
-      }
-    }
-    float value[5];
-    for (uint o = 0u; o < operands; ++o) {
-      uint offset = idx;
-      if ((contiguous & (1u << o)) == 0u) {
-        int off = 0;
-        for (uint d = 0u; d < rank; ++d) off += int(coord[d]) * int(params[base + kStrides + o * kMaxRank + d]);
-        offset = uint(off);
-      }
-      value[o] = load_operand(o, offset);
-    }
-    float acc = value[0];
-    for (uint i = 0u; i < ops; ++i) {
-      const uint word = params[base + kOpList + 4u * i];
-      const float p0 = uintBitsToFloat(params[base + kOpList + 4u * i + 1u]);
-      const float p1 = uintBitsToFloat(params[base + kOpList + 4u * i + 2u]);
-      const uint code = word & 0xFFu;
-      if (code < OP_ADD) {
-        acc = apply_unary(code, acc, p0, p1);
-        continue;
-      }
-      // Binary: the other side is operand (word >> 8) & 0xFF, or the
-      // immediate p0 (bit 17); bit 16 puts the chain value on the right.
-      const float other = (word & (1u << 17)) != 0u ? p0 : value[(word >> 8) & 0xFFu];
-      acc = (word & (1u << 16)) != 0u ? apply_binary(code, other, acc) : apply_binary(code, acc, other);
-    }
+    const float v0 = in0[offset_of(0u, idx, rank)];
+    float v1 = 0.0, v2 = 0.0, v3 = 0.0, v4 = 0.0;
+    if (kOperandCount > 1u) v1 = in1[offset_of(1u, idx, rank)];
+    if (kOperandCount > 2u) v2 = in2[offset_of(2u, idx, rank)];
+    if (kOperandCount > 3u) v3 = in3[offset_of(3u, idx, rank)];
+    if (kOperandCount > 4u) v4 = in4[offset_of(4u, idx, rank)];
+    float acc = v0;
+    if (kOpCount > 0u) acc = run_op(kOp0, 0u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 1u) acc = run_op(kOp1, 1u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 2u) acc = run_op(kOp2, 2u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 3u) acc = run_op(kOp3, 3u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 4u) acc = run_op(kOp4, 4u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 5u) acc = run_op(kOp5, 5u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 6u) acc = run_op(kOp6, 6u, acc, v0, v1, v2, v3, v4);
+    if (kOpCount > 7u) acc = run_op(kOp7, 7u, acc, v0, v1, v2, v3, v4);
     out_data[idx] = acc;
   }
 }
