@@ -118,6 +118,20 @@ TEST(VgfSupportTest, DelegateIsADeviceEngineOnItsSharedContext) {
   EXPECT_FALSE(make_vgf_delegate({{"gpu_shared_context_mode", "sometimes"}}).is_ok());
 }
 
+TEST(VgfSupportTest, EstimatesConvByItsMultiplyAdds) {
+  GraphBuilder b("conv");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 10, 10}});
+  b.output(b.op("Conv", {x, b.constant_f32("w", {8, 3, 3, 3}, std::vector<float>(216, 0.5f))},
+                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv"));
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok());
+  const CostEstimate cost = vgf_delegate()->estimate(*g, g->find_node("conv"));
+  // 800 outputs x 27 taps x 2; x (1200 B) + w (864 B) + y (3200 B).
+  EXPECT_DOUBLE_EQ(cost.flops, 800.0 * 27 * 2);
+  EXPECT_DOUBLE_EQ(cost.bytes, 1200.0 + 864 + 3200);
+  EXPECT_GT(cost.seconds, 0.0);
+}
+
 // The RFC's intent: VGF(Transpose, AveragePool) → other(Gather, GatherElements,
 // Gather) → VGF(Sin, Cos, Reciprocal, Mul, Transpose).
 TEST(VgfPartitionTest, RfcModelPartitionsAsTheRfcIntends) {

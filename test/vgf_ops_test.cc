@@ -679,6 +679,46 @@ TEST_F(VgfOpsTest, RunsChainOnTheTimelineAndLogs) {
       << text;
 }
 
+// The RFC's context modes, from the delegate's side.
+TEST_F(VgfOpsTest, LookupOrCreateRegistersTheContextItCreates) {
+  auto delegate = make_vgf_delegate({{"gpu_shared_context_token", "fresh"},
+                                     {"gpu_shared_group_id", "5"},
+                                     {"gpu_shared_context_mode", "lookup_or_create"},
+                                     {"validation", "1"}});
+  ASSERT_TRUE(delegate.is_ok());
+  Result<Graph> g = chain_graph();
+  ASSERT_TRUE(g.is_ok());
+  Result<Blob> blob = (*delegate)->compile(whole_graph_island(*g), {});
+  ASSERT_TRUE(blob.is_ok());
+  Result<std::unique_ptr<IslandHandle>> first = (*delegate)->init(*blob, InitContext{{}, 0});
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  watch(*(*first)->gpu_context());
+  EXPECT_EQ(SharedGpuContextRegistry::get().lookup("fresh:5"), (*first)->gpu_context());
+  EXPECT_NE((*first)->gpu_context(), context_);
+  // A second island of the same delegate runs on the same device.
+  Result<std::unique_ptr<IslandHandle>> second = (*delegate)->init(*blob, InitContext{{}, 1});
+  ASSERT_TRUE(second.is_ok()) << second.status().message();
+  EXPECT_EQ((*second)->gpu_context(), (*first)->gpu_context());
+  EXPECT_EQ((*second)->input_domain(0), (MemoryDomain{MemoryDomain::Kind::kDevice, "fresh:5"}));
+}
+
+TEST_F(VgfOpsTest, DisabledModeMakesAPrivateContext) {
+  auto delegate = make_vgf_delegate({{"gpu_shared_context_token", "vgf-test"},
+                                     {"gpu_shared_context_mode", "disabled"},
+                                     {"validation", "1"}});
+  ASSERT_TRUE(delegate.is_ok());
+  Result<Graph> g = chain_graph();
+  ASSERT_TRUE(g.is_ok());
+  Result<Blob> blob = (*delegate)->compile(whole_graph_island(*g), {});
+  ASSERT_TRUE(blob.is_ok());
+  Result<std::unique_ptr<IslandHandle>> handle = (*delegate)->init(*blob, InitContext{{}, 0});
+  ASSERT_TRUE(handle.is_ok()) << handle.status().message();
+  watch(*(*handle)->gpu_context());
+  // Not the registered context of the same key, and not registered itself.
+  EXPECT_NE((*handle)->gpu_context(), context_);
+  EXPECT_EQ(SharedGpuContextRegistry::get().lookup(kKey), context_);
+}
+
 TEST_F(VgfOpsTest, InitRefusesACorruptBlob) {
   auto delegate = make_vgf_delegate(options());
   ASSERT_TRUE(delegate.is_ok());

@@ -88,6 +88,13 @@ Status VgfSession::build() {
 // one block alive from its first to its last use by any member.
 Status VgfSession::allocate_memory(const std::vector<SegmentDispatches>& plan) {
   const auto& resources = file_.resources;
+  // Each resource is bound whole to one storage-buffer descriptor.
+  const uint64_t max_range = context_->limits().maxStorageBufferRange;
+  for (size_t id = 0; id < resources.size(); ++id)
+    if (resources[id].bytes() > max_range)
+      return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') of " +
+                         std::to_string(resources[id].bytes()) + " bytes exceeds the device's maxStorageBufferRange (" +
+                         std::to_string(max_range) + ")");
   placements_.assign(resources.size(), {});
   auto block_key = [&](uint32_t id) -> int64_t {
     return resources[id].alias_group >= 0 ? -1 - resources[id].alias_group : static_cast<int64_t>(id);
