@@ -37,6 +37,7 @@ void register_preview(CLI::App& app, std::function<int()>& run);
 void register_run(CLI::App& app, std::function<int()>& run);
 void register_compile(CLI::App& app, std::function<int()>& run);
 void register_devices(CLI::App& app, std::function<int()>& run);
+void register_import(CLI::App& app, std::function<int()>& run);  // import: .onnx → .hsg
 void register_vgf(CLI::App& app, std::function<int()>& run);  // export-vgf, run-vgf
 
 }  // namespace hetsched::cli

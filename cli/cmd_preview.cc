@@ -21,7 +21,15 @@ int run_preview(const PreviewOptions& o) {
   auto shapes = parse_input_shapes(o.common.input_shapes);
   if (!shapes.is_ok()) return report_error(shapes.status());
   auto graph = load_model(o.model, *shapes);
-  if (!graph.is_ok()) return report_error(graph.status());
+  if (!graph.is_ok()) {
+    // The error names at most a few unsupported ONNX nodes; the preview lists them all.
+    if (model_format_of(o.model) == ModelFormat::kOnnx)
+      if (auto nodes = unsupported_onnx_nodes(o.model); nodes.is_ok() && !nodes->empty()) {
+        std::printf("unsupported nodes (%zu):\n", nodes->size());
+        for (const std::string& line : *nodes) std::printf("  %s\n", line.c_str());
+      }
+    return report_error(graph.status());
+  }
   auto planned = plan_model(*graph, *profile);
   if (!planned.is_ok()) return report_error(planned.status());
   std::string text;

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   register_run(app, run);
   register_compile(app, run);
   register_devices(app, run);
+  register_import(app, run);
   register_vgf(app, run);
   try {
     app.parse(argc, argv);

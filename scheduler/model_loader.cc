@@ -6,6 +6,8 @@
 #include <iterator>
 
 #include "graph/graph_serialize.h"
+#include "graph/onnx_import.h"
+#include "scheduler/graph_cleanup.h"
 
 namespace hetsched {
 
@@ -21,10 +23,13 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 ModelFormat model_format_of(const std::string& path) {
   if (ends_with(path, ".hsg")) return ModelFormat::kGraph;
   if (ends_with(path, ".hsp")) return ModelFormat::kProgram;
+  if (ends_with(path, ".onnx")) return ModelFormat::kOnnx;
   return ModelFormat::kUnknown;
 }
 
-std::string accepted_model_formats() { return "accepted: .hsg (hetsched graph), .hsp (compiled program)"; }
+std::string accepted_model_formats() {
+  return "accepted: .hsg (hetsched graph), .hsp (compiled program), .onnx (ONNX model)";
+}
 
 Status write_graph_file(const Graph& graph, const std::string& path) {
   const auto body = serialize_graph(graph);
@@ -63,9 +68,23 @@ Result<Graph> load_model(const std::string& path, const InputShapes& input_shape
     }
     case ModelFormat::kProgram:
       return invalid_argument("'" + path + "' is a compiled program, not a graph; run it with `hetsched run`");
+    case ModelFormat::kOnnx: {
+      HS_ASSIGN_OR_RETURN(Graph graph, load_onnx(path, input_shapes));
+      auto cleaned = cleanup_graph(graph, input_shapes);
+      if (!cleaned.is_ok()) return cleaned.status().with_context("failed to load ONNX model '" + path + "': ");
+      HS_RETURN_IF_ERROR(check_graph(graph));
+      return graph;
+    }
     case ModelFormat::kUnknown: break;
   }
   return invalid_argument("failed to load model '" + path + "': unknown file type (" + accepted_model_formats() + ")");
+}
+
+Result<std::vector<std::string>> unsupported_onnx_nodes(const std::string& path) {
+  HS_ASSIGN_OR_RETURN(ImportReport report, import_onnx(path));
+  std::vector<std::string> lines;
+  for (const UnsupportedNode& u : report.unsupported) lines.push_back(u.describe());
+  return lines;
 }
 
 }  // namespace hetsched

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/shape_inference.h"
@@ -9,14 +10,23 @@
 namespace hetsched {
 
 // Model file formats hetsched reads.
-enum class ModelFormat { kGraph, kProgram, kUnknown };
-// By extension: .hsg → graph, .hsp → program.
+enum class ModelFormat { kGraph, kProgram, kOnnx, kUnknown };
+// By extension: .hsg → graph, .hsp → program, .onnx → ONNX model.
 ModelFormat model_format_of(const std::string& path);
-// "accepted: .hsg (hetsched graph), .hsp (compiled program)"
+// "accepted: .hsg (hetsched graph), .hsp (compiled program), .onnx (ONNX model)"
 std::string accepted_model_formats();
 
-// Reads a graph model file (.hsg), applies `input_shapes`, validates and infers shapes.
+// Reads a graph model file (.hsg) or an ONNX model (.onnx), applies
+// `input_shapes`, validates and infers shapes. An ONNX model is imported
+// strictly (load_onnx) and cleaned up (graph_cleanup.h: constant folding,
+// Identity/Dropout removal, BatchNormalization and activation fusion into Conv).
 Result<Graph> load_model(const std::string& path, const InputShapes& input_shapes = {});
+
+// The nodes of the ONNX model at `path` that hetsched cannot run, one
+// description each ("node 'nms' (NonMaxSuppression, opset 11): op not in the
+// hetsched op set"); empty when it can run them all. An error when the model
+// cannot be read at all.
+Result<std::vector<std::string>> unsupported_onnx_nodes(const std::string& path);
 
 // A graph file: "HSGR" + u32 format version + the serialized graph.
 inline constexpr uint32_t kGraphFileVersion = 1;

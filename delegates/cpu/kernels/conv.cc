@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "delegates/cpu/kernels/kernel_util.h"
+#include "graph/passes/fused_activation.h"
 
 namespace hetsched::cpu {
 
@@ -145,6 +146,8 @@ Status conv_kernel(const KernelContext& ctx) {
                               ctx.in(2).type().to_string());
     bias = ctx.in(2).data<float>();
   }
+  // A fused activation (graph/passes/fused_activation.h) runs on each tile after the bias.
+  HS_ASSIGN_OR_RETURN(const FusedActivation activation, read_fused_activation(ctx.attrs()));
   const std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
   HS_ASSIGN_OR_RETURN(const WindowGeometry g, window_geometry(ctx, x.shape(), kernel, ctx.out(0).shape(), false));
@@ -201,10 +204,15 @@ Status conv_kernel(const KernelContext& ctx) {
     const int64_t first_out = gi * group_out + m0;
     float* y = py + (n * out_channels + first_out) * pixels + p0;
     gemm_f32(m_count, count, patch, pw + first_out * patch, patch, patches, ld_patches, y, pixels, false);
-    if (bias)
+    if (bias || activation.kind != FusedActivation::Kind::kNone)
       for (int64_t m = 0; m < m_count; ++m) {
         float* row = y + m * pixels;
-        for (int64_t j = 0; j < count; ++j) row[j] += bias[first_out + m];
+        const float b = bias ? bias[first_out + m] : 0.f;
+        if (activation.kind == FusedActivation::Kind::kNone) {
+          for (int64_t j = 0; j < count; ++j) row[j] += b;
+        } else {
+          for (int64_t j = 0; j < count; ++j) row[j] = activation.apply(row[j] + b);
+        }
       }
   });
   return Status::ok();

@@ -1,0 +1,51 @@
+#include "graph/passes/remove_identity.h"
+
+#include <vector>
+
+#include "graph/passes/rewrite_util.h"
+
+namespace hetsched {
+
+namespace {
+
+bool passes_through(const Graph& graph, const Node& node) {
+  if (node.op == "Identity") return node.inputs.size() == 1 && node.outputs.size() == 1;
+  if (node.op != "Dropout" || node.outputs.size() != 1 || node.inputs.empty()) return false;
+  // A training_mode that is not a constant false would make Dropout random.
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+    const Value& training = graph.value(node.inputs[2]);
+    if (!training.is_constant() || training.constant->num_elements() != 1 || training.constant->int_at(0) != 0)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> remove_identity_nodes(Graph& graph) {
+  std::vector<bool> keep(graph.num_nodes(), true);
+  int removed = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    const Node& node = graph.node(id);
+    if (!passes_through(graph, node) || node.inputs[0] == kNoValue) continue;
+    const ValueId in = node.inputs[0];
+    const ValueId out = node.outputs[0];
+    if (passes::is_graph_output(graph, out)) {
+      const NodeId producer = graph.value(in).producer;
+      if (producer == kNoNode || passes::is_graph_output(graph, in)) continue;
+      const Node& p = graph.node(producer);
+      size_t k = 0;
+      while (p.outputs[k] != in) ++k;
+      passes::take_over_output(graph, producer, k, out);
+      passes::replace_uses(graph, in, out);
+    } else {
+      passes::replace_uses(graph, out, in);
+    }
+    keep[static_cast<size_t>(id)] = false;
+    ++removed;
+  }
+  if (removed > 0) graph.compact(keep);
+  return removed;
+}
+
+}  // namespace hetsched

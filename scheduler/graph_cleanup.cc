@@ -1,0 +1,29 @@
+#include "scheduler/graph_cleanup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "graph/passes/constant_folding.h"
+#include "graph/passes/dead_nodes.h"
+#include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fuse_conv_activation.h"
+#include "graph/passes/remove_identity.h"
+#include "scheduler/cpu_reference.h"
+
+namespace hetsched {
+
+Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes) {
+  CleanupStats stats;
+  HS_RETURN_IF_ERROR(apply_input_shapes(graph, input_shapes));
+  HS_ASSIGN_OR_RETURN(stats.folded, fold_constants(graph, cpu_node_evaluator()));
+  HS_ASSIGN_OR_RETURN(stats.identities_removed, remove_identity_nodes(graph));
+  HS_ASSIGN_OR_RETURN(stats.batch_norms_folded, fold_batch_norm_into_conv(graph));
+  HS_ASSIGN_OR_RETURN(stats.activations_fused, fuse_conv_activation(graph));
+  HS_ASSIGN_OR_RETURN(stats.dead_removed, remove_dead_nodes(graph));
+  spdlog::debug("[import] clean-up of '{}': {} folded, {} identities removed, {} batch norms folded, "
+                "{} activations fused, {} dead nodes removed; {} nodes left",
+                graph.name(), stats.folded, stats.identities_removed, stats.batch_norms_folded,
+                stats.activations_fused, stats.dead_removed, graph.num_nodes());
+  return stats;
+}
+
+}  // namespace hetsched

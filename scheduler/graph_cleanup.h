@@ -1,0 +1,32 @@
+// The clean-ups the model loader runs on an imported graph, in order.
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/shape_inference.h"
+#include "hetsched/status.h"
+
+namespace hetsched {
+
+// What each pass changed, for logs and tests.
+struct CleanupStats {
+  int folded = 0;               // nodes evaluated into constants
+  int identities_removed = 0;   // Identity / Dropout nodes removed
+  int batch_norms_folded = 0;   // BatchNormalization folded into Conv
+  int activations_fused = 0;    // activations fused into Conv
+  int dead_removed = 0;         // nodes nothing reads
+};
+
+// Before: `graph` is valid, unsupported nodes excluded (load_onnx). Passes:
+//  1. apply `input_shapes`; every input must end up static.
+//  2. fold constants with the portable CPU kernels (shape sub-graphs
+//     collapse into constants; every remaining node gets its types).
+//  3. remove Identity and inference Dropout nodes.
+//  4. fold BatchNormalization into the Conv before it.
+//  5. fuse activations into the Conv before them (after 4, so that
+//     Conv → BN → Relu fuses both).
+//  6. remove nodes nothing reads.
+// After: the graph is ready for check_graph, with the same outputs (names
+// included) and the same results up to float rounding.
+Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes);
+
+}  // namespace hetsched

@@ -1,0 +1,396 @@
+// The import-time clean-up passes (graph/passes/): each one must leave the
+// graph computing the same outputs. Every test runs the graph with the
+// portable CPU kernels on random inputs before and after the pass and
+// compares, and checks what the pass changed in the structure.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "graph/passes/constant_folding.h"
+#include "graph/passes/dead_nodes.h"
+#include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fuse_conv_activation.h"
+#include "graph/passes/fused_activation.h"
+#include "graph/passes/remove_identity.h"
+#include "scheduler/cpu_reference.h"
+#include "scheduler/graph_cleanup.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Floats = std::vector<float>;
+using testing::random_tensor;
+
+// Random inputs of the graph's input types, reproducible from `seed`.
+std::vector<Tensor> random_inputs(const Graph& g, uint32_t seed) {
+  std::vector<Tensor> inputs;
+  for (ValueId in : g.inputs()) inputs.push_back(random_tensor(g.value(in).type.shape, seed++, -2.f, 2.f));
+  return inputs;
+}
+
+void expect_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, float tol = 1e-4f) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].type(), b[k].type()) << "output " << k;
+    const std::vector<float> x = a[k].to_float_vector(), y = b[k].to_float_vector();
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(x[i], y[i], tol + tol * std::abs(x[i])) << "output " << k << " element " << i;
+  }
+}
+
+// Runs `pass` on a copy of `graph`, re-checks it, and expects the same
+// outputs on random inputs. Returns the graph after the pass.
+template <typename Pass>
+Graph expect_same_results(const Graph& graph, Pass pass, int expected_changes) {
+  Graph after = graph;
+  Result<int> changes = pass(after);
+  EXPECT_TRUE(changes.is_ok()) << changes.status().message();
+  if (changes.is_ok()) {
+    EXPECT_EQ(*changes, expected_changes);
+  }
+  Status checked = check_graph(after);
+  EXPECT_TRUE(checked.is_ok()) << checked.message();
+  for (uint32_t seed : {1u, 17u}) {
+    auto inputs = random_inputs(graph, seed);
+    auto before_out = run_graph_reference(graph, inputs);
+    auto after_out = run_graph_reference(after, inputs);
+    EXPECT_TRUE(before_out.is_ok()) << before_out.status().message();
+    EXPECT_TRUE(after_out.is_ok()) << after_out.status().message();
+    if (before_out.is_ok() && after_out.is_ok()) expect_close(*before_out, *after_out);
+  }
+  return after;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.op == op;
+  return n;
+}
+
+std::vector<std::string> output_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (ValueId v : g.outputs()) names.push_back(g.value(v).name);
+  return names;
+}
+
+// x [1,3,6,6] → Conv (4 out channels, 3x3, pad 1, optional bias).
+ValueId add_conv(GraphBuilder& b, ValueId x, bool bias, const std::string& name = "conv") {
+  std::vector<ValueId> in = {x, b.constant(name + "_w", random_tensor({4, 3, 3, 3}, 7, -0.5f, 0.5f))};
+  if (bias) in.push_back(b.constant(name + "_b", random_tensor({4}, 8)));
+  return b.op("Conv", in, {{"pads", Ints{1, 1, 1, 1}}}, name);
+}
+
+ValueId add_batch_norm(GraphBuilder& b, ValueId x, const std::string& name = "bn") {
+  return b.op("BatchNormalization",
+              {x, b.constant(name + "_scale", random_tensor({4}, 11, 0.5f, 1.5f)),
+               b.constant(name + "_bias", random_tensor({4}, 12)), b.constant(name + "_mean", random_tensor({4}, 13)),
+               b.constant(name + "_var", random_tensor({4}, 14, 0.1f, 2.f))},
+              {{"epsilon", 1e-3f}}, name);
+}
+
+// --- fold_batch_norm_into_conv ---------------------------------------------------------
+
+TEST(GraphPassesTest, BatchNormFoldsIntoConvWithBias) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  b.output(add_batch_norm(b, add_conv(b, x, true)));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_batch_norm_into_conv, 1);
+  EXPECT_EQ(count_op(after, "BatchNormalization"), 0);
+  EXPECT_EQ(count_op(after, "Conv"), 1);
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"bn_out"});
+}
+
+TEST(GraphPassesTest, BatchNormFoldsIntoConvWithoutBias) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  b.output(add_batch_norm(b, add_conv(b, x, false)));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_batch_norm_into_conv, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).inputs.size(), 3u);  // the folded bias is new
+}
+
+TEST(GraphPassesTest, BatchNormStaysWhenTheConvOutputHasAnotherReader) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId c = add_conv(b, x, true);
+  b.output(add_batch_norm(b, c));
+  b.output(b.op("Relu", {c}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_batch_norm_into_conv, 0);
+  EXPECT_EQ(count_op(after, "BatchNormalization"), 1);
+}
+
+// --- fuse_conv_activation ---------------------------------------------------------------------
+
+struct ActivationCase {
+  std::string op;
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  int opset;
+  std::vector<std::optional<float>> bound_inputs;  // Clip from opset 11: min, max (nullopt = omitted)
+};
+
+void PrintTo(const ActivationCase& c, std::ostream* os) { *os << c.op << " at opset " << c.opset; }
+
+class FuseActivationTest : public ::testing::TestWithParam<ActivationCase> {};
+
+TEST_P(FuseActivationTest, FusesIntoConvAndKeepsResults) {
+  const ActivationCase& c = GetParam();
+  GraphBuilder b("g");
+  b.raw().set_opset(c.opset);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  std::vector<ValueId> in = {add_conv(b, x, true)};
+  for (size_t i = 0; i < c.bound_inputs.size(); ++i)
+    in.push_back(c.bound_inputs[i] ? b.constant_f32("bound" + std::to_string(i), {}, {*c.bound_inputs[i]}) : kNoValue);
+  const ValueId act = b.op(c.op, in, {}, "act");
+  for (const auto& [k, v] : c.attrs) b.raw().node(b.raw().find_node("act")).attrs.set(k, v);
+  b.output(act);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_conv_activation, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "Conv");
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"act_out"});
+  auto recorded = read_fused_activation(after.node(0).attrs);
+  ASSERT_TRUE(recorded.is_ok()) << recorded.status().message();
+  EXPECT_EQ(fused_activation_name(recorded->kind), c.op);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Activations, FuseActivationTest,
+    ::testing::Values(ActivationCase{"Relu", {}, 17, {}}, ActivationCase{"Sigmoid", {}, 17, {}},
+                      ActivationCase{"HardSwish", {}, 17, {}},
+                      ActivationCase{"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}, 17, {}},
+                      ActivationCase{"LeakyRelu", {{"alpha", 0.2f}}, 17, {}},
+                      ActivationCase{"Clip", {{"min", 0.f}, {"max", 0.5f}}, 10, {}},
+                      ActivationCase{"Clip", {}, 13, {0.f, 0.5f}},
+                      ActivationCase{"Clip", {}, 13, {std::nullopt, 0.25f}}),
+    [](const ::testing::TestParamInfo<ActivationCase>& info) {
+      return info.param.op + "Opset" + std::to_string(info.param.opset) + "_" + std::to_string(info.index);
+    });
+
+TEST(GraphPassesTest, FusedClipRecordsBothBoundsWithInfinityForAnOmittedOne) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  b.output(b.op("Clip", {add_conv(b, x, true), kNoValue, b.constant_f32("hi", {}, {6.f})}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  ASSERT_TRUE(fuse_conv_activation(*g).is_ok());
+  const Attributes& a = g->node(0).attrs;
+  EXPECT_EQ(a.get_string(kActivationAttr, "").value(), "Clip");
+  EXPECT_EQ(a.get_float(kActivationMinAttr, 0.f).value(), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(a.get_float(kActivationMaxAttr, 0.f).value(), 6.f);
+}
+
+TEST(GraphPassesTest, ClipWithBoundsComputedAtRunTimeDoesNotFuse) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId lo = b.input("lo", {DType::kFloat32, {}});
+  b.output(b.op("Clip", {add_conv(b, x, true), lo}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_conv_activation, 0);
+  EXPECT_EQ(count_op(after, "Clip"), 1);
+}
+
+TEST(GraphPassesTest, ConvBatchNormReluBecomesOneConv) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  b.output(b.op("Relu", {add_batch_norm(b, add_conv(b, x, false))}, {}, "relu"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(
+      *g,
+      [](Graph& graph) -> Result<int> {
+        HS_ASSIGN_OR_RETURN(int folded, fold_batch_norm_into_conv(graph));
+        HS_ASSIGN_OR_RETURN(int fused, fuse_conv_activation(graph));
+        return folded + fused;
+      },
+      2);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"relu_out"});
+}
+
+TEST(GraphPassesTest, ReadFusedActivationRefusesAnUnknownName) {
+  Attributes a;
+  a.set(kActivationAttr, std::string("Gelu"));
+  auto r = read_fused_activation(a);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("attribute 'activation' is 'Gelu'"), std::string::npos);
+}
+
+TEST(GraphPassesTest, FusedActivationFormulasMatchTheOnnxOps) {
+  FusedActivation a;
+  a.kind = FusedActivation::Kind::kHardSwish;
+  EXPECT_FLOAT_EQ(a.apply(1.f), 1.f * (1.f / 6.f + 0.5f));  // x * clamp(x/6 + 1/2, 0, 1)
+  EXPECT_FLOAT_EQ(a.apply(-4.f), 0.f);
+  a.kind = FusedActivation::Kind::kClip;
+  a.min = 0.f;
+  a.max = 6.f;
+  EXPECT_FLOAT_EQ(a.apply(7.f), 6.f);
+  EXPECT_FLOAT_EQ(a.apply(-1.f), 0.f);
+  a.kind = FusedActivation::Kind::kLeakyRelu;
+  a.alpha = 0.1f;
+  EXPECT_FLOAT_EQ(a.apply(-2.f), -0.2f);
+}
+
+// --- remove_identity_nodes ------------------------------------------------------------------
+
+TEST(GraphPassesTest, IdentityAndDropoutInTheMiddleAreRemoved) {
+  GraphBuilder b("g");
+  b.raw().set_opset(13);
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});
+  const ValueId i = b.op("Identity", {b.op("Relu", {x})});
+  const ValueId d = b.op("Dropout", {i, b.constant_f32("ratio", {}, {0.5f})});
+  b.output(b.op("Sigmoid", {d}, {}, "sig"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_identity_nodes, 2);
+  EXPECT_EQ(after.num_nodes(), 2u);
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"sig_out"});
+}
+
+TEST(GraphPassesTest, IdentityToAGraphOutputKeepsTheOutputName) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});
+  const ValueId r = b.op("Relu", {x}, {}, "relu");
+  b.output(b.op("Identity", {r}, {}, "ident"));
+  b.output(b.op("Neg", {r}, {}, "neg"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_identity_nodes, 1);
+  EXPECT_EQ(count_op(after, "Identity"), 0);
+  EXPECT_EQ(output_names(after), (std::vector<std::string>{"ident_out", "neg_out"}));
+  // Relu now writes the output value itself, and Neg reads it.
+  EXPECT_EQ(after.value(after.outputs()[0]).producer, after.find_node("relu"));
+  EXPECT_EQ(after.node(after.find_node("neg")).inputs[0], after.outputs()[0]);
+}
+
+TEST(GraphPassesTest, IdentityOfAGraphInputToAnOutputStays) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {3}});
+  b.output(b.op("Identity", {x}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_identity_nodes, 0);
+  EXPECT_EQ(after.num_nodes(), 1u);
+}
+
+// --- fold_constants and remove_dead_nodes ---------------------------------------------------------
+
+TEST(GraphPassesTest, ShapeGatherConcatReshapeChainFoldsIntoAConstantShape) {
+  // reshape x [2,3,4] to [x.shape[0], -1] through the usual exporter chain.
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4}});
+  const ValueId shape = b.op("Shape", {x});
+  const ValueId batch = b.op("Gather", {shape, b.constant_i64("zero", {}, {0})});
+  const ValueId batch1 = b.op("Unsqueeze", {batch, b.constant_i64("axes", {1}, {0})});
+  const ValueId target = b.op("Concat", {batch1, b.constant_i64("minus_one", {1}, {-1})}, {{"axis", int64_t{0}}});
+  b.output(b.op("Reshape", {x, target}, {}, "reshape"));
+  Graph g = std::move(b.raw());
+  // The unfolded graph cannot be shape-inferred: Reshape's shape is not a constant yet.
+  Graph unfolded = g;
+  EXPECT_FALSE(check_graph(unfolded).is_ok());
+  ASSERT_TRUE(apply_input_shapes(g, {}).is_ok());
+  auto folded = fold_constants(g, cpu_node_evaluator());
+  ASSERT_TRUE(folded.is_ok()) << folded.status().message();
+  EXPECT_EQ(*folded, 4);
+  ASSERT_TRUE(check_graph(g).is_ok());
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Value& shape_value = g.value(g.node(0).inputs[1]);
+  ASSERT_TRUE(shape_value.is_constant());
+  EXPECT_EQ(shape_value.constant->to_int64_vector(), (Ints{2, -1}));
+  auto out = run_graph_reference(g, {random_tensor({2, 3, 4}, 3)});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 12}));
+}
+
+TEST(GraphPassesTest, ConstantArithmeticFoldsAndResultsStayEqual) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 3}});
+  const ValueId scale = b.op("Mul", {b.constant_f32("a", {3}, {1.f, 2.f, 3.f}), b.constant_f32("b", {}, {0.5f})});
+  b.output(b.op("Add", {x, scale}, {}, "add"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, [](Graph& graph) { return fold_constants(graph, cpu_node_evaluator()); }, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  const Value& folded = after.value(after.node(0).inputs[1]);
+  ASSERT_TRUE(folded.is_constant());
+  EXPECT_EQ(folded.constant->to_float_vector(), (Floats{0.5f, 1.f, 1.5f}));
+}
+
+TEST(GraphPassesTest, NodesWritingGraphOutputsAreNotFolded) {
+  GraphBuilder b("g");
+  b.input("x", {DType::kFloat32, {2}});
+  b.output(b.op("Neg", {b.constant_f32("c", {2}, {1.f, 2.f})}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto folded = fold_constants(*g, cpu_node_evaluator());
+  ASSERT_TRUE(folded.is_ok());
+  EXPECT_EQ(*folded, 0);
+  EXPECT_EQ(g->num_nodes(), 1u);
+}
+
+TEST(GraphPassesTest, DeadNodesAndTheirConstantsAreRemoved) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {4}});
+  b.op("Mul", {x, b.constant_f32("unused_scale", {}, {3.f})}, {}, "dead");
+  b.output(b.op("Relu", {x}, {}, "live"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_dead_nodes, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).name, "live");
+  EXPECT_EQ(after.find_value("unused_scale"), kNoValue);
+}
+
+// --- the whole clean-up -------------------------------------------------------------------------
+
+TEST(GraphPassesTest, CleanupRunsEveryPassAndKeepsResults) {
+  GraphBuilder b("g");
+  b.raw().set_opset(15);  // Shape's end attribute
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId c = add_batch_norm(b, add_conv(b, x, true));
+  const ValueId r = b.op("Clip", {c, b.constant_f32("lo", {}, {0.f}), b.constant_f32("hi", {}, {6.f})});
+  const ValueId i = b.op("Identity", {r});
+  const ValueId flat = b.op("Reshape", {i, b.op("Concat", {b.op("Shape", {i}, {{"end", int64_t{1}}}),
+                                                          b.constant_i64("rest", {1}, {-1})},
+                                                   {{"axis", int64_t{0}}})});
+  b.output(b.op("Identity", {flat}, {}, "out"));
+  Graph g = std::move(b.raw());
+  Graph cleaned = g;
+  auto stats = cleanup_graph(cleaned, {});
+  ASSERT_TRUE(stats.is_ok()) << stats.status().message();
+  EXPECT_EQ(stats->folded, 2);  // Shape, Concat
+  EXPECT_EQ(stats->identities_removed, 2);
+  EXPECT_EQ(stats->batch_norms_folded, 1);
+  EXPECT_EQ(stats->activations_fused, 1);
+  ASSERT_TRUE(check_graph(cleaned).is_ok());
+  EXPECT_EQ(cleaned.num_nodes(), 2u);  // Conv (BN + Clip folded in), Reshape
+  EXPECT_EQ(output_names(cleaned), std::vector<std::string>{"out_out"});
+  // The reference: the original graph with its shape chain folded by hand.
+  ASSERT_TRUE(apply_input_shapes(g, {}).is_ok());
+  ASSERT_TRUE(fold_constants(g, cpu_node_evaluator()).is_ok());
+  ASSERT_TRUE(check_graph(g).is_ok());
+  EXPECT_EQ(g.num_nodes(), 6u);
+  auto inputs = random_inputs(g, 5);
+  auto want = run_graph_reference(g, inputs);
+  auto got = run_graph_reference(cleaned, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  expect_close(*want, *got);
+}
+
+}  // namespace
+}  // namespace hetsched
