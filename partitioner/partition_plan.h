@@ -59,6 +59,7 @@ struct PartitionPlan {
   std::string policy;                   // as written in the profile, e.g. "vgf_first"
   std::string policy_note;              // e.g. "auto = vgf_first until the cost model lands"
   std::vector<std::string> order;       // delegate order used
+  std::vector<std::string> device_delegates;  // those of `order` that keep tensors in GPU memory
   std::vector<NodeAssignment> nodes;    // indexed by NodeId
   std::vector<PlannedIsland> islands;   // in execution order
   std::vector<CutEdge> edges;

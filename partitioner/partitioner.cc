@@ -223,7 +223,10 @@ Result<PartitionPlan> partition(const Graph& graph, const std::vector<Delegate*>
   PartitionState s{graph, delegates, options, {}, {}};
   s.plan.policy = options.policy;
   if (options.policy == "auto") s.plan.policy_note = "auto = vgf_first until the cost-based policy lands";
-  for (Delegate* d : delegates) s.plan.order.emplace_back(d->name());
+  for (Delegate* d : delegates) {
+    s.plan.order.emplace_back(d->name());
+    if (d->memory_kind() == MemoryDomain::Kind::kDevice) s.plan.device_delegates.emplace_back(d->name());
+  }
   s.plan.nodes.resize(graph.num_nodes());
 
   query_capabilities(s);

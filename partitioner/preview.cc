@@ -48,6 +48,21 @@ std::string endpoint(const PartitionPlan& plan, int island) {
   return plan.islands[island].delegate + "#" + std::to_string(island);
 }
 
+bool on_device(const PartitionPlan& plan, int island) {
+  if (island < 0) return false;
+  const auto& d = plan.device_delegates;
+  return std::find(d.begin(), d.end(), plan.islands[island].delegate) != d.end();
+}
+
+// What the executor will do for a cut edge (the program's handoff steps).
+std::string handoff_kind(const PartitionPlan& plan, const CutEdge& e) {
+  const bool from = on_device(plan, e.from_island), to = on_device(plan, e.to_island);
+  if (from && to) return "device copy";
+  if (to) return "upload";
+  if (from) return "readback";
+  return "host";
+}
+
 // Op types of an island, in first-seen order, de-duplicated.
 std::vector<std::string> island_ops(const Graph& graph, const PlannedIsland& island) {
   std::vector<std::string> ops;
@@ -75,6 +90,27 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
+// One line per shared GPU context the plan's delegates use:
+// "vgf_vk_unified_e2e:7 (lookup_or_create) · shared by vgf, vulkan · device auto".
+std::vector<std::string> gpu_context_lines(const Profile& profile, const PartitionPlan& plan) {
+  std::map<std::string, std::vector<std::string>> users;
+  std::map<std::string, std::string> detail;
+  for (const auto& island : plan.islands) {
+    auto it = profile.delegates.find(island.delegate);
+    if (it == profile.delegates.end() || island.delegate == "cpu") continue;
+    const SharedGpuKeys& k = it->second.shared_gpu;
+    const std::string key = k.mode == SharedContextMode::kDisabled ? island.delegate + " (private)"
+                                                                    : k.token + ":" + std::to_string(k.group);
+    auto& u = users[key];
+    if (std::find(u.begin(), u.end(), island.delegate) == u.end()) u.push_back(island.delegate);
+    detail[key] = std::string(shared_context_mode_name(k.mode)) + ", device " + it->second.device;
+  }
+  std::vector<std::string> lines;
+  for (const auto& [key, who] : users)
+    lines.push_back(key + " (" + detail[key] + ") · " + (who.size() > 1 ? "shared by " : "used by ") + join(who, ", "));
+  return lines;
+}
+
 }  // namespace
 
 std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
@@ -90,6 +126,7 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
   out << " · order " << join(plan.order, ", ") << " · min partition " << profile.partition.min_partition_size
       << " · sync " << sync_mode_name(profile.sync) << "\n";
   if (!header.context_line.empty()) out << "context  " << header.context_line << "\n";
+  for (const std::string& line : gpu_context_lines(profile, plan)) out << "context  " << line << "\n";
   // The ops column is as wide as its longest entry, up to kMaxOpsWidth.
   constexpr size_t kMaxOpsWidth = 64;
   std::vector<std::string> ops_text;
@@ -110,7 +147,7 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
   out << "\nhandoffs\n";
   for (const auto& e : plan.edges) {
     out << " " << pad(endpoint(plan, e.from_island) + " → " + endpoint(plan, e.to_island), 22) << pad(format_bytes(e.bytes), 10)
-        << graph.value(e.value).name << "\n";
+        << pad(handoff_kind(plan, e), 13) << graph.value(e.value).name << "\n";
   }
   if (!plan.pruned.empty()) {
     out << "\npruned\n";
@@ -148,7 +185,7 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     const auto& e = plan.edges[i];
     out << (i ? "," : "") << "\n    {\"value\": " << json_quote(graph.value(e.value).name)
         << ", \"from\": " << json_quote(endpoint(plan, e.from_island)) << ", \"to\": " << json_quote(endpoint(plan, e.to_island))
-        << ", \"bytes\": " << e.bytes << "}";
+        << ", \"bytes\": " << e.bytes << ", \"kind\": " << json_quote(handoff_kind(plan, e)) << "}";
   }
   out << "\n  ],\n  \"pruned\": [";
   for (size_t i = 0; i < plan.pruned.size(); ++i) {

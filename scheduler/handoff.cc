@@ -37,12 +37,12 @@ std::string layout_note(const TensorType& type, TensorLayout from, TensorLayout 
 }
 
 // Waits on the host until the context's GPU work of this run is done, when
-// anything is outstanding. Readbacks call it before reading.
+// anything is outstanding. Readbacks call it before reading; the readback
+// counts as the one host wait either way (it blocks on its own copy too).
 Status wait_for_context(RunState& state, SharedGpuContext& context) {
   auto it = state.last_signalled.find(&context);
   if (it == state.last_signalled.end() || it->second == 0) return Status::ok();
   HS_RETURN_IF_ERROR(context.wait(it->second));
-  state.host_waits++;
   it->second = 0;
   return Status::ok();
 }
@@ -84,6 +84,7 @@ class ReadbackStep final : public HandoffStep {
   Status run(RunState& state) override {
     Tensor& dst = (*state.slots)[tensor_];
     HS_RETURN_IF_ERROR(wait_for_context(state, from_.gpu->context()));
+    state.host_waits++;
     const bool permute = needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw);
     std::span<std::byte> out(dst.raw(), dst.byte_size());
     if (permute) {
