@@ -3,11 +3,16 @@
 // with timestamps written at its start and end (VulkanIsland's
 // gpu_timestamps option), after warm-up runs.
 //
-//   vulkan_ops_bench [--device SELECTOR] [--small] [--replays N]
+//   vulkan_ops_bench [--device SELECTOR] [--small] [--replays N] [--check]
 //
-// --small uses lavapipe-sized shapes. Prints one line per case:
+// --small uses lavapipe-sized shapes; --check also runs each case on the
+// portable CPU kernels and compares: the largest |gpu - cpu| relative to
+// the largest |cpu| must stay below 1e-5 (per-element relative error is no
+// measure for sums of thousands of products that cancel to near zero).
+// Prints one line per case:
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/cpu_delegate.h"
 #include "delegates/vulkan/vulkan_delegate.h"
 #include "delegates/vulkan/vulkan_island.h"
 #include "graph/builder.h"
@@ -28,6 +34,7 @@ struct BenchOptions {
   std::string device = "auto";
   bool small = false;
   int replays = 20;
+  bool check = false;
 };
 
 // Uniform values in [-1, 1) from a fixed LCG: the numbers only need to be
@@ -79,9 +86,16 @@ Result<Case> add_case(bool small) {
   return Case{"add " + std::to_string(n >> 20) + "M", std::move(g), 3.0 * 4.0 * static_cast<double>(n), "GB/s"};
 }
 
-// Runs `c` on `delegate` and returns the median GPU seconds per replay;
-// names the device in `device` (not retained).
-Result<double> time_case(Delegate& delegate, const Case& c, int replays, std::string& device) {
+// What timing a case found.
+struct Timing {
+  double seconds = 0;  // median GPU seconds per replay
+  std::string device;
+  std::vector<Tensor> inputs;
+  Tensor output;  // of the last replay
+};
+
+// Runs `c` on `delegate` `replays` times after a warm-up.
+Result<Timing> time_case(Delegate& delegate, const Case& c, int replays) {
   Island island;
   island.delegate = "vulkan";
   island.graph = &c.graph;
@@ -93,10 +107,12 @@ Result<double> time_case(Delegate& delegate, const Case& c, int replays, std::st
   auto* vk_island = dynamic_cast<vulkan::VulkanIsland*>(handle.get());
   if (!vk_island) return internal_error("failed to time " + c.label + ": not a Vulkan island");
   SharedGpuContext& context = *handle->gpu_context();
-  device = context.device_name();
+  Timing timing;
+  timing.device = context.device_name();
   HS_ASSIGN_OR_RETURN(CommandPool pool, CommandPool::create(context));
   for (size_t i = 0; i < c.graph.inputs().size(); ++i) {
-    const Tensor t = filled(c.graph.value(c.graph.inputs()[i]).type.shape, static_cast<uint32_t>(i + 7));
+    timing.inputs.push_back(filled(c.graph.value(c.graph.inputs()[i]).type.shape, static_cast<uint32_t>(i + 7)));
+    const Tensor& t = timing.inputs.back();
     const DeviceTensor* dt = handle->device_input(i);
     HS_RETURN_IF_ERROR(upload(pool, *dt->buffer, std::span(t.raw(), t.byte_size()), dt->offset));
   }
@@ -111,7 +127,45 @@ Result<double> time_case(Delegate& delegate, const Case& c, int replays, std::st
     if (r >= kWarmup) seconds.push_back(s);
   }
   std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
+  timing.seconds = seconds[seconds.size() / 2];
+  timing.output = Tensor(c.graph.value(c.graph.outputs()[0]).type);
+  const DeviceTensor* out = handle->device_output(0);
+  HS_RETURN_IF_ERROR(
+      readback(pool, *out->buffer, std::span(timing.output.raw(), timing.output.byte_size()), out->offset));
+  return timing;
+}
+
+// Largest |gpu - cpu| over largest |cpu| that --check accepts. fp32 sums of
+// a few thousand products differ by ~1e-6 of their scale between summation
+// orders; a wrong index or a lost tile shows up as ~1.
+constexpr double kCheckTolerance = 1e-5;
+
+// The case on the portable CPU kernels, compared with the GPU's output:
+// the largest error relative to the largest |value|.
+Result<double> check_case(const Case& c, const Timing& timing) {
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({}));
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &c.graph;
+  for (NodeId i = 0; i < static_cast<NodeId>(c.graph.num_nodes()); ++i) island.nodes.push_back(i);
+  island.inputs = c.graph.inputs();
+  island.outputs = c.graph.outputs();
+  HS_ASSIGN_OR_RETURN(const Blob blob, cpu->compile(island, {}));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, cpu->init(blob, {}));
+  Tensor want(timing.output.type());
+  std::vector<TensorRef> in;
+  for (const Tensor& t : timing.inputs) in.push_back({&t.type(), const_cast<std::byte*>(t.raw())});
+  const TensorRef out{&want.type(), want.raw()};
+  ExecContext ctx;
+  HS_RETURN_IF_ERROR(handle->execute(ctx, in, std::span(&out, 1)));
+  double worst = 0, scale = 0;
+  const float* g = timing.output.data<float>();
+  const float* w = want.data<float>();
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(g[i]) - w[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(w[i])));
+  }
+  return scale == 0 ? worst : worst / scale;
 }
 
 int run(const BenchOptions& options) {
@@ -131,19 +185,31 @@ int run(const BenchOptions& options) {
       std::fprintf(stderr, "error: %s\n", c.status().message().c_str());
       return 1;
     }
-    std::string used;
-    Result<double> seconds = time_case(**delegate, *c, options.replays, used);
-    if (device.empty() && !used.empty()) {
-      device = used;
-      std::printf("device: %s\n", device.c_str());
-    }
-    if (!seconds.is_ok()) {
-      std::printf("%s: failed: %s\n", c->label.c_str(), seconds.status().message().c_str());
+    Result<Timing> timing = time_case(**delegate, *c, options.replays);
+    if (!timing.is_ok()) {
+      std::printf("%s: failed: %s\n", c->label.c_str(), timing.status().message().c_str());
       ++failures;
       continue;
     }
-    std::printf("%s: %.1f %s (median %.3f ms over %d replays)\n", c->label.c_str(), c->work / *seconds * 1e-9, c->unit,
-                *seconds * 1e3, options.replays);
+    if (device.empty()) {
+      device = timing->device;
+      std::printf("device: %s\n", device.c_str());
+    }
+    std::string verdict;
+    if (options.check) {
+      Result<double> worst = check_case(*c, *timing);
+      if (!worst.is_ok()) {
+        verdict = ", check failed: " + worst.status().message();
+      } else {
+        char text[64];
+        std::snprintf(text, sizeof(text), ", check %s: max error %.1e of max |value|",
+                      *worst <= kCheckTolerance ? "ok" : "FAILED", *worst);
+        verdict = text;
+      }
+      if (!worst.is_ok() || *worst > kCheckTolerance) ++failures;
+    }
+    std::printf("%s: %.1f %s (median %.3f ms over %d replays%s)\n", c->label.c_str(), c->work / timing->seconds * 1e-9,
+                c->unit, timing->seconds * 1e3, options.replays, verdict.c_str());
     std::fflush(stdout);
   }
   return failures == 0 ? 0 : 1;
@@ -158,12 +224,14 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--small") {
       options.small = true;
+    } else if (arg == "--check") {
+      options.check = true;
     } else if (arg == "--device" && i + 1 < argc) {
       options.device = argv[++i];
     } else if (arg == "--replays" && i + 1 < argc) {
       options.replays = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--device SELECTOR] [--small] [--replays N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--device SELECTOR] [--small] [--replays N] [--check]\n", argv[0]);
       return arg == "--help" ? 0 : 2;
     }
   }
