@@ -590,9 +590,26 @@ std::vector<OpCase> model_cases() {
   };
 }
 
+std::vector<OpCase> alias_cases() {
+  return {
+      {"AliasedPairBothOutputs",
+       [](GraphBuilder& b) {
+         const ValueId a = b.op("Abs", {b.input("x", {DType::kFloat32, {2, 6}})});
+         b.output(a);
+         b.output(b.op("Reshape", {a, b.constant_i64("shape", {2}, {3, 4})}));
+       }},
+      {"ThreeAliasesTwoOutputs",
+       [](GraphBuilder& b) {
+         const ValueId a = b.op("Abs", {b.input("x", {DType::kFloat32, {2, 6}})});
+         b.output(b.op("Reshape", {a, b.constant_i64("shape", {2}, {3, 4})}));
+         b.output(b.op("Reshape", {a, b.constant_i64("flat", {1}, {12})}));
+       }},
+  };
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
-  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases})
+  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases})
     for (OpCase& c : family()) cases.push_back(std::move(c));
   return cases;
 }

@@ -458,7 +458,7 @@ class Lowerer {
     const auto group_size = std::count_if(file_.resources.begin(), file_.resources.end(), [&](const Resource& other) {
       return r.alias_group >= 0 && other.alias_group == r.alias_group;
     });
-    if (r.kind == ResourceKind::kIntermediate && (r.alias_group < 0 || group_size == 2)) {
+    if (r.kind == ResourceKind::kIntermediate && (r.alias_group < 0 || group_size <= 2)) {
       r.kind = ResourceKind::kOutput;
       r.alias_group = -1;
     } else {
