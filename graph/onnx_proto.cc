@@ -9,16 +9,12 @@ namespace {
 
 std::string supported_dtypes() { return "FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16"; }
 
-// Copies a typed repeated field into `t`, converting each element to T.
+// Copies a typed repeated field of t.num_elements() values into `t`,
+// converting each element to T.
 template <typename T, typename Field>
-Status copy_typed(const Field& field, Tensor& t, const std::string& what, const char* field_name) {
-  const auto n = static_cast<size_t>(t.num_elements());
-  if (static_cast<size_t>(field.size()) != n)
-    return data_loss(what + " has " + std::to_string(field.size()) + " values in " + field_name + ", expected " +
-                     std::to_string(n) + " for shape " + shape_to_string(t.shape()));
+void copy_typed(const Field& field, Tensor& t) {
   T* dst = t.data<T>();
-  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
-  return Status::ok();
+  for (int i = 0; i < field.size(); ++i) dst[i] = static_cast<T>(field.Get(i));
 }
 
 }  // namespace
@@ -46,41 +42,57 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
     return unsupported(what + " has element type " + onnx_type_name(proto.data_type()) +
                        ", which hetsched has no dtype for (supported: " + supported_dtypes() + ")");
   Shape shape;
+  // Counted with an overflow guard: the sizes are checked against the data
+  // that is there before anything is allocated, so a corrupt dim cannot ask
+  // for terabytes.
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  int64_t count = 1;
   for (int64_t d : proto.dims()) {
-    if (d < 0) return data_loss(what + " has a negative dim in " + shape_to_string(Shape(proto.dims().begin(), proto.dims().end())));
+    if (d < 0 || (d > 0 && count > kMaxElements / d))
+      return data_loss(what + " has an invalid shape " + shape_to_string(Shape(proto.dims().begin(), proto.dims().end())));
+    count *= d;
     shape.push_back(d);
   }
-  Tensor t(TensorType{*dtype, shape});
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(*dtype);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (raw.size() != t.byte_size())
+    if (raw.size() != bytes)
       return data_loss(what + " has " + std::to_string(raw.size()) + " bytes of raw_data, expected " +
-                       std::to_string(t.byte_size()) + " for " + t.type().to_string());
+                       std::to_string(bytes) + " for " + TensorType{*dtype, shape}.to_string());
+    Tensor t(TensorType{*dtype, shape});
     // ONNX stores raw_data little-endian, as the hosts hetsched runs on are.
     if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());
     return t;
   }
-  if (t.num_elements() == 0) return t;
+  const int typed_count = *dtype == DType::kFloat32 ? proto.float_data_size()
+                          : *dtype == DType::kInt64 ? proto.int64_data_size()
+                                                    : proto.int32_data_size();
+  const char* field = *dtype == DType::kFloat32 ? "float_data" : *dtype == DType::kInt64 ? "int64_data" : "int32_data";
+  if (typed_count != count)
+    return data_loss(what + " has " + std::to_string(typed_count) + " values in " + field + ", expected " +
+                     std::to_string(count) + " for shape " + shape_to_string(shape));
+  Tensor t(TensorType{*dtype, shape});
+  if (count == 0) return t;
   switch (*dtype) {
     case DType::kFloat32:
-      HS_RETURN_IF_ERROR(copy_typed<float>(proto.float_data(), t, what, "float_data"));
+      copy_typed<float>(proto.float_data(), t);
       break;
     case DType::kInt64:
-      HS_RETURN_IF_ERROR(copy_typed<int64_t>(proto.int64_data(), t, what, "int64_data"));
+      copy_typed<int64_t>(proto.int64_data(), t);
       break;
     case DType::kInt32:
-      HS_RETURN_IF_ERROR(copy_typed<int32_t>(proto.int32_data(), t, what, "int32_data"));
+      copy_typed<int32_t>(proto.int32_data(), t);
       break;
     case DType::kBool:
     case DType::kUInt8:
-      HS_RETURN_IF_ERROR(copy_typed<uint8_t>(proto.int32_data(), t, what, "int32_data"));
+      copy_typed<uint8_t>(proto.int32_data(), t);
       break;
     case DType::kInt8:
-      HS_RETURN_IF_ERROR(copy_typed<int8_t>(proto.int32_data(), t, what, "int32_data"));
+      copy_typed<int8_t>(proto.int32_data(), t);
       break;
     case DType::kFloat16:
       // ONNX keeps the 16 bits of each half in the low bits of an int32_data entry.
-      HS_RETURN_IF_ERROR(copy_typed<uint16_t>(proto.int32_data(), t, what, "int32_data"));
+      copy_typed<uint16_t>(proto.int32_data(), t);
       break;
   }
   return t;

@@ -514,8 +514,9 @@ Shape reduced_shape(const Shape& input, const ReduceParams& params) {
 
 // Output size per spatial axis: stride * (in - 1) + output_padding + dilated
 // kernel - pads. Pads come from the attribute, or are derived from auto_pad
-// (output = in * stride) or output_shape; the derived total goes to the end
-// for SAME_UPPER and to the start otherwise, as the ONNX operator text says.
+// (output = in * stride) or output_shape; of the derived total the larger
+// half goes to the end for SAME_UPPER and to the start otherwise, as the
+// ONNX operator text says.
 Result<ConvTransposeGeometry> conv_transpose_geometry(const Attributes& attrs, const Shape& x, const Shape& w) {
   if (x.size() < 3 || x.size() > 4)
     return unsupported("only 1-D and 2-D ConvTranspose over (N, C, spatial...) is supported, got X " +
@@ -563,11 +564,15 @@ Result<ConvTransposeGeometry> conv_transpose_geometry(const Attributes& attrs, c
     const int64_t full = g.strides[i] * (g.in[i] - 1) + g.output_padding[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
     if (!output_shape.empty() || same) {
       const int64_t target = output_shape.empty() ? g.in[i] * g.strides[i] : output_shape[i];
-      const int64_t total = full - target;
-      if (total < 0)
+      if (target <= 0)
         return invalid_argument("output size " + std::to_string(target) + " on spatial axis " + std::to_string(i) +
-                                " is larger than the full transposed convolution (" + std::to_string(full) + ")");
-      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                                " is not positive");
+      // Halved rounding down, as the ONNX reference does in Python: a
+      // negative total (an output_shape beyond the full result) then pads
+      // the end negatively, which extends the output like output_padding.
+      const int64_t total = full - target;
+      const int64_t low_half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? low_half : total - low_half;
       g.pad_end[i] = total - g.pad_begin[i];
       g.out[i] = target;
     } else {

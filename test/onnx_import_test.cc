@@ -258,6 +258,16 @@ TEST(OnnxImportTest, RefusesInitializersWithTooFewValues) {
       << r.status().message();
 }
 
+TEST(OnnxImportTest, RefusesInitializersWithImpossibleShapesBeforeAllocating) {
+  OnnxModel m = relu_model(13);
+  m.initializer("w", f32_proto({int64_t{1} << 40, int64_t{1} << 40}, {}, false));
+  auto r = import_model(m);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("initializer 'w' has an invalid shape"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(OnnxImportTest, RefusesElementTypesWithoutDtype) {
   OnnxModel m(13);
   m.input("x", onnx::TensorProto::DOUBLE, {2});
@@ -690,6 +700,30 @@ TEST(OnnxImportTest, LoadModelFoldsTheShapeChainOfADynamicBatch) {
   auto out = run_graph_reference(*g, {x});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   EXPECT_EQ((*out)[0].to_float_vector(), x.to_float_vector());
+}
+
+TEST(OnnxImportTest, LoadModelFoldsScalarArithmeticOnDims) {
+  // Reshape x [N,3,4] to [-1, d1 * d2] with d1, d2 gathered as scalars from Shape(x).
+  OnnxModel m(13);
+  m.input("x", kFloat, {"N", 3, 4});
+  m.initializer("one", i64_proto({}, {1}));
+  m.initializer("two", i64_proto({}, {2}));
+  m.initializer("axes", i64_proto({1}, {0}));
+  m.initializer("minus_one", i64_proto({1}, {-1}));
+  m.node("Shape", {"x"}, {"shape"});
+  m.node("Gather", {"shape", "one"}, {"d1"});
+  m.node("Gather", {"shape", "two"}, {"d2"});
+  m.node("Mul", {"d1", "d2"}, {"inner"});
+  m.node("Unsqueeze", {"inner", "axes"}, {"inner1"});
+  attr(m.node("Concat", {"minus_one", "inner1"}, {"target"}), "axis", int64_t{0});
+  m.node("Reshape", {"x", "target"}, {"y"});
+  m.output("y");
+  testing::TempDir dir;
+  auto g = load_model(m.save(dir), {{"x", {2, 3, 4}}});
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  ASSERT_EQ(g->num_nodes(), 1u);
+  EXPECT_EQ(g->value(g->node(0).inputs[1]).constant->to_int64_vector(), (Ints{-1, 12}));
+  EXPECT_EQ(g->value(g->outputs()[0]).type.shape, (Shape{2, 12}));
 }
 
 TEST(OnnxImportTest, LoadModelFusesBatchNormAndActivationIntoConv) {

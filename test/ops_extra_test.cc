@@ -251,6 +251,15 @@ TEST(OpsExtraTest, ComparisonsBroadcastAndGiveBool) {
   expect_error(infer_status("Less", {a, f32({1}, {1.f})}), StatusCode::kInvalidArgument, "input types differ");
 }
 
+TEST(OpsExtraTest, BroadcastingOpsWorkOnScalars) {
+  // Shape sub-graphs compute on rank-0 tensors (a Gather of one dim), so
+  // every broadcasting kernel must take scalars.
+  expect_ints(run1("Less", {i64({}, {1}), i64({}, {2})}), DType::kBool, {}, {1});
+  expect_ints(run1("Sum", {i64({}, {3}), i64({}, {4})}), DType::kInt64, {}, {7});
+  expect_ints(run1("Where", {boolean({}, {0}), i64({}, {5}), i64({}, {6})}), DType::kInt64, {}, {6});
+  expect_ints(run1("Expand", {i64({}, {9}), i64({1}, {2})}), DType::kInt64, {2}, {9, 9});
+}
+
 TEST(OpsExtraTest, LogicOpsWorkOnBool) {
   const Tensor p = boolean({4}, {0, 0, 1, 1});
   const Tensor q = boolean({4}, {0, 1, 0, 1});
@@ -405,6 +414,19 @@ TEST(OpsExtraTest, ConvTransposeDerivesPadsFromOutputShapeAndAutoPad) {
                           {{"strides", Ints{2, 2}}, {"output_shape", Ints{5, 6}}});
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(r->shape(), (Shape{1, 2, 5, 6}));
+}
+
+TEST(OpsExtraTest, ConvTransposeOutputShapeCropsOrExtendsTheFullResult) {
+  // Full result of x = [1, 2, 3], w = [1, -1], stride 2: [1, -1, 2, -2, 3, -3] (6).
+  // output_shape 5: total pad 1, at the start → [-1, 2, -2, 3, -3].
+  // output_shape 7: total pad -1, which the ONNX reference halves rounding
+  // down (begin 0, end -1): the output grows by one zero at the end.
+  const Tensor x = f32({1, 1, 3}, {1, 2, 3});
+  const Tensor w = f32({1, 1, 2}, {1, -1});
+  expect_f32(run1("ConvTranspose", {x, w}, {{"strides", Ints{2}}, {"output_shape", Ints{5}}}), {1, 1, 5},
+             {-1, 2, -2, 3, -3});
+  expect_f32(run1("ConvTranspose", {x, w}, {{"strides", Ints{2}}, {"output_shape", Ints{7}}}), {1, 1, 7},
+             {1, -1, 2, -2, 3, -3, 0});
 }
 
 TEST(OpsExtraTest, ConvTransposeRunsOneDimensional) {

@@ -34,7 +34,8 @@ void for_each_broadcast_row_n(const std::vector<Shape>& inputs, const Shape& out
     for (int64_t r = begin; r < end; ++r) {
       std::fill(offsets.begin(), offsets.end(), 0);
       int64_t rest = r;
-      for (size_t d = rank - 1; d-- > 0;) {
+      // Every dim but the innermost; none for a scalar (rank 0).
+      for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
         const int64_t idx = rest % out[d];
         rest /= out[d];
         for (size_t k = 0; k < n; ++k) offsets[k] += idx * strides[k][d];

@@ -84,7 +84,8 @@ void for_each_broadcast_row(const Shape& a, const Shape& b, const Shape& out, Ro
   parallel_chunks(rows, std::max<int64_t>(1, kParallelGrain / length), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       int64_t a_off = 0, b_off = 0, rest = r;
-      for (size_t d = rank - 1; d-- > 0;) {
+      // Every dim but the innermost; none for a scalar (rank 0).
+      for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
         const int64_t idx = rest % out[d];
         rest /= out[d];
         a_off += idx * sa[d];
