@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
@@ -258,6 +259,38 @@ TEST(XnnpackEngineTest, RepeatedRunsReadFreshInputs) {
     ASSERT_TRUE(expected.is_ok());
     expect_close(out, expected->outputs[0]);
   }
+}
+
+// The islands of one delegate run their runtimes on the delegate's one
+// thread pool, in turn; each keeps its own results, also after the
+// delegate itself is gone.
+TEST(XnnpackEngineTest, IslandsOfOneDelegateShareItsThreadPool) {
+  auto g = mixed_island();
+  ASSERT_TRUE(g.is_ok());
+  auto delegate = cpu::make_cpu_delegate({{"engine", "xnnpack"}, {"threads", "2"}});
+  ASSERT_TRUE(delegate.is_ok());
+  Island island{0, "cpu", &*g, {0, 1, 2, 3, 4}, g->inputs(), g->outputs()};
+  auto blob = (*delegate)->compile(island, {});
+  ASSERT_TRUE(blob.is_ok());
+  auto first = (*delegate)->init(*blob, InitContext{{}, 0});
+  auto second = (*delegate)->init(*blob, InitContext{{}, 1});
+  ASSERT_TRUE(first.is_ok() && second.is_ok());
+  delegate->reset();
+  const std::vector<Tensor> a{random_tensor({1, 4, 8, 8}, 1)}, b{random_tensor({1, 4, 8, 8}, 2)};
+  Tensor out_a(g->value(g->outputs()[0]).type), out_b(out_a.type());
+  for (int round = 0; round < 2; ++round) {
+    for (auto [handle, in, out] : {std::tuple{&*first, &a, &out_a}, std::tuple{&*second, &b, &out_b}}) {
+      const TensorRef in_ref{&(*in)[0].type(), const_cast<std::byte*>((*in)[0].raw())};
+      const TensorRef out_ref{&out->type(), out->raw()};
+      ExecContext ctx;
+      ASSERT_TRUE((*handle)->execute(ctx, {&in_ref, 1}, {&out_ref, 1}).is_ok());
+    }
+  }
+  auto expected_a = run_engine(*g, a, "portable");
+  auto expected_b = run_engine(*g, b, "portable");
+  ASSERT_TRUE(expected_a.is_ok() && expected_b.is_ok());
+  expect_close(out_a, expected_a->outputs[0]);
+  expect_close(out_b, expected_b->outputs[0]);
 }
 
 // A node whose output nobody reads still runs inside its segment.

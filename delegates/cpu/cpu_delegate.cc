@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <unordered_map>
 
 #include "delegates/cpu/kernel.h"
@@ -33,11 +35,16 @@ struct Step {
   std::unique_ptr<xnnpack::Segment> segment;
 };
 
+// Gives the thread pool XNNPACK runtimes run on; called only by islands
+// that have XNNPACK segments.
+using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
+
 class CpuIslandHandle final : public IslandHandle {
  public:
-  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id) {
+  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id,
+                                                      const ThreadpoolSource& threadpool) {
     auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
-    HS_RETURN_IF_ERROR(handle->prepare(engine));
+    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
 
@@ -81,21 +88,20 @@ class CpuIslandHandle final : public IslandHandle {
   CpuIslandHandle(Graph graph, int threads, int island_id)
       : graph_(std::move(graph)),
         arena_(threads > 0 ? threads : tbb::task_arena::automatic),
-        threads_(threads),
         island_id_(island_id) {}
 
   // Plans the island's steps (xnnpack/segment_plan.h), creates an XNNPACK
   // runtime per segment and binds each portable node to its kernel, so
   // execute() does no lookups or allocations. A segment XNNPACK will not
   // take runs on the portable kernels instead, with a warning.
-  Status prepare(CpuEngine engine) {
+  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool) {
     for (ValueId v : graph_.inputs()) tensor(v);
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
 
     xnnpack::EnginePlan plan = plan_for(engine);
     if (plan.xnnpack_segments() > 0) {
-      auto pool = xnnpack::make_threadpool(threads_);
+      auto pool = threadpool();
       if (pool.is_ok()) {
         threadpool_ = std::move(pool).value();
       } else {
@@ -171,11 +177,10 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   std::unordered_map<ValueId, Tensor> tensors_;
-  xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it
+  xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it; shared with the delegate's other islands
   // Points into graph_, tensors_ and threadpool_: declared after them.
   std::vector<Step> steps_;
   tbb::task_arena arena_;
-  int threads_;
   int island_id_;
   CpuEngineCoverage coverage_;
 };
@@ -205,12 +210,24 @@ class CpuDelegate final : public Delegate {
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
-    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id);
+    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id,
+                                   [this] { return shared_threadpool(); });
   }
 
  private:
+  // One pool for all of this delegate's islands, made on first need.
+  Result<xnnpack::Threadpool> shared_threadpool() {
+    std::lock_guard<std::mutex> lock(threadpool_mutex_);
+    if (!threadpool_) {
+      HS_ASSIGN_OR_RETURN(threadpool_, xnnpack::make_threadpool(threads_));
+    }
+    return threadpool_;
+  }
+
   int threads_;
   CpuEngine engine_;
+  std::mutex threadpool_mutex_;
+  xnnpack::Threadpool threadpool_;  // islands hold it too, so it outlives their runtimes
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <xnnpack.h>
 
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <string_view>

@@ -52,7 +52,7 @@ void simulate_unavailable_for_testing(bool unavailable) { g_simulate_unavailable
 Result<Threadpool> make_threadpool(int threads) {
   pthreadpool_t pool = pthreadpool_create(static_cast<size_t>(threads < 0 ? 0 : threads));
   if (!pool) return internal_error("pthreadpool_create: failed to create a pool of " + std::to_string(threads) + " threads");
-  return Threadpool(pool);
+  return Threadpool(pool, pthreadpool_destroy);
 }
 
 }  // namespace hetsched::cpu::xnnpack

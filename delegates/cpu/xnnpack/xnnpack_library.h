@@ -22,13 +22,12 @@ Status ensure_initialized();
 // an unsupported CPU (XNNPACK's real state is left as it is).
 void simulate_unavailable_for_testing(bool unavailable);
 
-struct ThreadpoolDeleter {
-  void operator()(pthreadpool_t pool) const { pthreadpool_destroy(pool); }
-};
-using Threadpool = std::unique_ptr<pthreadpool, ThreadpoolDeleter>;
-
-// A pool of `threads` threads (0: one per hardware thread). Every runtime
-// created on it must be deleted before it.
+// A pool of `threads` threads (0: one per hardware thread). Shared: the
+// CPU delegate hands one pool to all its islands, which run one at a time
+// on the "cpu" resource (pthreadpool serialises parallel calls anyway).
+// Every runtime created on it must be deleted before the last owner lets
+// go of it.
+using Threadpool = std::shared_ptr<pthreadpool>;
 Result<Threadpool> make_threadpool(int threads);
 
 // ok for xnn_status_success; otherwise "<call>: xnn_status_<name>", kInternal
