@@ -28,7 +28,7 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
 // older opset they do not exist (a custom op of that name could mean anything).
 int first_opset_of(const std::string& op) {
   static const std::map<std::string, int, std::less<>> kSince = {
-      {"Resize", 10},      {"Range", 11},          {"Round", 11},        {"GatherElements", 11},
+      {"Resize", 10},      {"Range", 11},          {"Round", 11},     {"GatherElements", 11},
       {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},
   };
   auto it = kSince.find(op);
@@ -79,8 +79,9 @@ class Importer {
       return invalid_argument(prefix() + "the model imports no opset of the default ONNX domain (opset imports: " +
                               list_domains(model_) + ")");
     if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset)
-      return unsupported(prefix() + "default-domain opset " + std::to_string(opset_) + " is not supported (supported: " +
-                         std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) + ")");
+      return unsupported(prefix() + "default-domain opset " + std::to_string(opset_) +
+                         " is not supported (supported: " + std::to_string(kMinOnnxOpset) + " to " +
+                         std::to_string(kMaxOnnxOpset) + ")");
     return Status::ok();
   }
 
@@ -135,8 +136,7 @@ class Importer {
     return name;
   }
 
-  void mark_unsupported(const std::string& name, const std::string& op, const std::string& domain,
-                        std::string reason) {
+  void mark_unsupported(const std::string& name, const std::string& op, const std::string& domain, std::string reason) {
     UnsupportedNode u;
     u.name = name;
     u.op = is_default_domain(domain) ? op : domain + "." + op;
@@ -158,7 +158,8 @@ class Importer {
     } else if (a.name() == "value_float") {
       t = Tensor::from_vector<float>(DType::kFloat32, {}, {a.f()});
     } else if (a.name() == "value_floats") {
-      t = Tensor::from_vector(DType::kFloat32, {a.floats_size()}, std::vector<float>(a.floats().begin(), a.floats().end()));
+      t = Tensor::from_vector(DType::kFloat32, {a.floats_size()},
+                              std::vector<float>(a.floats().begin(), a.floats().end()));
     } else if (a.name() == "value_int") {
       t = Tensor::from_vector<int64_t>(DType::kInt64, {}, {a.i()});
     } else if (a.name() == "value_ints") {
@@ -250,8 +251,7 @@ class Importer {
   Status add_outputs(const onnx::GraphProto& g) {
     for (const auto& out : g.output()) {
       const ValueId id = report_.graph.find_value(out.name());
-      if (id == kNoValue)
-        return invalid_argument(prefix() + "graph output '" + out.name() + "' is never written");
+      if (id == kNoValue) return invalid_argument(prefix() + "graph output '" + out.name() + "' is never written");
       report_.graph.add_output(id);
     }
     return Status::ok();
@@ -280,9 +280,9 @@ Result<ImportReport> import_onnx_bytes(std::span<const uint8_t> bytes, const std
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return unsupported("failed to import ONNX model '" + source + "': models of 2 GiB or more are not supported");
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return data_loss("failed to import ONNX model '" + source + "': the file is not a valid ONNX model (protobuf parse failed)");
-  if (!model.has_graph())
-    return data_loss("failed to import ONNX model '" + source + "': the model has no graph");
+    return data_loss("failed to import ONNX model '" + source +
+                     "': the file is not a valid ONNX model (protobuf parse failed)");
+  if (!model.has_graph()) return data_loss("failed to import ONNX model '" + source + "': the model has no graph");
   return Importer(model, source, options).run();
 }
 

@@ -49,7 +49,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
   int64_t count = 1;
   for (int64_t d : proto.dims()) {
     if (d < 0 || (d > 0 && count > kMaxElements / d))
-      return data_loss(what + " has an invalid shape " + shape_to_string(Shape(proto.dims().begin(), proto.dims().end())));
+      return data_loss(what + " has an invalid shape " +
+                       shape_to_string(Shape(proto.dims().begin(), proto.dims().end())));
     count *= d;
     shape.push_back(d);
   }
@@ -106,15 +107,24 @@ Result<Attribute> attribute_from_proto(const onnx::AttributeProto& proto) {
   onnx::AttributeProto::AttributeType type = proto.type();
   // IR version 1 writers left the type out; the field that is set tells it.
   if (type == onnx::AttributeProto::UNDEFINED) {
-    if (proto.has_f()) type = onnx::AttributeProto::FLOAT;
-    else if (proto.has_i()) type = onnx::AttributeProto::INT;
-    else if (proto.has_s()) type = onnx::AttributeProto::STRING;
-    else if (proto.has_t()) type = onnx::AttributeProto::TENSOR;
-    else if (proto.has_g()) type = onnx::AttributeProto::GRAPH;
-    else if (proto.floats_size() > 0) type = onnx::AttributeProto::FLOATS;
-    else if (proto.ints_size() > 0) type = onnx::AttributeProto::INTS;
-    else if (proto.strings_size() > 0) type = onnx::AttributeProto::STRINGS;
-    else return invalid_argument(what + " has no type and no value");
+    if (proto.has_f())
+      type = onnx::AttributeProto::FLOAT;
+    else if (proto.has_i())
+      type = onnx::AttributeProto::INT;
+    else if (proto.has_s())
+      type = onnx::AttributeProto::STRING;
+    else if (proto.has_t())
+      type = onnx::AttributeProto::TENSOR;
+    else if (proto.has_g())
+      type = onnx::AttributeProto::GRAPH;
+    else if (proto.floats_size() > 0)
+      type = onnx::AttributeProto::FLOATS;
+    else if (proto.ints_size() > 0)
+      type = onnx::AttributeProto::INTS;
+    else if (proto.strings_size() > 0)
+      type = onnx::AttributeProto::STRINGS;
+    else
+      return invalid_argument(what + " has no type and no value");
   }
   switch (type) {
     case onnx::AttributeProto::FLOAT:

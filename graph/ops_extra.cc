@@ -117,7 +117,8 @@ Status constant_of_shape_infer(const InferContext& ctx, std::vector<TensorType>&
   DType dtype = DType::kFloat32;
   if (const Attribute* a = ctx.attrs().find("value")) {
     const Tensor* value = std::get_if<Tensor>(a);
-    if (!value) return invalid_argument("attribute 'value' must be a tensor, got " + std::string(attribute_kind_name(*a)));
+    if (!value)
+      return invalid_argument("attribute 'value' must be a tensor, got " + std::string(attribute_kind_name(*a)));
     if (value->num_elements() != 1)
       return invalid_argument("attribute 'value' must hold one element, got " + value->type().to_string());
     HS_RETURN_IF_ERROR(require_dtype(value->type(), kCastTypes, "attribute 'value'"));
@@ -154,8 +155,9 @@ Status range_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
 Status expand_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_ASSIGN_OR_RETURN(std::vector<int64_t> shape, constant_ints(ctx, 1, "input 1 (shape)"));
   auto out = broadcast_shapes(ctx.input_type(0).shape, shape);
-  if (!out) return invalid_argument("cannot expand " + ctx.input_type(0).to_string() + " to " + ints_to_string(shape) +
-                                    ": " + out.status().message());
+  if (!out)
+    return invalid_argument("cannot expand " + ctx.input_type(0).to_string() + " to " + ints_to_string(shape) + ": " +
+                            out.status().message());
   outputs[0] = TensorType{ctx.input_type(0).dtype, std::move(out).value()};
   return Status::ok();
 }
@@ -258,7 +260,8 @@ Status where_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_RETURN_IF_ERROR(require_dtype(ctx.input_type(0), {DType::kBool}, "input 0 (condition)"));
   const TensorType& x = ctx.input_type(1);
   const TensorType& y = ctx.input_type(2);
-  if (x.dtype != y.dtype) return invalid_argument("X " + x.to_string() + " and Y " + y.to_string() + " differ in dtype");
+  if (x.dtype != y.dtype)
+    return invalid_argument("X " + x.to_string() + " and Y " + y.to_string() + " differ in dtype");
   HS_ASSIGN_OR_RETURN(Shape xy, broadcast_shapes(x.shape, y.shape));
   HS_ASSIGN_OR_RETURN(Shape out, broadcast_shapes(ctx.input_type(0).shape, xy));
   outputs[0] = TensorType{x.dtype, std::move(out)};
@@ -368,8 +371,8 @@ Status conv_transpose_infer(const InferContext& ctx, std::vector<TensorType>& ou
 }
 
 // A per-axis ints attribute of `count` values, each >= min_value.
-Result<std::vector<int64_t>> axis_ints(const Attributes& attrs, const std::string& name, size_t count,
-                                       int64_t fallback, int64_t min_value) {
+Result<std::vector<int64_t>> axis_ints(const Attributes& attrs, const std::string& name, size_t count, int64_t fallback,
+                                       int64_t min_value) {
   HS_ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.get_ints(name, std::vector<int64_t>(count, fallback)));
   if (v.size() != count)
     return invalid_argument("attribute '" + name + "' has " + std::to_string(v.size()) + " values, expected " +
@@ -421,16 +424,16 @@ Result<std::vector<int64_t>> split_sizes(const Attributes& attrs, int opset, con
     return std::vector<int64_t>(num_outputs, dim / static_cast<int64_t>(num_outputs));
   }
   if (sizes.size() != num_outputs)
-    return invalid_argument("split " + ints_to_string(sizes) + " has " + std::to_string(sizes.size()) +
-                            " sizes for " + std::to_string(num_outputs) + " outputs");
+    return invalid_argument("split " + ints_to_string(sizes) + " has " + std::to_string(sizes.size()) + " sizes for " +
+                            std::to_string(num_outputs) + " outputs");
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) return invalid_argument("split " + ints_to_string(sizes) + " has a negative size");
     total += s;
   }
   if (total != dim)
-    return invalid_argument("split " + ints_to_string(sizes) + " adds up to " + std::to_string(total) +
-                            ", but axis " + std::to_string(axis) + " has size " + std::to_string(dim));
+    return invalid_argument("split " + ints_to_string(sizes) + " adds up to " + std::to_string(total) + ", but axis " +
+                            std::to_string(axis) + " has size " + std::to_string(dim));
   return sizes;
 }
 
@@ -442,8 +445,8 @@ Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& in
   if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge")
     return invalid_argument("attribute 'mode' is '" + p.mode + "', expected constant, reflect or edge");
   if (opset <= 10) {
-    if (pads_input) return invalid_argument("takes pads as an attribute before opset 11 (graph opset " +
-                                            std::to_string(opset) + ")");
+    if (pads_input)
+      return invalid_argument("takes pads as an attribute before opset 11 (graph opset " + std::to_string(opset) + ")");
     HS_ASSIGN_OR_RETURN(p.pads, attrs.require_ints("pads"));
     HS_ASSIGN_OR_RETURN(const float value, attrs.get_float("value", 0.f));
     p.value = value;
@@ -611,10 +614,12 @@ void register_extra_ops(OpSchemaTable& table) {
   add_schema(table, "Not", 1, 1, 1, 1, true, not_infer);
   add_schema(table, "Where", 3, 3, 1, 1, true, where_infer);
 
-  for (const char* op : {"Erf", "Floor", "Ceil", "Round", "Log"}) add_schema(table, op, 1, 1, 1, 1, true, unary_f32_infer);
+  for (const char* op : {"Erf", "Floor", "Ceil", "Round", "Log"})
+    add_schema(table, op, 1, 1, 1, 1, true, unary_f32_infer);
   add_schema(table, "LeakyRelu", 1, 1, 1, 1, true, leaky_relu_infer);
   add_schema(table, "PRelu", 2, 2, 1, 1, true, prelu_infer);
-  for (const char* op : {"Min", "Max", "Sum"}) add_schema(table, op, 1, kAnyCount, 1, 1, true, variadic_infer(kOrdered));
+  for (const char* op : {"Min", "Max", "Sum"})
+    add_schema(table, op, 1, kAnyCount, 1, 1, true, variadic_infer(kOrdered));
   add_schema(table, "Mean", 1, kAnyCount, 1, 1, true, variadic_infer({DType::kFloat32}));
 
   for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"})

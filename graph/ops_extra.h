@@ -44,7 +44,7 @@ Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& in
 struct ReduceParams {
   std::vector<bool> reduced;  // per input dim
   bool keepdims = true;
-  bool noop = false;          // noop_with_empty_axes with no axes: the output is the input
+  bool noop = false;  // noop_with_empty_axes with no axes: the output is the input
 };
 // Reduce*: the axes come from attribute `axes`, except for ReduceSum from
 // opset 13, which takes them as optional input 1 (`has_axes_input` tells the
@@ -60,7 +60,7 @@ Shape reduced_shape(const Shape& input, const ReduceParams& params);
 struct ConvTransposeGeometry {
   int64_t group = 1;
   int64_t out_channels = 0;
-  std::vector<int64_t> in;  // spatial dims of X
+  std::vector<int64_t> in;   // spatial dims of X
   std::vector<int64_t> out;  // spatial dims of Y
   std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, output_padding;
 };

@@ -27,9 +27,8 @@ Result<std::vector<Tensor>> run_node(const Graph& graph, NodeId id, const std::v
 }  // namespace
 
 NodeEvaluator cpu_node_evaluator() {
-  return [](const Graph& graph, NodeId node, std::vector<const Tensor*> inputs) {
-    return run_node(graph, node, inputs);
-  };
+  return
+      [](const Graph& graph, NodeId node, std::vector<const Tensor*> inputs) { return run_node(graph, node, inputs); };
 }
 
 Result<std::vector<Tensor>> run_graph_reference(const Graph& graph, const std::vector<Tensor>& inputs) {
@@ -64,8 +63,9 @@ Result<std::vector<Tensor>> run_graph_reference(const Graph& graph, const std::v
   std::vector<Tensor> result;
   for (ValueId out : graph.outputs()) {
     const Tensor* t = tensors[static_cast<size_t>(out)];
-    if (!t) return internal_error("failed to run graph '" + graph.name() + "': output '" + graph.value(out).name +
-                                  "' was never computed");
+    if (!t)
+      return internal_error("failed to run graph '" + graph.name() + "': output '" + graph.value(out).name +
+                            "' was never computed");
     result.push_back(*t);
   }
   return result;

@@ -19,10 +19,11 @@ Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes
   HS_ASSIGN_OR_RETURN(stats.batch_norms_folded, fold_batch_norm_into_conv(graph));
   HS_ASSIGN_OR_RETURN(stats.activations_fused, fuse_conv_activation(graph));
   HS_ASSIGN_OR_RETURN(stats.dead_removed, remove_dead_nodes(graph));
-  spdlog::debug("[import] clean-up of '{}': {} folded, {} identities removed, {} batch norms folded, "
-                "{} activations fused, {} dead nodes removed; {} nodes left",
-                graph.name(), stats.folded, stats.identities_removed, stats.batch_norms_folded,
-                stats.activations_fused, stats.dead_removed, graph.num_nodes());
+  spdlog::debug(
+      "[import] clean-up of '{}': {} folded, {} identities removed, {} batch norms folded, "
+      "{} activations fused, {} dead nodes removed; {} nodes left",
+      graph.name(), stats.folded, stats.identities_removed, stats.batch_norms_folded, stats.activations_fused,
+      stats.dead_removed, graph.num_nodes());
   return stats;
 }
 

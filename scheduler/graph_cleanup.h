@@ -9,11 +9,11 @@ namespace hetsched {
 
 // What each pass changed, for logs and tests.
 struct CleanupStats {
-  int folded = 0;               // nodes evaluated into constants
-  int identities_removed = 0;   // Identity / Dropout nodes removed
-  int batch_norms_folded = 0;   // BatchNormalization folded into Conv
-  int activations_fused = 0;    // activations fused into Conv
-  int dead_removed = 0;         // nodes nothing reads
+  int folded = 0;              // nodes evaluated into constants
+  int identities_removed = 0;  // Identity / Dropout nodes removed
+  int batch_norms_folded = 0;  // BatchNormalization folded into Conv
+  int activations_fused = 0;   // activations fused into Conv
+  int dead_removed = 0;        // nodes nothing reads
 };
 
 // Before: `graph` is valid, unsupported nodes excluded (load_onnx). Passes:

@@ -167,18 +167,18 @@ TEST_P(FuseActivationTest, FusesIntoConvAndKeepsResults) {
   EXPECT_EQ(fused_activation_name(recorded->kind), c.op);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Activations, FuseActivationTest,
-    ::testing::Values(ActivationCase{"Relu", {}, 17, {}}, ActivationCase{"Sigmoid", {}, 17, {}},
-                      ActivationCase{"HardSwish", {}, 17, {}},
-                      ActivationCase{"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}, 17, {}},
-                      ActivationCase{"LeakyRelu", {{"alpha", 0.2f}}, 17, {}},
-                      ActivationCase{"Clip", {{"min", 0.f}, {"max", 0.5f}}, 10, {}},
-                      ActivationCase{"Clip", {}, 13, {0.f, 0.5f}},
-                      ActivationCase{"Clip", {}, 13, {std::nullopt, 0.25f}}),
-    [](const ::testing::TestParamInfo<ActivationCase>& info) {
-      return info.param.op + "Opset" + std::to_string(info.param.opset) + "_" + std::to_string(info.index);
-    });
+INSTANTIATE_TEST_SUITE_P(Activations, FuseActivationTest,
+                         ::testing::Values(ActivationCase{"Relu", {}, 17, {}}, ActivationCase{"Sigmoid", {}, 17, {}},
+                                           ActivationCase{"HardSwish", {}, 17, {}},
+                                           ActivationCase{"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}, 17, {}},
+                                           ActivationCase{"LeakyRelu", {{"alpha", 0.2f}}, 17, {}},
+                                           ActivationCase{"Clip", {{"min", 0.f}, {"max", 0.5f}}, 10, {}},
+                                           ActivationCase{"Clip", {}, 13, {0.f, 0.5f}},
+                                           ActivationCase{"Clip", {}, 13, {std::nullopt, 0.25f}}),
+                         [](const ::testing::TestParamInfo<ActivationCase>& info) {
+                           return info.param.op + "Opset" + std::to_string(info.param.opset) + "_" +
+                                  std::to_string(info.index);
+                         });
 
 TEST(GraphPassesTest, FusedClipRecordsBothBoundsWithInfinityForAnOmittedOne) {
   GraphBuilder b("g");
@@ -323,7 +323,8 @@ TEST(GraphPassesTest, ConstantArithmeticFoldsAndResultsStayEqual) {
   b.output(b.op("Add", {x, scale}, {}, "add"));
   auto g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
-  Graph after = expect_same_results(*g, [](Graph& graph) { return fold_constants(graph, cpu_node_evaluator()); }, 1);
+  Graph after = expect_same_results(
+      *g, [](Graph& graph) { return fold_constants(graph, cpu_node_evaluator()); }, 1);
   ASSERT_EQ(after.num_nodes(), 1u);
   const Value& folded = after.value(after.node(0).inputs[1]);
   ASSERT_TRUE(folded.is_constant());
@@ -364,9 +365,9 @@ TEST(GraphPassesTest, CleanupRunsEveryPassAndKeepsResults) {
   const ValueId c = add_batch_norm(b, add_conv(b, x, true));
   const ValueId r = b.op("Clip", {c, b.constant_f32("lo", {}, {0.f}), b.constant_f32("hi", {}, {6.f})});
   const ValueId i = b.op("Identity", {r});
-  const ValueId flat = b.op("Reshape", {i, b.op("Concat", {b.op("Shape", {i}, {{"end", int64_t{1}}}),
-                                                          b.constant_i64("rest", {1}, {-1})},
-                                                   {{"axis", int64_t{0}}})});
+  const ValueId flat =
+      b.op("Reshape", {i, b.op("Concat", {b.op("Shape", {i}, {{"end", int64_t{1}}}), b.constant_i64("rest", {1}, {-1})},
+                               {{"axis", int64_t{0}}})});
   b.output(b.op("Identity", {flat}, {}, "out"));
   Graph g = std::move(b.raw());
   Graph cleaned = g;

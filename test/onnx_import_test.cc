@@ -7,8 +7,11 @@
 // attributes moved to inputs at some opset, each form end to end
 // (import → clean-up → check_graph → CPU kernels) against values worked out
 // by hand or printed by numpy (/usr/bin/python3) and pasted.
+#include "graph/onnx_import.h"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cmath>
@@ -16,10 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
-#include "graph/onnx_import.h"
 #include "scheduler/cpu_reference.h"
 #include "scheduler/model_loader.h"
 #include "test/test_util.h"
@@ -35,8 +36,8 @@ constexpr int kInt64 = onnx::TensorProto::INT64;
 
 // One dim of a declared input shape: a number, or a name (dim_param).
 struct Dim {
-  Dim(int64_t v) : value(v) {}         // NOLINT: implicit so shapes read {"N", 3, 4}
-  Dim(const char* p) : param(p) {}     // NOLINT
+  Dim(int64_t v) : value(v) {}      // NOLINT: implicit so shapes read {"N", 3, 4}
+  Dim(const char* p) : param(p) {}  // NOLINT
   int64_t value = -1;
   std::string param;
 };
@@ -83,8 +84,10 @@ class OnnxModel {
     auto* shape = tt->mutable_shape();
     for (const Dim& d : dims) {
       auto* dim = shape->add_dim();
-      if (d.param.empty()) dim->set_dim_value(d.value);
-      else dim->set_dim_param(d.param);
+      if (d.param.empty())
+        dim->set_dim_value(d.value);
+      else
+        dim->set_dim_param(d.param);
     }
   }
   void output(const std::string& name) { graph().add_output()->set_name(name); }
@@ -117,8 +120,12 @@ onnx::AttributeProto& add_attr(onnx::NodeProto& n, const std::string& name, onnx
   a->set_type(type);
   return *a;
 }
-void attr(onnx::NodeProto& n, const std::string& name, int64_t v) { add_attr(n, name, onnx::AttributeProto::INT).set_i(v); }
-void attr(onnx::NodeProto& n, const std::string& name, float v) { add_attr(n, name, onnx::AttributeProto::FLOAT).set_f(v); }
+void attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  add_attr(n, name, onnx::AttributeProto::INT).set_i(v);
+}
+void attr(onnx::NodeProto& n, const std::string& name, float v) {
+  add_attr(n, name, onnx::AttributeProto::FLOAT).set_f(v);
+}
 void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
   add_attr(n, name, onnx::AttributeProto::STRING).set_s(v);
 }
@@ -620,10 +627,9 @@ TEST(OnnxImportTest, SoftmaxFlattensAtAxis1BeforeOpset13AndUsesTheLastAxisFrom13
     m.node("Softmax", {"x"}, {"y"});
     m.output("y");
     // numpy: softmax over [1,2,3,4] at 11 (one row of 4); over [1,2] and [3,4] at 13.
-    const Floats expected = opset == 11 ? Floats{0.03205860328008498f, 0.08714431874203256f, 0.23688281808991016f,
-                                                 0.6439142598879724f}
-                                        : Floats{0.26894142136999516f, 0.7310585786300049f, 0.26894142136999516f,
-                                                 0.7310585786300049f};
+    const Floats expected =
+        opset == 11 ? Floats{0.03205860328008498f, 0.08714431874203256f, 0.23688281808991016f, 0.6439142598879724f}
+                    : Floats{0.26894142136999516f, 0.7310585786300049f, 0.26894142136999516f, 0.7310585786300049f};
     expect_f32(load_and_run(m, {x}), {1, 2, 2}, expected, 1e-5f);
   }
 }

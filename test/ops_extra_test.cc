@@ -6,6 +6,8 @@
 // argmax/argmin, and ConvTranspose written as the scatter loop of the ONNX
 // definition) and pasted here. Inputs come from pattern(), as in
 // kernels_nn_test.cc: ((i * 7 + seed) % 13 - 6) / 4.
+#include "graph/ops_extra.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "graph/builder.h"
-#include "graph/ops_extra.h"
 #include "scheduler/cpu_reference.h"
 
 namespace hetsched {
@@ -33,7 +34,9 @@ Tensor pattern(const Shape& shape, int seed) {
 }
 Tensor f32(Shape shape, const Floats& v) { return Tensor::from_vector(DType::kFloat32, std::move(shape), v); }
 Tensor i64(Shape shape, const Ints& v) { return Tensor::from_vector(DType::kInt64, std::move(shape), v); }
-Tensor boolean(Shape shape, const std::vector<uint8_t>& v) { return Tensor::from_vector(DType::kBool, std::move(shape), v); }
+Tensor boolean(Shape shape, const std::vector<uint8_t>& v) {
+  return Tensor::from_vector(DType::kBool, std::move(shape), v);
+}
 
 // A graph of one `op` node over constant inputs (std::nullopt = omitted),
 // shape-inferred at `opset` and run with the CPU kernels.
@@ -374,17 +377,18 @@ TEST(OpsExtraTest, ConvTransposeWithGroupsPadsAndOutputPaddingMatchesNumpy) {
   const Tensor w = pattern({4, 1, 3, 3}, 5);
   const Tensor b = f32({2}, {0.5f, -0.25f});
   // (3 - 1) * 2 + 1 + 3 - 1 - 1 = 6 per spatial dim.
-  expect_f32(run1("ConvTranspose", {x, w, b},
-                  {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{2}},
-                   {"output_padding", Ints{1, 1}}}),
-             {1, 2, 6, 6},
-             {-0.1875f, 3.5625f, 0.625f,   3.5625f, -0.1875f, 4.3125f, 0.875f,  1.1875f, -2.375f, 0.375f,  0.875f,
-              -0.1875f, 0.625f,  -0.5f,    0.625f,  -1.3125f, 0.625f,  -0.0625f, -2.375f, 0.375f,  5.75f,  0.375f,
-              -2.375f,  1.625f,  0.625f,   -1.3125f, 0.625f,  -0.5f,   0.625f,  -0.375f, 3.125f,  0.125f, -1.25f,
-              1.125f,   2.5f,    -0.125f,  -1.125f, -0.25f,   1.875f,  -0.75f,  -1.625f, 1.f,     0.625f, 2.5625f,
-              -1.5f,    -3.3125f, 1.25f,   0.5f,    1.375f,  -0.125f, -2.125f, 1.f,     0.875f,  -0.875f, -0.875f,
-              -4.5f,    1.875f,  4.25f,    -1.875f, 0.f,     -2.625f, 1.625f,  0.375f,  -1.3125f, -0.6875f, -1.125f,
-              2.375f,   -0.875f, -0.625f,  -0.375f, -1.1875f, -0.8125f});
+  expect_f32(
+      run1(
+          "ConvTranspose", {x, w, b},
+          {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{2}}, {"output_padding", Ints{1, 1}}}),
+      {1, 2, 6, 6},
+      {-0.1875f, 3.5625f,  0.625f,  3.5625f,  -0.1875f, 4.3125f, 0.875f,   1.1875f, -2.375f,  0.375f,   0.875f,
+       -0.1875f, 0.625f,   -0.5f,   0.625f,   -1.3125f, 0.625f,  -0.0625f, -2.375f, 0.375f,   5.75f,    0.375f,
+       -2.375f,  1.625f,   0.625f,  -1.3125f, 0.625f,   -0.5f,   0.625f,   -0.375f, 3.125f,   0.125f,   -1.25f,
+       1.125f,   2.5f,     -0.125f, -1.125f,  -0.25f,   1.875f,  -0.75f,   -1.625f, 1.f,      0.625f,   2.5625f,
+       -1.5f,    -3.3125f, 1.25f,   0.5f,     1.375f,   -0.125f, -2.125f,  1.f,     0.875f,   -0.875f,  -0.875f,
+       -4.5f,    1.875f,   4.25f,   -1.875f,  0.f,      -2.625f, 1.625f,   0.375f,  -1.3125f, -0.6875f, -1.125f,
+       2.375f,   -0.875f,  -0.625f, -0.375f,  -1.1875f, -0.8125f});
 }
 
 TEST(OpsExtraTest, ConvTransposeDerivesPadsFromOutputShapeAndAutoPad) {
@@ -410,8 +414,8 @@ TEST(OpsExtraTest, ConvTransposeDerivesPadsFromOutputShapeAndAutoPad) {
   EXPECT_EQ(g->pad_begin, (Ints{1, 1}));  // totals 2 and 1, the larger half first
   EXPECT_EQ(g->pad_end, (Ints{1, 0}));
   // The kernel uses the same geometry: output_shape [5,6] runs and keeps its shape.
-  Result<Tensor> r = run1("ConvTranspose", {pattern(x, 0), pattern(w, 3)},
-                          {{"strides", Ints{2, 2}}, {"output_shape", Ints{5, 6}}});
+  Result<Tensor> r =
+      run1("ConvTranspose", {pattern(x, 0), pattern(w, 3)}, {{"strides", Ints{2, 2}}, {"output_shape", Ints{5, 6}}});
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(r->shape(), (Shape{1, 2, 5, 6}));
 }

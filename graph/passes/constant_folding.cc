@@ -53,9 +53,8 @@ Result<int> fold_constants(Graph& graph, const NodeEvaluator& evaluate) {
       Value& v = graph.value(node.outputs[k]);
       Tensor& t = (*outputs)[k];
       if (t.type() != v.type)
-        return internal_error("failed to fold constants: " + graph.describe_node(id) + " output " +
-                              std::to_string(k) + " evaluated to " + t.type().to_string() + ", inferred " +
-                              v.type.to_string());
+        return internal_error("failed to fold constants: " + graph.describe_node(id) + " output " + std::to_string(k) +
+                              " evaluated to " + t.type().to_string() + ", inferred " + v.type.to_string());
       v.constant = std::make_shared<const Tensor>(std::move(t));
       v.producer = kNoNode;
     }

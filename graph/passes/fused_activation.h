@@ -39,14 +39,21 @@ struct FusedActivation {
 
   float apply(float x) const {
     switch (kind) {
-      case Kind::kNone: return x;
-      case Kind::kRelu: return std::max(x, 0.f);
+      case Kind::kNone:
+        return x;
+      case Kind::kRelu:
+        return std::max(x, 0.f);
       // max before min, as the Clip kernel and numpy.clip do.
-      case Kind::kClip: return std::min(std::max(x, min), max);
-      case Kind::kSigmoid: return 1.f / (1.f + std::exp(-x));
-      case Kind::kHardSigmoid: return std::max(0.f, std::min(1.f, alpha * x + beta));
-      case Kind::kHardSwish: return x * std::max(0.f, std::min(1.f, x * (1.f / 6.f) + 0.5f));
-      case Kind::kLeakyRelu: return x < 0.f ? alpha * x : x;
+      case Kind::kClip:
+        return std::min(std::max(x, min), max);
+      case Kind::kSigmoid:
+        return 1.f / (1.f + std::exp(-x));
+      case Kind::kHardSigmoid:
+        return std::max(0.f, std::min(1.f, alpha * x + beta));
+      case Kind::kHardSwish:
+        return x * std::max(0.f, std::min(1.f, x * (1.f / 6.f) + 0.5f));
+      case Kind::kLeakyRelu:
+        return x < 0.f ? alpha * x : x;
     }
     return x;
   }

@@ -103,9 +103,8 @@ KernelFn compare_kernel(Op op, bool allow_bool) {
   return [op, allow_bool](const KernelContext& ctx) -> Status {
     const DType d = ctx.in(0).dtype();
     if (allow_bool && d == DType::kBool)
-      return run_broadcast_binary<uint8_t, uint8_t>(ctx, DType::kBool, [op](uint8_t a, uint8_t b) -> uint8_t {
-        return op(a, b);
-      });
+      return run_broadcast_binary<uint8_t, uint8_t>(ctx, DType::kBool,
+                                                    [op](uint8_t a, uint8_t b) -> uint8_t { return op(a, b); });
     Status status = invalid_argument("expects f32, i64 or i32 inputs, got " + ctx.in(0).type().to_string());
     visit_numeric(d, [&](auto t) {
       using T = decltype(t);
@@ -118,7 +117,8 @@ KernelFn compare_kernel(Op op, bool allow_bool) {
 template <typename Op>
 KernelFn logic_kernel(Op op) {
   return [op](const KernelContext& ctx) -> Status {
-    if (ctx.in(0).dtype() != DType::kBool) return invalid_argument("expects bool inputs, got " + ctx.in(0).type().to_string());
+    if (ctx.in(0).dtype() != DType::kBool)
+      return invalid_argument("expects bool inputs, got " + ctx.in(0).type().to_string());
     return run_broadcast_binary<uint8_t, uint8_t>(ctx, DType::kBool,
                                                   [op](uint8_t a, uint8_t b) -> uint8_t { return op(a != 0, b != 0); });
   };
@@ -203,7 +203,8 @@ KernelFn variadic_kernel(Op op, bool mean) {
     Status status = invalid_argument("expects f32, i64 or i32 inputs, got " + ctx.in(0).type().to_string());
     visit_numeric(ctx.in(0).dtype(), [&](auto t) {
       using T = decltype(t);
-      status = run_variadic<T>(ctx, [op](T a, T b) { return static_cast<T>(op(a, b)); }, mean);
+      status = run_variadic<T>(
+          ctx, [op](T a, T b) { return static_cast<T>(op(a, b)); }, mean);
     });
     return status;
   };

@@ -55,10 +55,18 @@ void reduce_typed(const Tensor& x, Tensor& y, const std::vector<bool>& reduced, 
                           acc = v;
                         } else {
                           switch (kind) {
-                            case ReduceKind::kSum: acc += v; break;
-                            case ReduceKind::kProd: acc *= v; break;
-                            case ReduceKind::kMax: acc = std::max(acc, v); break;
-                            case ReduceKind::kMin: acc = std::min(acc, v); break;
+                            case ReduceKind::kSum:
+                              acc += v;
+                              break;
+                            case ReduceKind::kProd:
+                              acc *= v;
+                              break;
+                            case ReduceKind::kMax:
+                              acc = std::max(acc, v);
+                              break;
+                            case ReduceKind::kMin:
+                              acc = std::min(acc, v);
+                              break;
                           }
                         }
                         // Odometer over the reduced dims.
@@ -79,16 +87,17 @@ KernelFn reduce_kernel(ReduceKind kind) {
     const Tensor& x = ctx.in(0);
     HS_ASSIGN_OR_RETURN(const ReduceParams p, reduce_params(ctx.node.op, ctx.attrs(), ctx.opset, x.shape(),
                                                             ctx.has_input(1), ctx.has_input(1) ? &ctx.in(1) : nullptr));
-    HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{x.dtype(), p.noop ? x.shape() : reduced_shape(x.shape(), p)}));
+    HS_RETURN_IF_ERROR(
+        check_single_output(ctx, TensorType{x.dtype(), p.noop ? x.shape() : reduced_shape(x.shape(), p)}));
     if (p.noop) {
       if (x.byte_size() != 0) std::memcpy(ctx.out(0).raw(), x.raw(), x.byte_size());
       return Status::ok();
     }
-    if ((kind == ReduceKind::kMax || kind == ReduceKind::kMin) && x.num_elements() == 0 && ctx.out(0).num_elements() != 0)
+    if ((kind == ReduceKind::kMax || kind == ReduceKind::kMin) && x.num_elements() == 0 &&
+        ctx.out(0).num_elements() != 0)
       return invalid_argument("cannot take the max or min of an empty set");
-    const bool ok = visit_numeric(x.dtype(), [&](auto t) {
-      reduce_typed<decltype(t)>(x, ctx.out(0), p.reduced, kind);
-    });
+    const bool ok =
+        visit_numeric(x.dtype(), [&](auto t) { reduce_typed<decltype(t)>(x, ctx.out(0), p.reduced, kind); });
     if (!ok) return invalid_argument("expects f32, i64 or i32 input, got " + x.type().to_string());
     return Status::ok();
   };
@@ -132,9 +141,8 @@ KernelFn arg_kernel(bool is_max) {
       out.erase(out.begin() + axis);
     HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{DType::kInt64, out}));
     if (x.shape()[static_cast<size_t>(axis)] == 0) return invalid_argument("cannot take the arg of an empty axis");
-    const bool ok = visit_numeric(x.dtype(), [&](auto t) {
-      arg_typed<decltype(t)>(x, ctx.out(0), axis, is_max, last != 0);
-    });
+    const bool ok =
+        visit_numeric(x.dtype(), [&](auto t) { arg_typed<decltype(t)>(x, ctx.out(0), axis, is_max, last != 0); });
     if (!ok) return invalid_argument("expects f32, i64 or i32 input, got " + x.type().to_string());
     return Status::ok();
   };

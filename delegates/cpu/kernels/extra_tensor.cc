@@ -191,9 +191,9 @@ void pad_typed(const Tensor& x, Tensor& y, const std::vector<std::vector<int64_t
 
 Status pad_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(ctx.attrs(), ctx.opset, x.shape(),
-                                                    ctx.has_input(1) ? &ctx.in(1) : nullptr,
-                                                    ctx.has_input(2) ? &ctx.in(2) : nullptr));
+  HS_ASSIGN_OR_RETURN(const PadParams p,
+                      pad_params(ctx.attrs(), ctx.opset, x.shape(), ctx.has_input(1) ? &ctx.in(1) : nullptr,
+                                 ctx.has_input(2) ? &ctx.in(2) : nullptr));
   const size_t rank = x.shape().size();
   Shape out_shape = x.shape();
   std::vector<std::vector<int64_t>> maps(rank);
