@@ -69,6 +69,22 @@ TEST(VulkanDelegateTest, ReportsItsGpuResourceAndDeviceMemory) {
   EXPECT_EQ(d->memory_kind(), MemoryDomain::Kind::kDevice);
 }
 
+TEST(VulkanDelegateTest, EstimatesConvFlopsAndFreeReshapes) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 8, 8}});
+  const ValueId y = b.op("Conv", {x, b.constant("w", random_tensor({4, 3, 3, 3}, 1))}, {}, "conv");
+  b.output(b.op("Reshape", {y, b.constant_i64("s", {1}, {-1})}, {}, "flat"));
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto d = make({});
+  const CostEstimate conv = d->estimate(*g, g->find_node("conv"));
+  EXPECT_EQ(conv.flops, 2.0 * (4 * 6 * 6) * (3 * 3 * 3));  // 2 * outputs * taps per output
+  EXPECT_EQ(conv.bytes, 4.0 * (3 * 8 * 8 + 4 * 3 * 3 * 3 + 4 * 6 * 6));
+  EXPECT_GT(conv.seconds, 0.0);
+  const CostEstimate flat = d->estimate(*g, g->find_node("flat"));
+  EXPECT_EQ(flat.seconds, 0.0);
+}
+
 TEST(VulkanDelegateTest, RejectsMalformedOptions) {
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"gpu_shared_group_id", "seven"},

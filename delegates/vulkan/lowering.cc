@@ -36,8 +36,8 @@ std::string_view kernel_name(Kernel kernel) {
 uint32_t kernel_binding_count(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise: return 2 + kMaxOperands;
+    case Kernel::kConv2d: return 5;
     case Kernel::kGemm:
-    case Kernel::kConv2d:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather: return 4;
     case Kernel::kReduceMean:
@@ -597,15 +597,37 @@ class Lowering {
     const int b_buffer = has_bias ? constant_buffer(bytes_of(bias), label_ + "/bias") : kParamsBuffer;
     const int out = new_value_buffer(group.output);
     const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
-    Step step = depthwise ? dispatch(Kernel::kDepthwiseConv2d, words_of(p),
-                                     grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)))
-                          : dispatch(Kernel::kConv2d, words_of(p),
-                                     {ceil_div(pixels, kGemmTile), ceil_div(group_out, kGemmTile), u32(groups)});
-    step.bindings = {in, w_buffer, b_buffer, out};
-    step.reads = {in, w_buffer, b_buffer};
+    Step step;
+    if (depthwise) {
+      step =
+          dispatch(Kernel::kDepthwiseConv2d, words_of(p), grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)));
+      step.bindings = {in, w_buffer, b_buffer, out};
+      step.reads = {in, w_buffer, b_buffer};
+    } else {
+      const int taps = constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
+      step = dispatch(Kernel::kConv2d, words_of(p),
+                      {ceil_div(pixels, kGemmTile), ceil_div(group_out, kGemmTile), u32(groups)});
+      step.bindings = {in, w_buffer, b_buffer, out, taps};
+      step.reads = {in, w_buffer, b_buffer, taps};
+    }
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // conv2d.comp's table: for each k = (c, kh, kw) of a group, the input
+  // offset of that tap from the window's origin and its (row, column)
+  // displacement, so the shader gathers patches without dividing.
+  static std::vector<uint32_t> conv_taps(int64_t group_channels, const Window2d& win) {
+    std::vector<uint32_t> table;
+    for (int64_t c = 0; c < group_channels; ++c)
+      for (int64_t kh = 0; kh < win.kernel_h; ++kh)
+        for (int64_t kw = 0; kw < win.kernel_w; ++kw) {
+          const int64_t dh = kh * win.dilation_h, dw = kw * win.dilation_w;
+          table.push_back(u32((c * win.in_h + dh) * win.in_w + dw));
+          table.push_back(u32(dh | dw << 16));
+        }
+    return table;
   }
 
   Status emit_gemm(const Group& group) {

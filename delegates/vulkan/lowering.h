@@ -74,7 +74,9 @@ struct Step {
   Kind kind = Kind::kDispatch;
   Kernel kernel = Kernel::kElementwise;
   // kDispatch: buffer indices in binding order (unused bindings point at
-  // the parameter buffer), push constant words and the workgroup grid.
+  // the parameter buffer), push constant words and the workgroup grid. A
+  // buffer a step writes is bound to no other binding of that step: the
+  // shaders declare their buffers `restrict`.
   std::vector<int> bindings;
   std::vector<uint32_t> push_constants;
   // Specialisation constants (constant_id i = element i): the pipeline is

@@ -78,6 +78,10 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     if (!win.is_ok()) return from(win.status());
     Result<int64_t> group = n.attrs.get_int("group", 1);
     if (!group.is_ok()) return from(group.status());
+    // conv2d.comp packs a tap's displacement into 16 bits per axis.
+    const int64_t extent = std::max((win->kernel_h - 1) * win->dilation_h, (win->kernel_w - 1) * win->dilation_w);
+    if (extent > 0xFFFF)
+      return Capability::no("dilated kernel extent " + std::to_string(extent + 1) + " exceeds 65536");
     const int64_t pixels = y[0] * win->out_h * win->out_w;
     Capability c = grid_fits(tiles(pixels), "Conv's output pixels", limits);
     if (c.supported) c = grid_fits(static_cast<uint64_t>(*group), "Conv's groups", limits);

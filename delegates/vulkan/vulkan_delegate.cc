@@ -14,6 +14,7 @@
 #include "delegates/vulkan/lowering.h"
 #include "delegates/vulkan/op_support.h"
 #include "delegates/vulkan/vulkan_island.h"
+#include "graph/op_schema.h"
 #include "graph/subgraph.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/instance.h"
@@ -127,6 +128,9 @@ class VulkanDelegate final : public Delegate {
 
   CostEstimate estimate(const Graph& graph, NodeId node) const override {
     const Node& n = graph.node(node);
+    // Reshapes and their kind alias their input's buffer: no work.
+    const OpSchema* schema = find_op_schema(n.op);
+    if (schema && !schema->is_compute) return {};
     CostEstimate cost;
     for (ValueId v : n.inputs)
       if (v != kNoValue) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
@@ -139,8 +143,8 @@ class VulkanDelegate final : public Delegate {
       cost.flops = per_output * static_cast<double>(out.num_elements());
     } else if (n.op == "MatMul" || n.op == "Gemm") {
       const Shape& a = graph.value(n.inputs[0]).type.shape;
-      const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0).is_ok() && *n.attrs.get_int("transA", 0);
-      const int64_t k = trans_a ? a[0] : a.back();
+      const Result<int64_t> trans_a = n.attrs.get_int("transA", 0);
+      const int64_t k = n.op == "Gemm" && trans_a.is_ok() && *trans_a != 0 ? a[0] : a.back();
       cost.flops = 2.0 * static_cast<double>(k) * static_cast<double>(out.num_elements());
     } else {
       cost.flops = static_cast<double>(out.num_elements());

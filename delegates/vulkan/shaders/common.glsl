@@ -2,6 +2,10 @@
 // (mirrored by hetsched::vulkan::OpCode in delegates/vulkan/kernel_params.h —
 // change both together) and their semantics, which follow the portable CPU
 // kernels (delegates/cpu/kernels/elementwise.cc).
+//
+// Every shader declares its buffers `restrict`, so loads may be reordered
+// around stores: the lowering never binds a buffer a dispatch writes to
+// another of its bindings (delegates/vulkan/lowering.h).
 
 const uint OP_NONE = 0u;
 const uint OP_RELU = 1u;

@@ -7,16 +7,21 @@
 // pixels, each invocation 4x4, walking K in steps of 16 through shared
 // memory; the input patches are gathered on the fly (no im2col buffer).
 // Weights are pre-arranged on the host as [group][k][channel of group] so
-// the weight tile loads are contiguous. Epilogue: bias, fused ops.
+// the weight tile loads are contiguous, and each k's place in the window
+// comes from a host-made table, so gathering does no integer division.
+// Epilogue: bias, fused ops.
 // Push constants: ConvPush in delegates/vulkan/kernel_params.h.
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) readonly buffer W { float w[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+layout(set = 0, binding = 1) readonly restrict buffer W { float w[]; };
+layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
+layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+// Per k = (c, kh, kw) of a group: x = c*H*W + kh*dh*W + kw*dw, the input
+// offset from the window's origin; y = kh*dh | (kw*dw) << 16.
+layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -45,8 +50,7 @@ void main() {
   const uint oc0 = gl_WorkGroupID.y * kTile;
   const uint plane = pc.out_h * pc.out_w;
   const uint pixels = pc.batch * plane;
-  const uint window = pc.kernel_h * pc.kernel_w;
-  const uint k_total = pc.group_channels * window;
+  const uint k_total = pc.group_channels * pc.kernel_h * pc.kernel_w;
 
   // Every load of the input tile by this invocation is for the same pixel
   // (column tid % 64); only its row of K changes.
@@ -56,7 +60,10 @@ void main() {
   const uint ohw = my_pixel % plane;
   const int ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
   const int iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
+  // Where the window's origin would be; it may lie in the padding, so the
+  // sum is only formed for taps inside the input.
   const uint x_base = (n * pc.channels + group * pc.group_channels) * pc.in_h * pc.in_w;
+  const int x_origin = int(x_base) + ih0 * int(pc.in_w) + iw0;
   const uint w_base = group * k_total * pc.group_out;
 
   float acc[4][4];
@@ -73,12 +80,10 @@ void main() {
       w_tile[kk][col] = (k < k_total && oc < pc.group_out) ? w[w_base + k * pc.group_out + oc] : 0.0;
       float v = 0.0;
       if (k < k_total && pixel_valid) {
-        const uint c = k / window;
-        const uint r = k % window;
-        const int ih = ih0 + int(r / pc.kernel_w * pc.dilation_h);
-        const int iw = iw0 + int(r % pc.kernel_w * pc.dilation_w);
-        if (ih >= 0 && ih < int(pc.in_h) && iw >= 0 && iw < int(pc.in_w))
-          v = x[x_base + (c * pc.in_h + uint(ih)) * pc.in_w + uint(iw)];
+        const uvec2 tap = taps[k];
+        const int ih = ih0 + int(tap.y & 0xFFFFu);
+        const int iw = iw0 + int(tap.y >> 16);
+        if (ih >= 0 && ih < int(pc.in_h) && iw >= 0 && iw < int(pc.in_w)) v = x[x_origin + int(tap.x)];
       }
       x_tile[kk][col] = v;
     }

@@ -10,10 +10,10 @@
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) readonly buffer W { float w[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+layout(set = 0, binding = 1) readonly restrict buffer W { float w[]; };
+layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
+layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;

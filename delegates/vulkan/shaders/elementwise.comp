@@ -28,13 +28,13 @@ layout(constant_id = 8) const uint kOp5 = 0u;
 layout(constant_id = 9) const uint kOp6 = 0u;
 layout(constant_id = 10) const uint kOp7 = 0u;
 
-layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
-layout(set = 0, binding = 1) writeonly buffer Out { float out_data[]; };
-layout(set = 0, binding = 2) readonly buffer In0 { float in0[]; };
-layout(set = 0, binding = 3) readonly buffer In1 { float in1[]; };
-layout(set = 0, binding = 4) readonly buffer In2 { float in2[]; };
-layout(set = 0, binding = 5) readonly buffer In3 { float in3[]; };
-layout(set = 0, binding = 6) readonly buffer In4 { float in4[]; };
+layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
+layout(set = 0, binding = 1) writeonly restrict buffer Out { float out_data[]; };
+layout(set = 0, binding = 2) readonly restrict buffer In0 { float in0[]; };
+layout(set = 0, binding = 3) readonly restrict buffer In1 { float in1[]; };
+layout(set = 0, binding = 4) readonly restrict buffer In2 { float in2[]; };
+layout(set = 0, binding = 5) readonly restrict buffer In3 { float in3[]; };
+layout(set = 0, binding = 6) readonly restrict buffer In4 { float in4[]; };
 
 layout(push_constant) uniform Push { uint base; } pc;
 

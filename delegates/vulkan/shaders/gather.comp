@@ -10,10 +10,10 @@
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
-layout(set = 0, binding = 1) readonly buffer Data { float data[]; };
-layout(set = 0, binding = 2) readonly buffer Indices { int indices[]; };
-layout(set = 0, binding = 3) writeonly buffer Out { float out_data[]; };
+layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
+layout(set = 0, binding = 1) readonly restrict buffer Data { float data[]; };
+layout(set = 0, binding = 2) readonly restrict buffer Indices { int indices[]; };
+layout(set = 0, binding = 3) writeonly restrict buffer Out { float out_data[]; };
 
 layout(push_constant) uniform Push { uint base; } pc;
 

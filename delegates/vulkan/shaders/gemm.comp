@@ -10,10 +10,10 @@
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(set = 0, binding = 2) readonly buffer C { float c[]; };
-layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly restrict buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly restrict buffer B { float b[]; };
+layout(set = 0, binding = 2) readonly restrict buffer C { float c[]; };
+layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
 
 layout(push_constant) uniform Push {
   uint m, n, k;

@@ -8,8 +8,8 @@
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+layout(set = 0, binding = 1) writeonly restrict buffer Y { float y[]; };
 
 layout(push_constant) uniform Push {
   uint planes, in_h, in_w, out_h, out_w;

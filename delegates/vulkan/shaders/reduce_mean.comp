@@ -8,9 +8,9 @@
 
 layout(local_size_x = 64) in;
 
-layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
-layout(set = 0, binding = 1) readonly buffer X { float x[]; };
-layout(set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
+layout(set = 0, binding = 1) readonly restrict buffer X { float x[]; };
+layout(set = 0, binding = 2) writeonly restrict buffer Y { float y[]; };
 
 layout(push_constant) uniform Push { uint base; } pc;
 

@@ -9,9 +9,9 @@
 
 layout(local_size_x = 256) in;
 
-layout(set = 0, binding = 0) readonly buffer Params { uint params[]; };
-layout(set = 0, binding = 1) readonly buffer Src { float src[]; };
-layout(set = 0, binding = 2) writeonly buffer Dst { float dst[]; };
+layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
+layout(set = 0, binding = 1) readonly restrict buffer Src { float src[]; };
+layout(set = 0, binding = 2) writeonly restrict buffer Dst { float dst[]; };
 
 layout(push_constant) uniform Push { uint base; } pc;
 
