@@ -145,15 +145,17 @@ class Importer {
     report_.unsupported.push_back(std::move(u));
   }
 
-  // A Constant node of a form the IR can hold becomes a graph constant;
-  // returns false (and nothing is added) for other forms.
-  Result<bool> add_constant_node(const onnx::NodeProto& node, const std::string& name) {
-    if (node.attribute_size() != 1 || node.output_size() != 1) return false;
+  // A Constant node of a form the IR can hold becomes a graph constant and
+  // "" is returned; otherwise nothing is added and the reason is returned.
+  Result<std::string> add_constant_node(const onnx::NodeProto& node, const std::string& name) {
+    const std::string kForms = "only the value, value_float(s) and value_int(s) forms of Constant are supported";
+    if (node.attribute_size() != 1 || node.output_size() != 1) return kForms;
     const onnx::AttributeProto& a = node.attribute(0);
     std::optional<Tensor> t;
     if (a.name() == "value") {
-      auto r = tensor_from_proto(a.t(), "node '" + name + "' (Constant) attribute 'value'");
-      if (!r.is_ok()) return r.status().with_context(prefix());
+      auto r = tensor_from_proto(a.t(), "attribute 'value'");
+      if (!r.is_ok() && r.status().code() == StatusCode::kUnsupported) return r.status().message();
+      if (!r.is_ok()) return r.status().with_context(prefix() + "node '" + name + "' (Constant): ");
       t = std::move(r).value();
     } else if (a.name() == "value_float") {
       t = Tensor::from_vector<float>(DType::kFloat32, {}, {a.f()});
@@ -165,11 +167,11 @@ class Importer {
     } else if (a.name() == "value_ints") {
       t = Tensor::from_vector(DType::kInt64, {a.ints_size()}, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     } else {
-      return false;
+      return kForms;
     }
     HS_RETURN_IF_ERROR(check_fresh(node.output(0), "output of node '" + name + "' (Constant)"));
     report_.graph.add_constant(node.output(0), std::move(*t));
-    return true;
+    return std::string();
   }
 
   Status add_node(const onnx::NodeProto& node, int index) {
@@ -177,10 +179,9 @@ class Importer {
     std::string op = node.op_type();
     const bool default_domain = is_default_domain(node.domain());
     if (default_domain && op == "Constant") {
-      HS_ASSIGN_OR_RETURN(const bool added, add_constant_node(node, name));
-      if (added) return Status::ok();
-      mark_unsupported(name, op, node.domain(),
-                       "only the value, value_float(s) and value_int(s) forms of Constant are supported");
+      HS_ASSIGN_OR_RETURN(const std::string why_not, add_constant_node(node, name));
+      if (why_not.empty()) return Status::ok();
+      mark_unsupported(name, op, node.domain(), why_not);
     } else if (!default_domain) {
       mark_unsupported(name, op, node.domain(),
                        "domain '" + node.domain() + "' is not supported; hetsched reads the default ONNX domain only");

@@ -404,6 +404,21 @@ TEST(OnnxImportTest, AStringConstantIsListedAsUnsupported) {
   EXPECT_NE(r->unsupported[0].reason.find("value, value_float(s) and value_int(s)"), std::string::npos);
 }
 
+TEST(OnnxImportTest, AConstantOfAnElementTypeWithoutDtypeIsListedAsUnsupported) {
+  OnnxModel m = relu_model(13);
+  onnx::TensorProto d;
+  d.set_data_type(onnx::TensorProto::DOUBLE);
+  d.add_double_data(1.0);
+  attr(m.node("Constant", {}, {"c"}, "double_const"), "value", d);
+  m.node("Cast", {"c"}, {"c32"});
+  auto r = import_model(m);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unsupported.size(), 1u);
+  EXPECT_EQ(r->unsupported[0].describe(),
+            "node 'double_const' (Constant, opset 13): attribute 'value' has element type DOUBLE, which hetsched has "
+            "no dtype for (supported: FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16)");
+}
+
 TEST(OnnxImportTest, NodeNamesAreMadeUniqueAndNonEmpty) {
   OnnxModel m(13);
   m.input("x", kFloat, {2});
