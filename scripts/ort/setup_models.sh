@@ -10,7 +10,8 @@
 #
 # usage: setup_models.sh MANIFEST
 # Writes MANIFEST as key=value lines: status=ready plus det_model,
-# det_reference, cls_model, cls_reference (reference.json paths); or
+# det_reference, cls_model, cls_reference (reference.json paths) and
+# ort_modules (the node_modules holding onnxruntime-node); or
 # status=unavailable plus reason=... when npm, node or the network is
 # missing (exit 0: the tests skip and print the reason). Other failures
 # (checksum mismatch, ORT error) exit 1.
@@ -61,6 +62,7 @@ det_model=$HETSCHED_DET_MODEL
 det_reference=$det_ref
 cls_model=$HETSCHED_CLS_MODEL
 cls_reference=$cls_ref
+ort_modules=$HETSCHED_ORT_MODULES
 EOF
 mv "$manifest.part" "$manifest"
 rm -f "$manifest.log"
