@@ -143,7 +143,7 @@ constexpr double kCheckTolerance = 1e-5;
 // The case on the portable CPU kernels, compared with the GPU's output:
 // the largest error relative to the largest |value|.
 Result<double> check_case(const Case& c, const Timing& timing) {
-  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({}));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({{"engine", "portable"}}));
   Island island;
   island.delegate = "cpu";
   island.graph = &c.graph;

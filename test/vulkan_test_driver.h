@@ -144,9 +144,9 @@ class GpuIslandDriver {
   uint64_t last_signalled_ = 0;
 };
 
-// Runs all of `graph` on the CPU delegate (the portable kernels, the oracle).
+// Runs all of `graph` on the CPU delegate's portable kernels (the oracle).
 inline Result<std::vector<Tensor>> run_on_cpu(const Graph& graph, const std::vector<Tensor>& inputs) {
-  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({}));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({{"engine", "portable"}}));
   const Island island = whole_graph_island(graph, "cpu");
   HS_ASSIGN_OR_RETURN(const Blob blob, cpu->compile(island, {}));
   HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, cpu->init(blob, {}));
