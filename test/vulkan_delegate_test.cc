@@ -378,6 +378,28 @@ TEST_F(VulkanDelegateGpuTest, SignalsIncreasingValuesOrIdlesTheQueueWhenAsked) {
   EXPECT_EQ(values((*out)[0]), (std::vector<float>{0, 1, 2, 3, 4, 5}));
 }
 
+// ONNX's test_resize_downsample_scales_linear_align_corners: with scales,
+// align_corners divides by the unrounded resized length (4 * 0.6 - 1), so
+// output column 1 samples input x = 3 / 1.4 = 2.142857: 1 + 2.142857.
+TEST_F(VulkanDelegateGpuTest, ResizeAlignCornersUsesTheUnroundedLengthOfScales) {
+  GraphBuilder b("resize");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 1, 2, 4}});
+  b.output(b.op("Resize", {x, kNoValue, b.constant_f32("scales", {4}, {1, 1, 0.6f, 0.6f})},
+                {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}));
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto d = make(shared("resize"));
+  Result<testing::GpuIslandDriver> driver = drive(*d, *g);
+  ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+  Result<std::vector<Tensor>> out =
+      driver->run({Tensor::from_vector<float>(DType::kFloat32, {1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  const std::vector<float> y = values((*out)[0]);
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_FLOAT_EQ(y[0], 1.f);
+  EXPECT_NEAR(y[1], 1.f + 3.f / 1.4f, 1e-5f);
+}
+
 TEST_F(VulkanDelegateGpuTest, TimestampsMeasureTheCommandBuffer) {
   GraphBuilder b("matmul");
   b.output(b.op("MatMul", {b.input("a", {DType::kFloat32, {64, 64}}), b.input("b", {DType::kFloat32, {64, 64}})}));

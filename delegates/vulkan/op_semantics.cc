@@ -296,13 +296,17 @@ Result<E> pick(const Attributes& attrs, const std::string& attr, const std::stri
 }
 
 // ONNX's map from an output coordinate to a (fractional) input coordinate.
-double to_input(Transform t, int64_t out_x, double scale, int64_t in_len, int64_t out_len) {
+// `resized_len` is ONNX's length_resized: input length * scale, not
+// rounded down, when the node gives scales (the ONNX reference computes it
+// so, and test_resize_downsample_scales_linear_align_corners depends on it);
+// the output length when it gives sizes.
+double to_input(Transform t, int64_t out_x, double scale, int64_t in_len, double resized_len) {
   const double x = static_cast<double>(out_x);
   switch (t) {
     case Transform::kHalfPixel: return (x + 0.5) / scale - 0.5;
-    case Transform::kPytorchHalfPixel: return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Transform::kPytorchHalfPixel: return resized_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
     case Transform::kAlignCorners:
-      return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+      return resized_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / (resized_len - 1);
     case Transform::kAsymmetric: return x / scale;
     case Transform::kTfHalfPixelForNearest: return (x + 0.5) / scale;
   }
@@ -322,10 +326,10 @@ int64_t round_to_index(Rounding r, double x) {
 }
 
 std::vector<ResizeTap> axis_taps(bool linear, Transform transform, Rounding rounding, double scale, int64_t in_len,
-                                 int64_t out_len) {
+                                 int64_t out_len, double resized_len) {
   std::vector<ResizeTap> taps(static_cast<size_t>(out_len));
   for (int64_t o = 0; o < out_len; ++o) {
-    const double x = to_input(transform, o, scale, in_len, out_len);
+    const double x = to_input(transform, o, scale, in_len, resized_len);
     ResizeTap& t = taps[static_cast<size_t>(o)];
     if (!linear) {
       t.lo = t.hi = std::clamp<int64_t>(round_to_index(rounding, x), 0, in_len - 1);
@@ -383,8 +387,10 @@ Result<ResizeTaps> resize_taps(const Graph& graph, NodeId node) {
     scale_w = static_cast<double>(y[3]) / static_cast<double>(x[3]);
   }
   if (!(scale_h > 0.0) || !(scale_w > 0.0)) return invalid_argument("Resize's scales must be positive");
-  taps.rows = axis_taps(taps.linear, transform, rounding, scale_h, x[2], y[2]);
-  taps.cols = axis_taps(taps.linear, transform, rounding, scale_w, x[3], y[3]);
+  const double resized_h = scales ? static_cast<double>(x[2]) * scale_h : static_cast<double>(y[2]);
+  const double resized_w = scales ? static_cast<double>(x[3]) * scale_w : static_cast<double>(y[3]);
+  taps.rows = axis_taps(taps.linear, transform, rounding, scale_h, x[2], y[2], resized_h);
+  taps.cols = axis_taps(taps.linear, transform, rounding, scale_w, x[3], y[3], resized_w);
   return taps;
 }
 

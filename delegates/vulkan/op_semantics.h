@@ -72,8 +72,10 @@ Result<SliceWindow> read_slice(const Graph& graph, NodeId node);
 // out of range.
 Result<std::vector<int32_t>> read_gather_indices(const Graph& graph, NodeId node);
 
-// Resize's mapping of each output row and column to its input taps: the
-// CPU kernel's table, computed the same way in double.
+// Resize's mapping of each output row and column to its input taps,
+// computed in double as the ONNX reference does (the table the CPU kernel
+// builds, except that align_corners and pytorch_half_pixel use ONNX's
+// unrounded resized length when the node gives scales).
 struct ResizeTap {
   int64_t lo = 0, hi = 0;
   float weight = 0.f;  // of `hi`; linear mode only
