@@ -5,12 +5,20 @@
 //
 // usage: model_bench --model M.onnx --shape 1x3x640x640 [--input x.bin]
 //                    [--threads 1] [--engine xnnpack|portable] [--warmup 3] [--runs 10]
+//                    [--per-op N]
 //
 // --input: raw little-endian f32 of the input (e.g. an ORT reference's
 // input_0.bin); without it the input is filled with 0.5. --shape applies to
 // the model's first input. Prints a readable report, then one JSON line
 // (prefix "json: ") with median/min/max ms, the per-step medians of RunStats
 // (one step per island and handoff) and the CPU island's engine coverage.
+//
+// --per-op N: also times every node alone, as its own CPU island (N runs
+// each, after 2 warm-up runs, inputs filled with values in [0.1, 1)), and
+// prints the time by op type and the slowest nodes. RunStats has no per-op
+// times; this is the estimate until it does. On the xnnpack engine a node
+// alone also pays its NCHW<->NHWC conversions, which inside the model only
+// segment edges pay, so the per-node sum overstates the model's time.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,11 +26,14 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/xnnpack/coverage.h"
+#include "delegates/registry.h"
 #include "graph/onnx_import.h"
 #include "profile/profile.h"
 #include "scheduler/delegate_set.h"
@@ -34,7 +45,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: model_bench --model M.onnx --shape 1x3x640x640 [--input x.bin] [--threads 1]\n"
-    "                   [--engine xnnpack|portable] [--warmup 3] [--runs 10]\n";
+    "                   [--engine xnnpack|portable] [--warmup 3] [--runs 10] [--per-op N]\n";
 
 struct Options {
   std::string model;
@@ -44,6 +55,7 @@ struct Options {
   std::string engine = "xnnpack";
   int warmup = 3;
   int runs = 10;
+  int per_op_runs = 0;  // 0: no per-op timing
 };
 
 Result<Options> parse_args(int argc, char** argv) {
@@ -70,6 +82,8 @@ Result<Options> parse_args(int argc, char** argv) {
       o.warmup = std::atoi(value.c_str());
     else if (arg == "--runs")
       o.runs = std::atoi(value.c_str());
+    else if (arg == "--per-op")
+      o.per_op_runs = std::atoi(value.c_str());
     else
       return invalid_argument("unknown option '" + arg + "'\n" + kUsage);
   }
@@ -129,6 +143,103 @@ Result<cpu::CpuEngineCoverage> island_coverage(const Graph& graph, const Profile
   const cpu::CpuEngineCoverage* coverage = cpu::cpu_engine_coverage(*handle);
   if (!coverage) return unsupported("not a CPU island");
   return *coverage;
+}
+
+struct NodeTiming {
+  NodeId node = kNoNode;
+  double median_ms = 0;
+  std::string engine;  // what the single-node island ran on
+};
+
+// Times `node` alone as a CPU island. Not on the model's values: only
+// shapes and op parameters decide these kernels' time.
+Result<NodeTiming> time_node(const Graph& graph, NodeId node, Delegate& cpu, const DelegateOptions& options, int runs) {
+  const Node& n = graph.node(node);
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &graph;
+  island.nodes = {node};
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && !graph.value(v).is_constant() &&
+        std::find(island.inputs.begin(), island.inputs.end(), v) == island.inputs.end())
+      island.inputs.push_back(v);
+  for (ValueId v : n.outputs)
+    if (v != kNoValue) island.outputs.push_back(v);
+  HS_ASSIGN_OR_RETURN(Blob blob, cpu.compile(island, options));
+  HS_ASSIGN_OR_RETURN(auto handle, cpu.init(blob, InitContext{options, 0}));
+
+  std::mt19937 rng(static_cast<uint32_t>(node));
+  std::uniform_real_distribution<float> dist(0.1f, 1.f);
+  std::vector<Tensor> inputs, outputs;
+  for (ValueId v : island.inputs) {
+    Tensor t(graph.value(v).type);
+    if (t.dtype() == DType::kFloat32)
+      for (float& x : t.span<float>()) x = dist(rng);
+    inputs.push_back(std::move(t));
+  }
+  for (ValueId v : island.outputs) outputs.emplace_back(graph.value(v).type);
+  std::vector<TensorRef> in_refs, out_refs;
+  for (Tensor& t : inputs) in_refs.push_back({&t.type(), t.raw()});
+  for (Tensor& t : outputs) out_refs.push_back({&t.type(), t.raw()});
+  std::vector<double> ms;
+  for (int r = -2; r < runs; ++r) {
+    ExecContext ctx;
+    const auto start = std::chrono::steady_clock::now();
+    HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
+    if (r >= 0)
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  const cpu::CpuEngineCoverage* coverage = cpu::cpu_engine_coverage(*handle);
+  return NodeTiming{node, median(ms), coverage ? coverage->engine : "?"};
+}
+
+Status print_per_op(const Graph& graph, const Profile& profile, int runs, double model_ms) {
+  const DelegateOptions options = delegate_options(profile, "cpu");
+  HS_ASSIGN_OR_RETURN(auto cpu, make_delegate("cpu", options));
+  std::vector<NodeTiming> timings;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    auto t = time_node(graph, n, *cpu, options, runs);
+    if (!t.is_ok()) return t.status().with_context("failed to time " + graph.describe_node(n) + ": ");
+    timings.push_back(*t);
+  }
+  struct ByOp {
+    int count = 0;
+    int on_xnnpack = 0;
+    double ms = 0;
+  };
+  std::map<std::string, ByOp> by_op;
+  double total = 0;
+  for (const NodeTiming& t : timings) {
+    ByOp& b = by_op[graph.node(t.node).op];
+    ++b.count;
+    b.on_xnnpack += t.engine == "xnnpack";
+    b.ms += t.median_ms;
+    total += t.median_ms;
+  }
+  std::vector<std::pair<std::string, ByOp>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::printf("  per op, each node alone (%d runs): sum %.3f ms (whole model %.3f ms)\n", runs, total, model_ms);
+  std::printf("    %-22s %6s %9s %11s %7s\n", "op", "nodes", "xnnpack", "ms", "share");
+  for (const auto& [op, b] : ops)
+    std::printf("    %-22s %6d %9d %11.3f %6.1f%%\n", op.c_str(), b.count, b.on_xnnpack, b.ms, 100 * b.ms / total);
+  std::sort(timings.begin(), timings.end(), [](const auto& a, const auto& b) { return a.median_ms > b.median_ms; });
+  std::printf("  slowest nodes:\n");
+  for (size_t i = 0; i < std::min<size_t>(10, timings.size()); ++i) {
+    const NodeTiming& t = timings[i];
+    const Node& n = graph.node(t.node);
+    std::printf("    %-48s %-8s %9.3f ms  out %s\n", graph.describe_node(t.node).c_str(), t.engine.c_str(), t.median_ms,
+                graph.value(n.outputs[0]).type.to_string().c_str());
+  }
+  if (profile.delegates.at("cpu").engine == "xnnpack") {
+    std::printf("  nodes left to the portable kernels, and why:\n");
+    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+      const cpu::xnnpack::NodeCoverage c = cpu::xnnpack::xnnpack_coverage(graph, n);
+      if (!c.covered)
+        std::printf("    %-48s out %-22s %s\n", graph.describe_node(n).c_str(),
+                    graph.value(graph.node(n).outputs[0]).type.to_string().c_str(), c.reason.c_str());
+    }
+  }
+  return Status::ok();
 }
 
 Status run(const Options& o) {
@@ -191,6 +302,7 @@ Status run(const Options& o) {
          << ",\"portable_ops\":" << coverage->portable_ops;
   json << "}";
   std::printf("json: %s\n", json.str().c_str());
+  if (o.per_op_runs > 0) HS_RETURN_IF_ERROR(print_per_op(graph, profile, o.per_op_runs, median(totals)));
   return Status::ok();
 }
 

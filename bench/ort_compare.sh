@@ -52,6 +52,10 @@ json_field() {  # json_field NAME < line
   sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"
 }
 
+input_shape() {  # input_shape reference.json → 1x3x640x640
+  sed -n '/"inputs"/,/"file"/p' "$1" | tr -d ' \n' | sed 's/.*"shape":\[\([0-9,]*\)\].*/\1/' | tr , x
+}
+
 median() {  # median of the arguments
   printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
 }
@@ -64,7 +68,7 @@ details=()
 for key in det cls; do
   model="$(value "${key}_model")"
   ref_dir="$(dirname "$(value "${key}_reference")")"
-  shape="$(sed -n '/"inputs"/,/"file"/p' "$ref_dir/reference.json" | tr -d ' \n' | sed 's/.*"shape":\[\([0-9,]*\)\].*/\1/' | tr , x)"
+  shape="$(input_shape "$ref_dir/reference.json")"
   input="$ref_dir/input_0.bin"
   for t in $threads_list; do
     hs=(); ort=()
@@ -91,5 +95,17 @@ echo
 printf '%-4s %-12s %7s %12s %12s %8s\n' model input threads hetsched_ms ort_ms ratio
 printf '%s\n' "${rows[@]}"
 echo
-echo "# rounds and hetsched's per-step breakdown (RunStats: one step per island and handoff; per-op times are not recorded yet)"
+echo "# rounds and hetsched's per-step breakdown (RunStats: one step per island and handoff)"
 printf '%s\n' "${details[@]}"
+
+# RunStats records no per-op times; model_bench --per-op times each node alone.
+first_threads="${threads_list%% *}"
+for key in det cls; do
+  model="$(value "${key}_model")"
+  ref_dir="$(dirname "$(value "${key}_reference")")"
+  shape="$(input_shape "$ref_dir/reference.json")"
+  echo
+  echo "# $key: per-op estimate at threads=$first_threads (model_bench --per-op 3)"
+  "$bench" --model "$model" --shape "$shape" --input "$ref_dir/input_0.bin" --threads "$first_threads" \
+    --engine "$engine" --warmup 1 --runs 3 --per-op 3 | sed -n '/per op, each node alone/,$p'
+done
