@@ -26,6 +26,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -122,22 +124,26 @@ CaseResult run_case(const fs::path& dir, const Target& target, const Delegate& d
   };
   phase("load");
   auto graph = load_model(test->model.string(), shapes_of());
+  // Parameters fed as graph inputs (see parameter_inputs): the model runs
+  // again with them as the initializers they are in real models.
   std::string frozen;
+  auto load_frozen = [&](int max_rank) -> Status {
+    const std::vector<std::string> params = testing::parameter_inputs(*test, max_rank);
+    if (params.empty()) return Status::ok();
+    const fs::path copy = scratch / (name + ".onnx");
+    HS_RETURN_IF_ERROR(testing::write_model_with_frozen_inputs(*test, params, copy));
+    std::erase_if(test->inputs, [&](const NamedTensor& in) {
+      return std::find(params.begin(), params.end(), in.name) != params.end();
+    });
+    graph = load_model(copy.string(), shapes_of());
+    fs::remove(copy);
+    frozen = " (parameter inputs frozen as constants: " + join(params, ", ") + ")";
+    return Status::ok();
+  };
+  // Shape-deciding parameters (Reshape's shape, Slice's starts...) are 1-D at most.
   if (!graph.is_ok() && graph.status().message().find("must be a constant") != std::string::npos) {
-    // A parameter fed as a graph input: run the model with it as the
-    // initializer it is in real models (see parameter_inputs).
-    const std::vector<std::string> params = testing::parameter_inputs(*test);
-    if (!params.empty()) {
-      const fs::path copy = scratch / (name + ".onnx");
-      const Status written = testing::write_model_with_frozen_inputs(*test, params, copy);
-      if (!written.is_ok()) return fail_result(name, "freeze parameter inputs: " + written.message());
-      std::erase_if(test->inputs, [&](const NamedTensor& in) {
-        return std::find(params.begin(), params.end(), in.name) != params.end();
-      });
-      graph = load_model(copy.string(), shapes_of());
-      fs::remove(copy);
-      frozen = " (parameter inputs frozen as constants: " + join(params, ", ") + ")";
-    }
+    const Status s = load_frozen(1);
+    if (!s.is_ok()) return fail_result(name, "freeze parameter inputs: " + s.message());
   }
   // Every node is in the op set, but the loader's shape inference refuses
   // this use of it (a dtype, an attribute value, a non-constant parameter):
@@ -145,12 +151,26 @@ CaseResult run_case(const fs::path& dir, const Target& target, const Delegate& d
   if (!graph.is_ok()) return unsupported_result(name, "load: " + graph.status().message() + frozen);
   if (graph->num_nodes() == 0)
     return unsupported_result(name, "folded: no node left to run after the loader's constant folding" + frozen);
-  std::vector<std::string> refused;
-  for (size_t n = 0; n < graph->num_nodes(); ++n) {
-    const Capability c = delegate.supports(*graph, static_cast<NodeId>(n));
-    if (!c.supported) refused.push_back(graph->describe_node(static_cast<NodeId>(n)) + ": " + c.reason);
+  auto refusals = [&] {
+    std::vector<std::string> refused;
+    for (size_t n = 0; n < graph->num_nodes(); ++n) {
+      const Capability c = delegate.supports(*graph, static_cast<NodeId>(n));
+      if (!c.supported) refused.push_back(graph->describe_node(static_cast<NodeId>(n)) + ": " + c.reason);
+    }
+    return refused;
+  };
+  std::vector<std::string> refused = refusals();
+  // A delegate may also need weights or bounds constant (GPU delegates
+  // upload them at init): freeze every parameter input, whatever its rank.
+  if (!refused.empty() && frozen.empty() && join(refused, ";").find("must be a constant") != std::string::npos) {
+    const Status s = load_frozen(std::numeric_limits<int>::max());
+    if (!s.is_ok()) return fail_result(name, "freeze parameter inputs: " + s.message());
+    if (!graph.is_ok()) return unsupported_result(name, "load: " + graph.status().message() + frozen);
+    if (graph->num_nodes() == 0)
+      return unsupported_result(name, "folded: no node left to run after the loader's constant folding" + frozen);
+    refused = refusals();
   }
-  if (!refused.empty()) return unsupported_result(name, "delegate: " + join(refused, "; "));
+  if (!refused.empty()) return unsupported_result(name, "delegate: " + join(refused, "; ") + frozen);
 
   phase("compile");
   const Profile profile = profile_for(target);
@@ -368,7 +388,7 @@ TEST_P(OnnxConformanceTest, EverySupportedCasePasses) {
     summary << (first ? "" : ", ") << step << " " << count;
     first = false;
   }
-  summary << ") of " << cases.size() << " cases in " << static_cast<int>(seconds) << " s";
+  summary << ") of " << cases.size() << " cases in " << std::fixed << std::setprecision(1) << seconds << " s";
   std::ostringstream text;
   for (const CaseResult* r : by_outcome[Outcome::kUnsupported])
     text << "[conformance] " << target.label << " unsupported " << r->name << ": " << r->detail << "\n";

@@ -217,12 +217,12 @@ Result<onnx::ModelProto> read_model(const fs::path& path) {
 
 }  // namespace
 
-std::vector<std::string> parameter_inputs(const OnnxNodeTest& test) {
+std::vector<std::string> parameter_inputs(const OnnxNodeTest& test, int max_rank) {
   auto model = read_model(test.model);
   if (!model.is_ok()) return {};
   std::vector<std::string> names;
   for (const NamedTensor& in : test.inputs) {
-    if (in.tensor.shape().size() > 1) continue;
+    if (static_cast<int>(in.tensor.shape().size()) > max_rank) continue;
     bool read_as_data = false, read_at_all = false;
     for (const auto& node : model->graph().node()) {
       for (int i = 0; i < node.input_size(); ++i) {

@@ -41,8 +41,9 @@ Result<OnnxNodeTest> load_onnx_node_test(const std::filesystem::path& dir);
 // The backend tests feed many ops' parameters (Reshape's shape, Slice's
 // starts, Resize's scales, Pad's pads...) as graph inputs; hetsched needs
 // them constant, as real models have them. These are the test's inputs that
-// look like parameters: rank <= 1 and read only at node input positions >= 1.
-std::vector<std::string> parameter_inputs(const OnnxNodeTest& test);
+// look like parameters: rank <= `max_rank` and read only at node input
+// positions >= 1 (never as an op's data input).
+std::vector<std::string> parameter_inputs(const OnnxNodeTest& test, int max_rank);
 // Writes to `out` a copy of the test's model in which the named inputs are
 // initializers holding their test values.
 Status write_model_with_frozen_inputs(const OnnxNodeTest& test, const std::vector<std::string>& names,
