@@ -18,6 +18,11 @@ Result<Program> build_program(const Graph& graph, const Profile& profile) {
   return compile_program(graph, planned.plan, planned.delegates, profile);
 }
 
+Result<std::unique_ptr<Session>> open_session_for_graph(const Graph& graph, const Profile& profile) {
+  HS_ASSIGN_OR_RETURN(Program program, build_program(graph, profile));
+  return Session::create(std::move(program), profile);
+}
+
 Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
                                               const InputShapes& input_shapes) {
   if (model_format_of(model_path) == ModelFormat::kProgram) {
@@ -27,8 +32,7 @@ Result<std::unique_ptr<Session>> open_session(const std::string& model_path, con
     return Session::create(std::move(program), profile);
   }
   HS_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, input_shapes));
-  HS_ASSIGN_OR_RETURN(Program program, build_program(graph, profile));
-  return Session::create(std::move(program), profile);
+  return open_session_for_graph(graph, profile);
 }
 
 }  // namespace hetsched

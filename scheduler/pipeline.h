@@ -24,6 +24,8 @@ struct PlannedModel {
 Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile);
 // plan_model + compile_program.
 Result<Program> build_program(const Graph& graph, const Profile& profile);
+// build_program + Session::create for a graph already in memory.
+Result<std::unique_ptr<Session>> open_session_for_graph(const Graph& graph, const Profile& profile);
 // Opens a model file of any accepted format (.hsg graph: planned and
 // compiled now; .hsp program: loaded as compiled) as a ready Session.
 Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,

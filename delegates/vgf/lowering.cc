@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "graph/passes/fused_activation.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
@@ -98,6 +99,9 @@ Status check_node(const Graph& g, const Node& n) {
     if (group != 1 && !(group == channels && g.value(n.inputs[1]).type.shape[1] == 1))
       return unsupported("grouped convolution with group " + std::to_string(group) + " of " + std::to_string(channels) +
                          " channels: TOSA has only conv2d (group 1) and depthwise_conv2d (group = channels)");
+    HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
+    if (act.kind == FusedActivation::Kind::kLeakyRelu)
+      return unsupported("fused activation LeakyRelu has no TOSA lowering");
   }
   if (n.op == "AveragePool" || n.op == "MaxPool" || n.op == "GlobalAveragePool") {
     if (rank != 4) return unsupported("only 2-D pooling (rank-4 input) is lowered to VGF");
@@ -773,8 +777,31 @@ class Lowerer {
          ConvAttr{{win.begin[0], win.end[0], win.begin[1], win.end[1]},
                   {win.stride[0], win.stride[1]},
                   {win.dilation[0], win.dilation[1]}});
+    HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
+    HS_ASSIGN_OR_RETURN(y, apply_activation(act, y));
     bind(y);
     return Status::ok();
+  }
+
+  // A Conv's fused activation (graph/passes/fused_activation.h) as the TOSA
+  // ops its standalone node would lower to. check_node refuses the kinds
+  // that have none.
+  Result<Operand> apply_activation(const FusedActivation& act, const Operand& x) {
+    const size_t rank = x.logical.size();
+    switch (act.kind) {
+      case FusedActivation::Kind::kNone: return x;
+      case FusedActivation::Kind::kRelu: return unary(OpCode::kClamp, x, ClampAttr{0.f, kInf});
+      case FusedActivation::Kind::kClip: return unary(OpCode::kClamp, x, ClampAttr{act.min, act.max});
+      case FusedActivation::Kind::kSigmoid: return unary(OpCode::kSigmoid, x);
+      case FusedActivation::Kind::kHardSigmoid: {
+        Operand scaled = binary(OpCode::kMul, x, scalar(act.alpha, rank), x.logical);
+        Operand shifted = binary(OpCode::kAdd, scaled, scalar(act.beta, rank), x.logical);
+        return unary(OpCode::kClamp, shifted, ClampAttr{0.f, 1.f});
+      }
+      case FusedActivation::Kind::kHardSwish: return custom_shader("hardswish", kHardswishSpv, x);
+      case FusedActivation::Kind::kLeakyRelu: break;
+    }
+    return unsupported("fused activation LeakyRelu has no TOSA lowering");
   }
 
   Status lower_batch_norm(const Node& n) {

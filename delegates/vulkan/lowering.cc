@@ -253,6 +253,10 @@ class Lowering {
       group.kind = GroupKind::kAlias;
     } else if (n.op == "Conv") {
       group.kind = GroupKind::kConv;
+      // An activation fused at import is the first epilogue op; it also stops
+      // later bias/BatchNormalization folding, which must come before it.
+      HS_ASSIGN_OR_RETURN(const std::optional<UnaryOp> act, read_conv_activation(n));
+      if (act) group.ops.push_back(ChainOp{act->code, act->p0, act->p1});
     } else if (n.op == "MatMul" || n.op == "Gemm") {
       group.kind = GroupKind::kGemm;
     } else if (is_unary_elementwise(n.op)) {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "graph/passes/fused_activation.h"
 #include "graph/op_schema.h"
 
 namespace hetsched::vulkan {
@@ -44,6 +45,21 @@ std::optional<OpCode> binary_op_code(std::string_view op) {
   if (op == "Div") return OpCode::kDiv;
   if (op == "Pow") return OpCode::kPow;
   return std::nullopt;
+}
+
+Result<std::optional<UnaryOp>> read_conv_activation(const Node& conv) {
+  HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(conv.attrs));
+  switch (act.kind) {
+    case FusedActivation::Kind::kNone: return std::optional<UnaryOp>();
+    case FusedActivation::Kind::kRelu: return std::optional<UnaryOp>(UnaryOp{OpCode::kRelu});
+    case FusedActivation::Kind::kClip: return std::optional<UnaryOp>(UnaryOp{OpCode::kClip, act.min, act.max});
+    case FusedActivation::Kind::kSigmoid: return std::optional<UnaryOp>(UnaryOp{OpCode::kSigmoid});
+    case FusedActivation::Kind::kHardSigmoid:
+      return std::optional<UnaryOp>(UnaryOp{OpCode::kHardSigmoid, act.alpha, act.beta});
+    case FusedActivation::Kind::kHardSwish: return std::optional<UnaryOp>(UnaryOp{OpCode::kHardSwish});
+    case FusedActivation::Kind::kLeakyRelu: break;
+  }
+  return unsupported("fused activation LeakyRelu is not implemented in the Vulkan shaders");
 }
 
 Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node) {

@@ -30,6 +30,11 @@ struct UnaryOp {
 // kUnsupported when Clip's bounds are computed at run time.
 Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node);
 
+// The activation import fused into a Conv (graph/passes/fused_activation.h)
+// as an epilogue op; nullopt when the node carries none. kUnsupported for
+// kinds the shaders lack (LeakyRelu).
+Result<std::optional<UnaryOp>> read_conv_activation(const Node& conv);
+
 // BatchNormalization (inference) as y = x * mul[c] + add[c], folded in f32
 // exactly as the CPU kernel folds it. kUnsupported unless scale, B, mean
 // and var are constants.

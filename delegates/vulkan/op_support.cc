@@ -69,6 +69,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
   if (op == "Clip" || op == "HardSigmoid") return from(read_unary_op(graph, id).status());
   if (op == "BatchNormalization") return from(read_batch_norm(graph, id).status());
   if (op == "Conv") {
+    if (Result<std::optional<UnaryOp>> act = read_conv_activation(n); !act.is_ok()) return from(act.status());
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] != kNoValue && !graph.value(n.inputs[i]).is_constant())
         return Capability::no(std::string(i == 1 ? "weight W" : "bias B") + " must be a constant");
