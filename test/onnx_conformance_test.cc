@@ -7,7 +7,12 @@
 // runs through the real path (profile with only that delegate → plan →
 // program → session) and its outputs must match the stored ones within the
 // suite's tolerances (rtol 1e-3, atol 1e-7, as onnx/backend/test/runner
-// does). Every case that does not run is listed by name with its reason.
+// does). Every case that does not run is listed by name with its reason,
+// prefixed by the step that refused it (dtype, import, load, folded,
+// delegate). Parameters the node tests feed as graph inputs (Reshape's
+// shape, Resize's scales, a Conv's weights on the GPU delegates) are frozen
+// into initializers when the loader or the delegate needs them constant, as
+// real models have them; such cases say so.
 //
 // Each case runs in a child process, several cases per child: a kernel that
 // crashes or hangs fails its case and the run goes on with the next one in
@@ -62,7 +67,7 @@ struct Target {
 
 std::ostream& operator<<(std::ostream& os, const Target& t) { return os << t.label; }
 
-enum class Outcome : char { kPass = 'P', kFail = 'F', kUnsupported = 'U', kTargetUnavailable = 'X' };
+enum class Outcome : char { kPass = 'P', kFail = 'F', kUnsupported = 'U' };
 
 struct CaseResult {
   std::string name;
@@ -217,7 +222,8 @@ std::string one_line(std::string s) {
 }
 
 // Runs cases[first..] until done, writing "S <i> <phase>" as each case moves
-// on and "R <i> <outcome> <detail>" after it to `out`. Never returns.
+// on and "R <i> <outcome> <detail>" after it to `out`, or "X <why>" when the
+// delegate cannot be made at all. Never returns.
 [[noreturn]] void child_main(const std::vector<fs::path>& cases, size_t first, const Target& target, int out) {
   FILE* f = fdopen(out, "w");
   DelegateOptions options;
@@ -225,7 +231,7 @@ std::string one_line(std::string s) {
   options.emplace_back("threads", "1");
   auto delegate = make_delegate(target.delegate, options);
   if (!delegate.is_ok()) {
-    std::fprintf(f, "X 0 X %s\n", one_line(delegate.status().message()).c_str());
+    std::fprintf(f, "X %s\n", one_line(delegate.status().message()).c_str());
     std::fflush(f);
     _exit(0);
   }
@@ -284,6 +290,10 @@ Report run_all(const std::vector<fs::path>& cases, const Target& target) {
     }
     std::fflush(nullptr);
     const pid_t pid = fork();
+    if (pid < 0) {
+      report.unavailable = "fork() failed";
+      return report;
+    }
     if (pid == 0) {
       close(fds[0]);
       child_main(cases, next, target, fds[1]);
@@ -301,15 +311,14 @@ Report run_all(const std::vector<fs::path>& cases, const Target& target) {
       if (line.empty()) break;
       std::istringstream s(line);
       char kind = 0;
-      size_t index = 0;
-      s >> kind >> index;
+      s >> kind;
       if (kind == 'X') {
-        std::string rest;
-        std::getline(s >> std::ws, rest);
-        report.unavailable = rest.size() > 2 ? rest.substr(2) : rest;
+        std::getline(s >> std::ws, report.unavailable);
         next = cases.size();
         break;
       }
+      size_t index = 0;
+      s >> index;
       if (kind == 'S') {
         current = static_cast<long>(index);
         s >> phase;
