@@ -93,7 +93,7 @@ class ReadbackStep final : public HandoffStep {
     }
     // readback() puts a barrier before the host reads (and stages device-local
     // memory); it waits on the host for that small submit.
-    HS_RETURN_IF_ERROR(readback(from_.gpu->pool(), *from_.tensor->buffer, out, from_.tensor->offset));
+    HS_RETURN_IF_ERROR(readback(from_.gpu->pool(), *from_.tensor->buffer, out, from_.tensor->offset, &staging_));
     if (permute) permute_layout(scratch_.data(), dst.raw(), type_.shape, dtype_size(type_.dtype), false);
     return Status::ok();
   }
@@ -105,6 +105,7 @@ class ReadbackStep final : public HandoffStep {
   DeviceEnd from_;
   std::string label_;
   std::vector<std::byte> scratch_;
+  Buffer staging_;  // host-cached copy target, kept across runs
 };
 
 // Both islands on one context: a command buffer, recorded once, that copies
