@@ -12,22 +12,7 @@
 namespace hetsched {
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(HETSCHED_BINARY_DIR) + "/cli/hetsched " + args + " 2>&1";
-  CommandResult r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::run_cli;
 
 std::string example_model() { return std::string(HETSCHED_BINARY_DIR) + "/examples/rfc_model.hsg"; }
 std::string default_profile_path() { return testing::source_path("configs/default.yaml").string(); }

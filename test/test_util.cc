@@ -1,6 +1,10 @@
 #include "test/test_util.h"
 
+#include <sys/wait.h>
+
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <unistd.h>
 
@@ -30,6 +34,18 @@ Tensor random_tensor(const Shape& shape, uint32_t seed, float lo, float hi) {
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
+}
+
+CommandResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(HETSCHED_BINARY_DIR) + "/cli/hetsched " + args + " 2>&1";
+  CommandResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 std::filesystem::path source_path(const std::string& relative) {

@@ -29,6 +29,14 @@ Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float h
 // Writes `text` to `path`.
 void write_file(const std::filesystem::path& path, const std::string& text);
 
+// What running the hetsched command printed and returned.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+// Runs the built `hetsched` with `args` (a shell fragment) and captures its output.
+CommandResult run_cli(const std::string& args);
+
 // Path of a file in the source tree, e.g. source_path("configs/default.yaml").
 std::filesystem::path source_path(const std::string& relative);
 
