@@ -362,6 +362,17 @@ const Floats kResizeInput{0,           1,          2.82842708, 5.19615221, 1,   
 
 ValueId no_value() { return kNoValue; }
 
+// ONNX's test_resize_downsample_scales_linear_align_corners: with scales,
+// align_corners divides by the unrounded resized length 4 * 0.6 = 2.4, so
+// output column 1 samples x = 3 / 1.4 = 2.142857 (value 3.142857), not 3.
+TEST(ResizeKernelTest, AlignCornersWithScalesUsesTheUnroundedLength) {
+  GraphBuilder b("g");
+  ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 2, 4})), no_value(), b.constant_f32("s", {4}, {1, 1, 0.6f, 0.6f})},
+                   {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}});
+  expect_values<float>(run_node(b, y, {f32_tensor({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})}), DType::kFloat32,
+                       {1, 1, 1, 2}, {1.f, 3.142857f});
+}
+
 TEST(ResizeKernelTest, NearestDoublesWithDefaults) {
   GraphBuilder b("g");
   ValueId y = b.op("Resize", {b.input("x", f32({1, 2, 3, 4})), no_value(), b.constant_f32("s", {4}, {1, 1, 2, 2})});

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "graph/passes/fused_activation.h"
+#include "graph/resize_taps.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
@@ -152,59 +153,14 @@ struct Operand {
 // Tap tables for Resize, computed exactly as the portable kernel computes
 // them (delegates/cpu/kernels/resize.cc), so both engines read the same
 // source pixels with the same weights.
-enum class Transform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
-enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
-double resize_source(Transform t, int64_t out_x, double scale, int64_t in_len, int64_t out_len) {
-  const double x = static_cast<double>(out_x);
-  switch (t) {
-    case Transform::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
-    case Transform::kPytorchHalfPixel:
-      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Transform::kAlignCorners:
-      return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
-    case Transform::kAsymmetric:
-      return x / scale;
-    case Transform::kTfHalfPixelForNearest:
-      return (x + 0.5) / scale;
-  }
-  return 0.0;
-}
-
-int64_t round_index(Rounding r, double x) {
-  const double f = std::floor(x);
-  const double frac = x - f;
-  switch (r) {
-    case Rounding::kRoundPreferFloor:
-      return static_cast<int64_t>(frac <= 0.5 ? f : f + 1.0);
-    case Rounding::kRoundPreferCeil:
-      return static_cast<int64_t>(frac < 0.5 ? f : f + 1.0);
-    case Rounding::kFloor:
-      return static_cast<int64_t>(f);
-    case Rounding::kCeil:
-      return static_cast<int64_t>(std::ceil(x));
-  }
-  return 0;
-}
+using Transform = ResizeTransform;
+using Rounding = ResizeRounding;
 
 // Rows of (first index, second index, weight of the second).
 std::vector<float> resize_taps(bool linear, Transform t, Rounding r, double scale, int64_t in_len, int64_t out_len) {
   std::vector<float> taps;
-  for (int64_t o = 0; o < out_len; ++o) {
-    const double x = resize_source(t, o, scale, in_len, out_len);
-    int64_t lo = 0, hi = 0;
-    float w = 0.f;
-    if (!linear) {
-      lo = hi = std::clamp<int64_t>(round_index(r, x), 0, in_len - 1);
-    } else {
-      const double c = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
-      lo = static_cast<int64_t>(std::floor(c));
-      hi = std::min(lo + 1, in_len - 1);
-      w = static_cast<float>(c - static_cast<double>(lo));
-    }
-    taps.insert(taps.end(), {static_cast<float>(lo), static_cast<float>(hi), w});
-  }
+  for (const ResizeTap& tap : resize_axis_taps(linear, t, r, scale, in_len, out_len))
+    taps.insert(taps.end(), {static_cast<float>(tap.lo), static_cast<float>(tap.hi), tap.w});
   return taps;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "delegates/cpu/kernel.h"
+#include "graph/resize_taps.h"
 
 namespace hetsched::cpu {
 
@@ -22,8 +23,8 @@ void register_resize_kernels(KernelTable& table);
 
 namespace {
 
-enum class Transform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
-enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+using Transform = ResizeTransform;
+using Rounding = ResizeRounding;
 
 struct ResizeParams {
   bool linear = false;
@@ -87,63 +88,8 @@ Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, cons
   return p;
 }
 
-// ONNX's map from an output coordinate to a (fractional) input coordinate.
-double to_input(Transform t, int64_t out_x, double scale, int64_t in_len, int64_t out_len) {
-  const double x = static_cast<double>(out_x);
-  switch (t) {
-    case Transform::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
-    case Transform::kPytorchHalfPixel:
-      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Transform::kAlignCorners:
-      return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
-    case Transform::kAsymmetric:
-      return x / scale;
-    case Transform::kTfHalfPixelForNearest:
-      return (x + 0.5) / scale;
-  }
-  return 0.0;
-}
-
-int64_t round_to_index(Rounding r, double x) {
-  const double f = std::floor(x);
-  const double frac = x - f;
-  switch (r) {
-    case Rounding::kRoundPreferFloor:
-      return static_cast<int64_t>(frac <= 0.5 ? f : f + 1.0);
-    case Rounding::kRoundPreferCeil:
-      return static_cast<int64_t>(frac < 0.5 ? f : f + 1.0);
-    case Rounding::kFloor:
-      return static_cast<int64_t>(f);
-    case Rounding::kCeil:
-      return static_cast<int64_t>(std::ceil(x));
-  }
-  return 0;
-}
-
-// Where one output coordinate reads from: the two neighbours and the weight of the second
-// (nearest uses lo only). Out-of-range coordinates clamp to the edge, which is what ONNX's
-// edge padding of the neighbours amounts to.
-struct Tap {
-  int64_t lo = 0, hi = 0;
-  float w = 0.f;
-};
-
-std::vector<Tap> axis_taps(const ResizeParams& p, double scale, int64_t in_len, int64_t out_len) {
-  std::vector<Tap> taps(static_cast<size_t>(out_len));
-  for (int64_t o = 0; o < out_len; ++o) {
-    const double x = to_input(p.transform, o, scale, in_len, out_len);
-    Tap& t = taps[static_cast<size_t>(o)];
-    if (!p.linear) {
-      t.lo = t.hi = std::clamp<int64_t>(round_to_index(p.rounding, x), 0, in_len - 1);
-      continue;
-    }
-    const double c = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
-    t.lo = static_cast<int64_t>(std::floor(c));
-    t.hi = std::min(t.lo + 1, in_len - 1);
-    t.w = static_cast<float>(c - static_cast<double>(t.lo));
-  }
-  return taps;
+std::vector<ResizeTap> axis_taps(const ResizeParams& p, double scale, int64_t in_len, int64_t out_len) {
+  return resize_axis_taps(p.linear, p.transform, p.rounding, scale, in_len, out_len);
 }
 
 Status resize_kernel(const KernelContext& ctx) {
@@ -159,16 +105,16 @@ Status resize_kernel(const KernelContext& ctx) {
   const int64_t planes = x.shape()[0] * x.shape()[1];
   if (planes == 0 || out_h == 0 || out_w == 0) return Status::ok();
   if (in_h == 0 || in_w == 0) return ctx.error("cannot resize an empty input " + x.type().to_string());
-  const std::vector<Tap> rows = axis_taps(p, p.scale_h, in_h, out_h);
-  const std::vector<Tap> cols = axis_taps(p, p.scale_w, in_w, out_w);
+  const std::vector<ResizeTap> rows = axis_taps(p, p.scale_h, in_h, out_h);
+  const std::vector<ResizeTap> cols = axis_taps(p, p.scale_w, in_w, out_w);
 
   tbb::parallel_for(int64_t{0}, planes, [&](int64_t plane) {
     const float* src = x.data<float>() + plane * in_h * in_w;
     float* dst = y.data<float>() + plane * out_h * out_w;
-    for (const Tap& r : rows) {
+    for (const ResizeTap& r : rows) {
       const float* top = src + r.lo * in_w;
       const float* bottom = src + r.hi * in_w;
-      for (const Tap& c : cols) {
+      for (const ResizeTap& c : cols) {
         if (!p.linear) {
           *dst++ = top[c.lo];
           continue;

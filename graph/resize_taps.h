@@ -1,0 +1,33 @@
+// Resize's coordinate mapping (ONNX semantics), shared by every engine so
+// they all read the same source pixels with the same weights.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hetsched {
+
+enum class ResizeTransform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
+enum class ResizeRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+// Where one output coordinate reads: two neighbours and the weight of the
+// second (nearest mode uses lo only). Out-of-range coordinates clamp to the
+// edge, which is what ONNX's edge padding of the neighbours amounts to.
+struct ResizeTap {
+  int64_t lo = 0, hi = 0;
+  float w = 0.f;
+};
+
+// ONNX's map from an output coordinate to a fractional input coordinate.
+// `resized_len` is ONNX's length_resized, input length × scale, NOT rounded:
+// with scales it differs from the output length (4 × 0.6 = 2.4 vs 2), and
+// align_corners / pytorch_half_pixel divide by it (the ONNX node test
+// test_resize_downsample_scales_linear_align_corners). Given sizes,
+// scale = out / in, so it is the output length.
+double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len);
+int64_t resize_round(ResizeRounding r, double x);
+// The taps of every output coordinate along one axis.
+std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRounding r, double scale, int64_t in_len,
+                                        int64_t out_len);
+
+}  // namespace hetsched
