@@ -245,11 +245,59 @@ TEST(XnnpackOpsTest, ConvWithFusedLeakyReluMatchesPortable) {
   expect_fused_conv_agrees(a, 1);
 }
 
-TEST(XnnpackOpsTest, ConvWithFusedHardSigmoidStaysPortable) {
+// alpha and beta fold into the filter and bias, the [0, 1] bound becomes
+// the convolution's clamp; a negative alpha flips which side saturates.
+TEST(XnnpackOpsTest, ConvWithFusedHardSigmoidMatchesPortable) {
   FusedActivation a{FusedActivation::Kind::kHardSigmoid};
   a.alpha = 0.2f;
   a.beta = 0.5f;
-  expect_fused_conv_agrees(a, 0);
+  expect_fused_conv_agrees(a, 1);
+}
+
+TEST(XnnpackOpsTest, ConvWithFusedHardSigmoidOfNegativeSlopeMatchesPortable) {
+  FusedActivation a{FusedActivation::Kind::kHardSigmoid};
+  a.alpha = -0.3f;
+  a.beta = 0.4f;
+  expect_fused_conv_agrees(a, 1);
+}
+
+// --- ConvTranspose as deconvolution ----------------------------------------
+
+void expect_conv_transpose_agrees(const Shape& x_shape, const Shape& w_shape, bool bias,
+                                  std::initializer_list<std::pair<std::string, Attribute>> attrs) {
+  GraphBuilder b("deconv");
+  const ValueId x = b.input("x", f32(x_shape));
+  std::vector<ValueId> in = {x, b.constant("w", random_tensor(w_shape, 2))};
+  if (bias) in.push_back(b.constant("b", random_tensor({w_shape[1]}, 3)));
+  b.output(b.op("ConvTranspose", in, attrs));
+  expect_engines_agree(b, {random_tensor(x_shape, 1)}, 1, kSumTolerance);
+}
+
+// PP-OCR's DB head: kernel 2, stride 2, no padding.
+TEST(XnnpackOpsTest, ConvTransposeStride2MatchesPortable) {
+  expect_conv_transpose_agrees({1, 6, 5, 7}, {6, 4, 2, 2}, true, {{"strides", Ints{2, 2}}});
+}
+
+TEST(XnnpackOpsTest, ConvTransposeWithPadsAndOutputPaddingMatchesPortable) {
+  expect_conv_transpose_agrees({1, 3, 4, 5}, {3, 5, 3, 3}, false,
+                               {{"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 1}}, {"output_padding", Ints{1, 1}}});
+}
+
+TEST(XnnpackOpsTest, GroupedConvTransposeMatchesPortable) {
+  GraphBuilder b("deconv");
+  const ValueId x = b.input("x", f32({1, 4, 3, 3}));
+  b.output(b.op("ConvTranspose",
+                {x, b.constant("w", random_tensor({4, 3, 3, 2}, 2)), b.constant("b", random_tensor({6}, 3))},
+                {{"group", int64_t{2}}, {"strides", Ints{1, 2}}, {"dilations", Ints{2, 1}}}));
+  expect_engines_agree(b, {random_tensor({1, 4, 3, 3}, 1)}, 1, kSumTolerance);
+}
+
+TEST(XnnpackOpsTest, ConvTransposeWithOutputPaddingAtTheStrideStaysPortable) {
+  GraphBuilder b("deconv");
+  const ValueId x = b.input("x", f32({1, 2, 3, 3}));
+  b.output(b.op("ConvTranspose", {x, b.constant("w", random_tensor({2, 2, 3, 3}, 2))},
+                {{"strides", Ints{1, 1}}, {"dilations", Ints{2, 2}}, {"output_padding", Ints{1, 1}}}, "deconv"));
+  EXPECT_NE(portable_reason(b, "deconv").find("output_padding"), std::string::npos);
 }
 
 // --- Gemm and MatMul as fully connected ----------------------------------------
@@ -425,6 +473,10 @@ void expect_unary_agrees(const std::string& op, float lo, float hi,
 TEST(XnnpackOpsTest, ReluMatchesPortable) { expect_unary_agrees("Relu", -2.f, 2.f); }
 TEST(XnnpackOpsTest, SigmoidMatchesPortable) { expect_unary_agrees("Sigmoid", -8.f, 8.f); }
 TEST(XnnpackOpsTest, HardSwishMatchesPortable) { expect_unary_agrees("HardSwish", -5.f, 5.f); }
+TEST(XnnpackOpsTest, HardSigmoidMatchesPortable) {
+  expect_unary_agrees("HardSigmoid", -5.f, 5.f, {{"alpha", 0.25f}, {"beta", 0.4f}});
+}
+TEST(XnnpackOpsTest, HardSigmoidWithDefaultsMatchesPortable) { expect_unary_agrees("HardSigmoid", -4.f, 4.f); }
 TEST(XnnpackOpsTest, AbsMatchesPortable) { expect_unary_agrees("Abs", -2.f, 2.f); }
 TEST(XnnpackOpsTest, NegMatchesPortable) { expect_unary_agrees("Neg", -2.f, 2.f); }
 TEST(XnnpackOpsTest, SqrtMatchesPortable) { expect_unary_agrees("Sqrt", 0.f, 4.f); }

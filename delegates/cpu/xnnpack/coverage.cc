@@ -27,6 +27,12 @@ Result<LayoutNeed> cover_conv(const Graph& graph, const Node& node) {
   return LayoutNeed::kNhwc;
 }
 
+Result<LayoutNeed> cover_conv_transpose(const Graph& graph, const Node& node) {
+  HS_ASSIGN_OR_RETURN(const ConvTransposeParams p, read_conv_transpose(graph, node));
+  (void)p;
+  return LayoutNeed::kNhwc;
+}
+
 Result<LayoutNeed> cover_pool(const Graph& graph, const Node& node) {
   HS_ASSIGN_OR_RETURN(const PoolParams p, read_pool(graph, node));
   (void)p;
@@ -76,6 +82,12 @@ Result<LayoutNeed> cover_clamp(const Graph& graph, const Node& node) {
   return cover_unary(graph, node);
 }
 
+Result<LayoutNeed> cover_hard_sigmoid(const Graph& graph, const Node& node) {
+  HS_ASSIGN_OR_RETURN(const ChannelAffine a, read_hard_sigmoid(node));
+  (void)a;
+  return cover_unary(graph, node);
+}
+
 Result<LayoutNeed> cover_softmax(const Graph& graph, const Node& node) {
   const int64_t rank = static_cast<int64_t>(type_of(graph, node.inputs[0]).rank());
   // Before opset 13 Softmax normalises everything from `axis` on; on the
@@ -117,6 +129,7 @@ Result<LayoutNeed> cover_reshape(const Graph& graph, const Node& node) { return 
 const std::map<std::string, CoverFn, std::less<>>& cover_table() {
   static const auto* table = new std::map<std::string, CoverFn, std::less<>>{
       {"Conv", cover_conv},
+      {"ConvTranspose", cover_conv_transpose},
       {"MaxPool", cover_pool},
       {"AveragePool", cover_pool},
       {"GlobalAveragePool", cover_global_pool},
@@ -134,6 +147,7 @@ const std::map<std::string, CoverFn, std::less<>>& cover_table() {
       {"Clip", cover_clamp},
       {"Sigmoid", cover_unary},
       {"HardSwish", cover_unary},
+      {"HardSigmoid", cover_hard_sigmoid},
       {"Abs", cover_unary},
       {"Neg", cover_unary},
       {"Sqrt", cover_unary},

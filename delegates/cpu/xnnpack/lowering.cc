@@ -128,6 +128,7 @@ Status SubgraphLowering::define_node(NodeId id) {
     if (bn != kNoNode) folded_[bn] = true;
     return define_conv(node, bn);
   }
+  if (op == "ConvTranspose") return define_conv_transpose(node);
   if (op == "MaxPool" || op == "AveragePool") return define_pool(node);
   if (op == "GlobalAveragePool") return define_global_average_pool(node);
   if (op == "Resize") return define_resize(node);
@@ -170,6 +171,11 @@ Status SubgraphLowering::define_conv(const Node& node, NodeId folded_bn) {
     }
     for (int64_t c = 0; c < m; ++c) bias[c] = bias[c] * a.scale[c] + a.shift[c];
     output = bn.outputs[0];
+  }
+  // alpha * (w . x + b) + beta computed as (alpha w) . x + (alpha b + beta).
+  if (p.out_scale != 1.f || p.out_shift != 0.f) {
+    for (float& f : filter) f *= p.out_scale;
+    for (float& b : bias) b = b * p.out_scale + p.out_shift;
   }
 
   HS_ASSIGN_OR_RETURN(const uint32_t input_id, activation(node.inputs[0]));
@@ -220,6 +226,24 @@ Status SubgraphLowering::define_conv_core(const ConvParams& p, uint32_t input_id
                                 static_cast<size_t>(m / p.groups), p.clamp.min, p.clamp.max, input_id, filter_id,
                                 bias_id, output_id, 0),
       "xnn_define_convolution_2d");
+}
+
+Status SubgraphLowering::define_conv_transpose(const Node& node) {
+  HS_ASSIGN_OR_RETURN(const ConvTransposeParams p, read_conv_transpose(graph_, node));
+  const Window2d& win = p.window;
+  HS_ASSIGN_OR_RETURN(const uint32_t input_id, activation(node.inputs[0]));
+  HS_ASSIGN_OR_RETURN(const uint32_t output_id, activation(node.outputs[0]));
+  HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
+                      static_value(p.filter, {size_t(p.groups * p.group_out), win.kernel_h, win.kernel_w,
+                                              size_t(p.group_in)}));
+  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(p.bias, {p.bias.size()}));
+  return check_xnn(xnn_define_deconvolution_2d(subgraph_, win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
+                                               p.adjustment_h, p.adjustment_w, win.kernel_h, win.kernel_w,
+                                               win.stride_h, win.stride_w, win.dilation_h, win.dilation_w,
+                                               static_cast<uint32_t>(p.groups), static_cast<size_t>(p.group_in),
+                                               static_cast<size_t>(p.group_out), kNoMin, kNoMax, input_id, filter_id,
+                                               bias_id, output_id, 0),
+                   "xnn_define_deconvolution_2d");
 }
 
 Status SubgraphLowering::define_pool(const Node& node) {
@@ -299,6 +323,15 @@ Status SubgraphLowering::define_unary(const Node& node) {
   if (op == "Ceil") return check_xnn(xnn_define_ceiling(subgraph_, x, y, 0), "xnn_define_ceiling");
   // ONNX Round rounds halves to even, as XNNPACK's bankers' rounding.
   if (op == "Round") return check_xnn(xnn_define_bankers_rounding(subgraph_, x, y, 0), "xnn_define_bankers_rounding");
+  if (op == "HardSigmoid") {
+    HS_ASSIGN_OR_RETURN(const ChannelAffine a, read_hard_sigmoid(node));
+    HS_ASSIGN_OR_RETURN(const uint32_t alpha, static_value(a.scale, {1}));
+    HS_ASSIGN_OR_RETURN(const uint32_t beta, static_value(a.shift, {1}));
+    HS_ASSIGN_OR_RETURN(const uint32_t scaled, internal_value(dims_of(node.outputs[0])));
+    HS_RETURN_IF_ERROR(
+        check_xnn(xnn_define_multiply2(subgraph_, kNoMin, kNoMax, x, alpha, scaled, 0), "xnn_define_multiply2"));
+    return check_xnn(xnn_define_add2(subgraph_, 0.f, 1.f, scaled, beta, y, 0), "xnn_define_add2");
+  }
   if (op == "LeakyRelu") {
     HS_ASSIGN_OR_RETURN(const float alpha, node.attrs.get_float("alpha", 0.01f));
     return check_xnn(xnn_define_leaky_relu(subgraph_, alpha, x, y, 0), "xnn_define_leaky_relu");

@@ -57,6 +57,7 @@ class SubgraphLowering {
   Status define_conv(const Node& node, NodeId folded_bn);
   Status define_conv_core(const ConvParams& p, uint32_t input_id, uint32_t output_id, std::vector<float> filter,
                           std::vector<float> bias);
+  Status define_conv_transpose(const Node& node);
   Status define_pool(const Node& node);
   Status define_global_average_pool(const Node& node);
   Status define_resize(const Node& node);

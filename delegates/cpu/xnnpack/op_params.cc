@@ -7,6 +7,7 @@
 #include <string>
 
 #include "delegates/cpu/kernels/kernel_util.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched::cpu::xnnpack {
 
@@ -65,7 +66,12 @@ Status read_conv_activation(const Node& node, ConvParams& p) {
       p.then = a;
       return Status::ok();
     case FusedActivation::Kind::kHardSigmoid:
-      break;
+      if (!std::isfinite(a.alpha) || !std::isfinite(a.beta))
+        return unsupported("fused HardSigmoid with a non-finite alpha or beta");
+      p.out_scale = a.alpha;
+      p.out_shift = a.beta;
+      p.clamp = Clamp{0.f, 1.f};
+      return Status::ok();
   }
   return unsupported("fused activation " + fused_activation_name(a.kind) + " has no XNNPACK equivalent");
 }
@@ -118,6 +124,57 @@ Result<ConvParams> read_conv(const Graph& graph, const Node& node) {
   p.window = to_window(g);
   p.depthwise = p.groups > 1 && p.groups == p.in_channels;
   HS_RETURN_IF_ERROR(read_conv_activation(node, p));
+  return p;
+}
+
+Result<ConvTransposeParams> read_conv_transpose(const Graph& graph, const Node& node) {
+  const TensorType& x = input_type(graph, node, 0);
+  if (x.rank() != 4)
+    return unsupported("only 2-D transposed convolutions (rank-4 X) map to XNNPACK, got X " + x.to_string());
+  const Tensor* w = constant_input(graph, node, 1);
+  if (!w) return unsupported("W is computed at run time; XNNPACK packs constant weights only");
+  if (w->dtype() != DType::kFloat32 || w->shape().size() != 4)
+    return unsupported("W must be f32 of rank 4, got " + w->type().to_string());
+  HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry g, conv_transpose_geometry(node.attrs, x.shape, w->shape()));
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0)
+      return unsupported("negative pads (output_shape beyond the full result) have no XNNPACK equivalent");
+    if (g.output_padding[i] >= g.strides[i])
+      return unsupported("output_padding not below the stride has no XNNPACK equivalent");
+  }
+  ConvTransposeParams p;
+  p.groups = g.group;
+  p.group_in = x.shape[1] / g.group;
+  p.group_out = g.out_channels / g.group;
+  Window2d& win = p.window;
+  win.kernel_h = static_cast<uint32_t>(g.kernel[0]);
+  win.kernel_w = static_cast<uint32_t>(g.kernel[1]);
+  win.stride_h = static_cast<uint32_t>(g.strides[0]);
+  win.stride_w = static_cast<uint32_t>(g.strides[1]);
+  win.dilation_h = static_cast<uint32_t>(g.dilations[0]);
+  win.dilation_w = static_cast<uint32_t>(g.dilations[1]);
+  win.pad_top = static_cast<uint32_t>(g.pad_begin[0]);
+  win.pad_left = static_cast<uint32_t>(g.pad_begin[1]);
+  win.pad_bottom = static_cast<uint32_t>(g.pad_end[0]);
+  win.pad_right = static_cast<uint32_t>(g.pad_end[1]);
+  p.adjustment_h = static_cast<uint32_t>(g.output_padding[0]);
+  p.adjustment_w = static_cast<uint32_t>(g.output_padding[1]);
+  p.bias.assign(static_cast<size_t>(g.out_channels), 0.f);
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+    HS_ASSIGN_OR_RETURN(const float* bias, channel_constant(graph, node, 2, g.out_channels, "bias B"));
+    p.bias.assign(bias, bias + g.out_channels);
+  }
+  // ONNX W is [C, M/group, kH, kW]: input channel g*Cg+i, output channel
+  // o of group g. XNNPACK wants [g*Mg+o, kH, kW, i].
+  const std::vector<float> src = w->to_float_vector();
+  const int64_t taps = g.kernel[0] * g.kernel[1];
+  p.filter.resize(src.size());
+  for (int64_t grp = 0; grp < p.groups; ++grp)
+    for (int64_t i = 0; i < p.group_in; ++i)
+      for (int64_t o = 0; o < p.group_out; ++o)
+        for (int64_t t = 0; t < taps; ++t)
+          p.filter[((grp * p.group_out + o) * taps + t) * p.group_in + i] =
+              src[((grp * p.group_in + i) * p.group_out + o) * taps + t];
   return p;
 }
 
@@ -289,6 +346,13 @@ Result<ChannelAffine> read_batch_norm(const Graph& graph, const Node& node) {
     a.shift[c] = beta[c] - mean[c] * a.scale[c];
   }
   return a;
+}
+
+Result<ChannelAffine> read_hard_sigmoid(const Node& node) {
+  HS_ASSIGN_OR_RETURN(const float alpha, node.attrs.get_float("alpha", 0.2f));
+  HS_ASSIGN_OR_RETURN(const float beta, node.attrs.get_float("beta", 0.5f));
+  if (!std::isfinite(alpha) || !std::isfinite(beta)) return unsupported("a non-finite alpha or beta");
+  return ChannelAffine{{alpha}, {beta}};
 }
 
 Result<PadParams> read_pad(const Graph& graph, const Node& node) {

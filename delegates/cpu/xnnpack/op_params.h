@@ -42,12 +42,31 @@ struct ConvParams {
   // 1HWO, output channel c*multiplier + j reads input channel c).
   bool depthwise = false;
   // A fused activation (graph/passes/fused_activation.h): Relu and Clip
-  // become the convolution's own output clamp; Sigmoid, HardSwish and
+  // become the convolution's own output clamp; HardSigmoid too, as
+  // clamp(alpha * y + beta, 0, 1) with alpha and beta folded into the
+  // filter and bias (`out_scale`, `out_shift`); Sigmoid, HardSwish and
   // LeakyRelu follow it as a separate XNNPACK node (`then`).
   Clamp clamp;
+  float out_scale = 1.f;
+  float out_shift = 0.f;
   FusedActivation then;
 };
 Result<ConvParams> read_conv(const Graph& graph, const Node& node);
+
+// ConvTranspose over a rank-4 X as XNNPACK's deconvolution: filter laid
+// out [M, kH, kW, C/group] per its contract, bias [M] (zeros when absent).
+// XNNPACK's adjustment is ONNX's output_padding and must stay below the
+// stride; negative pads (an output_shape beyond the full result) have no
+// XNNPACK form.
+struct ConvTransposeParams {
+  Window2d window;  // stride = XNNPACK's upsampling
+  uint32_t adjustment_h = 0, adjustment_w = 0;
+  int64_t groups = 1;
+  int64_t group_in = 0, group_out = 0;
+  std::vector<float> filter;
+  std::vector<float> bias;
+};
+Result<ConvTransposeParams> read_conv_transpose(const Graph& graph, const Node& node);
 
 // MaxPool and AveragePool. ONNX's ceil_mode becomes extra end padding: the
 // rounded-up last window then fits, and XNNPACK ignores padded taps (max)
@@ -84,6 +103,10 @@ struct ChannelAffine {
   std::vector<float> shift;
 };
 Result<ChannelAffine> read_batch_norm(const Graph& graph, const Node& node);
+
+// HardSigmoid's alpha and beta as a one-element scale and shift; XNNPACK
+// runs it as clamp(x * alpha + beta, 0, 1).
+Result<ChannelAffine> read_hard_sigmoid(const Node& node);
 
 // Pad in constant mode with constant, non-negative pads: per dim of the
 // graph's order, the elements added before and after.
