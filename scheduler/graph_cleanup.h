@@ -12,6 +12,8 @@ struct CleanupStats {
   int folded = 0;              // nodes evaluated into constants
   int identities_removed = 0;  // Identity / Dropout nodes removed
   int batch_norms_folded = 0;  // BatchNormalization folded into Conv
+  int affine_folded = 0;       // Mul/Add/Sub/Div by constants folded into Conv
+  int hard_swishes_fused = 0;  // elementwise HardSwish patterns made one node
   int activations_fused = 0;   // activations fused into Conv
   int dead_removed = 0;        // nodes nothing reads
 };
@@ -22,9 +24,13 @@ struct CleanupStats {
 //     collapse into constants; every remaining node gets its types).
 //  3. remove Identity and inference Dropout nodes.
 //  4. fold BatchNormalization into the Conv before it.
-//  5. fuse activations into the Conv before them (after 4, so that
-//     Conv → BN → Relu fuses both).
-//  6. remove nodes nothing reads.
+//  5. fold per-channel Mul/Add/Sub/Div by constants into the Conv before
+//     them (fold_conv_affine.h).
+//  6. rewrite x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x) into
+//     HardSwish (fuse_hard_swish.h).
+//  7. fuse activations into the Conv before them (after 4-6, so that
+//     Conv → BN → Mul → Add → HardSwish fuses all of them).
+//  8. remove nodes nothing reads.
 // After: the graph is ready for check_graph, with the same outputs (names
 // included) and the same results up to float rounding.
 Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes);

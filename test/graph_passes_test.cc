@@ -14,7 +14,9 @@
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/dead_nodes.h"
 #include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fold_conv_affine.h"
 #include "graph/passes/fuse_conv_activation.h"
+#include "graph/passes/fuse_hard_swish.h"
 #include "graph/passes/fused_activation.h"
 #include "graph/passes/remove_identity.h"
 #include "scheduler/cpu_reference.h"
@@ -130,6 +132,132 @@ TEST(GraphPassesTest, BatchNormStaysWhenTheConvOutputHasAnotherReader) {
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   Graph after = expect_same_results(*g, fold_batch_norm_into_conv, 0);
   EXPECT_EQ(count_op(after, "BatchNormalization"), 1);
+}
+
+// --- fold_conv_affine ----------------------------------------------------------------------
+
+TEST(GraphPassesTest, ConvAffineFoldsPerChannelMulThenScalarAdd) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Mul", {add_conv(b, x, true), b.constant("s", random_tensor({1, 4, 1, 1}, 21, -2.f, 2.f))});
+  y = b.op("Add", {y, b.constant_f32("t", {}, {0.75f})}, {}, "shift");
+  b.output(y);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_conv_affine, 2);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "Conv");
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"shift_out"});
+}
+
+TEST(GraphPassesTest, ConvAffineFoldsSubAndDivIntoAConvWithoutBias) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Sub", {add_conv(b, x, false), b.constant("t", random_tensor({4, 1, 1}, 22))});
+  y = b.op("Div", {y, b.constant_f32("d", {1}, {-2.5f})});
+  b.output(y);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_conv_affine, 2);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).inputs.size(), 3u);  // the folded bias is new
+}
+
+TEST(GraphPassesTest, ConvAffineFoldsAConstantOnTheLeftOfMul) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  b.output(b.op("Mul", {b.constant_f32("s", {}, {3.f}), add_conv(b, x, true)}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_conv_affine, 1);
+  EXPECT_EQ(after.num_nodes(), 1u);
+}
+
+TEST(GraphPassesTest, ConvAffineLeavesWhatIsNotAPerChannelStep) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  // constant minus the Conv output: not x * s + t of the Conv output
+  b.output(b.op("Sub", {b.constant_f32("c", {}, {1.f}), add_conv(b, x, true, "conv_a")}));
+  // a per-pixel constant
+  b.output(b.op("Mul", {add_conv(b, x, true, "conv_b"), b.constant("p", random_tensor({1, 1, 6, 6}, 23))}));
+  // the Conv already carries an activation
+  const ValueId relu = b.op("Relu", {add_conv(b, x, true, "conv_c")});
+  b.output(b.op("Add", {relu, b.constant_f32("t", {}, {1.f})}));
+  // the Conv output has a second reader
+  const ValueId shared = add_conv(b, x, true, "conv_d");
+  b.output(b.op("Mul", {shared, b.constant_f32("s", {}, {2.f})}));
+  b.output(shared);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  ASSERT_TRUE(fuse_conv_activation(*g).is_ok());
+  Graph after = expect_same_results(*g, fold_conv_affine, 0);
+  EXPECT_EQ(after.num_nodes(), g->num_nodes());
+}
+
+// --- fuse_hard_swish -----------------------------------------------------------------------------
+
+TEST(GraphPassesTest, HardSwishFusesFromAddClipMulDiv) {
+  GraphBuilder b("g");
+  b.raw().set_opset(11);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId a = b.op("Add", {x, b.constant_f32("three", {}, {3.f})});
+  const ValueId c = b.op("Clip", {a, b.constant_f32("lo", {}, {0.f}), b.constant_f32("hi", {}, {6.f})});
+  const ValueId m = b.op("Mul", {x, c});
+  b.output(b.op("Div", {m, b.constant_f32("six", {}, {6.f})}, {}, "hs"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_hard_swish, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "HardSwish");
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"hs_out"});
+}
+
+TEST(GraphPassesTest, HardSwishFusesWithSwappedOperandsAndASixthAtOpset10) {
+  GraphBuilder b("g");
+  b.raw().set_opset(10);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId a = b.op("Add", {b.constant_f32("three", {1}, {3.f}), x});
+  const ValueId c = b.op("Clip", {a}, {{"min", 0.f}, {"max", 6.f}});
+  const ValueId m = b.op("Mul", {c, x});
+  b.output(b.op("Mul", {b.constant_f32("sixth", {}, {1.f / 6.f}), m}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_hard_swish, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "HardSwish");
+}
+
+TEST(GraphPassesTest, HardSwishFusesFromXTimesHardSigmoid) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});
+  const ValueId h = b.op("HardSigmoid", {x}, {{"alpha", 1.f / 6.f}, {"beta", 0.5f}});
+  b.output(b.op("Mul", {x, h}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_hard_swish, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "HardSwish");
+}
+
+TEST(GraphPassesTest, HardSwishDoesNotFuseOtherConstantsOrSharedValues) {
+  GraphBuilder b("g");
+  b.raw().set_opset(11);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  // Clip to 5, not 6
+  const ValueId a1 = b.op("Add", {x, b.constant_f32("three", {}, {3.f})});
+  const ValueId c1 = b.op("Clip", {a1, b.constant_f32("lo", {}, {0.f}), b.constant_f32("five", {}, {5.f})});
+  b.output(b.op("Div", {b.op("Mul", {x, c1}), b.constant_f32("six", {}, {6.f})}));
+  // the clipped value is read twice
+  const ValueId a2 = b.op("Add", {x, b.constant_f32("three2", {}, {3.f})});
+  const ValueId c2 = b.op("Clip", {a2, b.constant_f32("lo2", {}, {0.f}), b.constant_f32("six2", {}, {6.f})});
+  b.output(b.op("Div", {b.op("Mul", {x, c2}), b.constant_f32("six3", {}, {6.f})}));
+  b.output(c2);
+  // HardSigmoid of the default alpha 0.2
+  b.output(b.op("Mul", {x, b.op("HardSigmoid", {x})}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_hard_swish, 0);
+  EXPECT_EQ(count_op(after, "HardSwish"), 0);
 }
 
 // --- fuse_conv_activation ---------------------------------------------------------------------
@@ -391,6 +519,39 @@ TEST(GraphPassesTest, CleanupRunsEveryPassAndKeepsResults) {
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   ASSERT_TRUE(got.is_ok()) << got.status().message();
   expect_close(*want, *got);
+}
+
+// PP-OCRv4's block: Conv, a learnable affine step, HardSwish written out.
+TEST(GraphPassesTest, CleanupTurnsConvAffineAndWrittenOutHardSwishIntoOneConv) {
+  GraphBuilder b("g");
+  b.raw().set_opset(11);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Mul", {add_conv(b, x, true), b.constant_f32("s", {1}, {1.5f})});
+  y = b.op("Add", {y, b.constant_f32("t", {1}, {-0.25f})});
+  const ValueId a = b.op("Add", {y, b.constant_f32("three", {}, {3.f})});
+  const ValueId c = b.op("Clip", {a, b.constant_f32("lo", {}, {0.f}), b.constant_f32("hi", {}, {6.f})});
+  b.output(b.op("Div", {b.op("Mul", {y, c}), b.constant_f32("six", {}, {6.f})}, {}, "out"));
+  Graph g = std::move(b.raw());
+  Graph cleaned = g;
+  auto stats = cleanup_graph(cleaned, {});
+  ASSERT_TRUE(stats.is_ok()) << stats.status().message();
+  EXPECT_EQ(stats->affine_folded, 2);
+  EXPECT_EQ(stats->hard_swishes_fused, 1);
+  EXPECT_EQ(stats->activations_fused, 1);
+  ASSERT_TRUE(check_graph(cleaned).is_ok());
+  ASSERT_EQ(cleaned.num_nodes(), 1u);
+  EXPECT_EQ(cleaned.node(0).attrs.get_string(kActivationAttr, "").value(), "HardSwish");
+  EXPECT_EQ(output_names(cleaned), std::vector<std::string>{"out_out"});
+  ASSERT_TRUE(apply_input_shapes(g, {}).is_ok());
+  ASSERT_TRUE(check_graph(g).is_ok());
+  for (uint32_t seed : {3u, 9u}) {
+    auto inputs = random_inputs(g, seed);
+    auto want = run_graph_reference(g, inputs);
+    auto got = run_graph_reference(cleaned, inputs);
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    expect_close(*want, *got);
+  }
 }
 
 }  // namespace
