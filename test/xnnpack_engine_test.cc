@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -186,6 +187,54 @@ TEST(XnnpackPlanTest, ReshapeAloneStaysPortable) {
   EXPECT_NE(plan.portable[1].reason.find("re-labelling ops alone"), std::string::npos);
 }
 
+// x -> Conv (stride 2) -> nearest Resize x2 -> Add(Conv of x) -> Concat(that
+// Conv) along channels -> Conv 1x1: a feature-pyramid step. Resize and
+// Concat have no XNNPACK mapping but an NHWC kernel, and every value
+// around them is written and read in NHWC. With `expose_resize` the Resize
+// output is an island output too, which must be in graph order.
+Result<Graph> pyramid_island(bool expose_resize) {
+  GraphBuilder b("pyramid");
+  b.raw().set_opset(13);
+  const ValueId x = b.input("x", f32({1, 4, 10, 12}));
+  const ValueId hi = b.op("Conv", {x, b.constant("wh", random_tensor({6, 4, 3, 3}, 21))}, {{"pads", Ints{1, 1, 1, 1}}},
+                          "conv_hi");
+  const ValueId lo = b.op("Conv", {x, b.constant("wl", random_tensor({6, 4, 3, 3}, 22))},
+                          {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, "conv_lo");
+  const ValueId up = b.op("Resize", {lo, b.constant_f32("roi", {0}, {}), b.constant_f32("scales", {4}, {1, 1, 2, 2})},
+                          {{"mode", std::string("nearest")}}, "resize");
+  const ValueId sum = b.op("Add", {hi, up}, {}, "add");
+  const ValueId cat = b.op("Concat", {sum, hi}, {{"axis", int64_t{1}}}, "concat");
+  b.output(b.op("Conv", {cat, b.constant("wo", random_tensor({3, 12, 1, 1}, 23))}, {}, "conv_out"));
+  if (expose_resize) b.output(up);
+  return b.build();
+}
+
+TEST(XnnpackPlanTest, ResizeAndConcatBetweenSegmentsRunInNhwc) {
+  auto g = pyramid_island(false);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const EnginePlan plan = plan_engine(*g);
+  std::vector<std::string> nhwc_nodes;
+  std::set<ValueId> resident;
+  for (const auto& step : plan.steps) {
+    if (step.nhwc) nhwc_nodes.push_back(g->node(step.nodes[0]).name);
+    resident.insert(step.resident_nhwc.begin(), step.resident_nhwc.end());
+  }
+  EXPECT_EQ(nhwc_nodes, (std::vector<std::string>{"resize", "concat"}));
+  for (const char* producer : {"conv_lo", "resize", "add", "concat"})
+    EXPECT_TRUE(resident.count(g->node(g->find_node(producer)).outputs[0])) << producer;
+  EXPECT_FALSE(resident.count(g->find_value("x")));
+}
+
+TEST(XnnpackPlanTest, ResizeWithAGraphOutputStaysInGraphOrder) {
+  auto g = pyramid_island(true);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const EnginePlan plan = plan_engine(*g);
+  for (const auto& step : plan.steps)
+    if (step.nhwc) {
+      EXPECT_NE(g->node(step.nodes[0]).name, "resize");
+    }
+}
+
 // --- Running ----------------------------------------------------------------------
 
 class XnnpackThreadsTest : public ::testing::TestWithParam<int> {};
@@ -231,6 +280,21 @@ TEST_P(XnnpackThreadsTest, ResidualBlockMatchesPortable) {
   EXPECT_EQ(xnn->coverage.xnnpack_ops, 7);
   EXPECT_EQ(xnn->coverage.xnnpack_segments, 1);
   expect_close(xnn->outputs[0], portable->outputs[0]);
+}
+
+TEST_P(XnnpackThreadsTest, PyramidWithNhwcResizeAndConcatMatchesPortable) {
+  for (bool expose : {false, true}) {
+    auto g = pyramid_island(expose);
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    const std::vector<Tensor> in{random_tensor({1, 4, 10, 12}, 1)};
+    auto xnn = run_engine(*g, in, "xnnpack", GetParam());
+    ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
+    auto portable = run_engine(*g, in, "portable", GetParam());
+    ASSERT_TRUE(portable.is_ok()) << portable.status().message();
+    EXPECT_EQ(xnn->coverage.portable_ops, 2);
+    ASSERT_EQ(xnn->outputs.size(), portable->outputs.size());
+    for (size_t i = 0; i < xnn->outputs.size(); ++i) expect_close(xnn->outputs[i], portable->outputs[i]);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, XnnpackThreadsTest, ::testing::Values(1, 2),

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/xnnpack/nhwc_ops.h"
 #include "delegates/cpu/xnnpack/segment.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
@@ -29,10 +30,12 @@ struct PreparedNode {
   std::vector<Tensor*> outputs;
 };
 
-// One step of a run: a portable node, or an XNNPACK segment.
+// One step of a run: a portable node, an XNNPACK segment, or a node on
+// its NHWC kernel between segments.
 struct Step {
   PreparedNode portable{};
   std::unique_ptr<xnnpack::Segment> segment;
+  std::unique_ptr<xnnpack::NhwcNode> nhwc;
 };
 
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
@@ -65,6 +68,8 @@ class CpuIslandHandle final : public IslandHandle {
       for (Step& step : steps_) {
         if (step.segment) {
           status = step.segment->run();
+        } else if (step.nhwc) {
+          status = step.nhwc->run();
         } else {
           const PreparedNode& p = step.portable;
           KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
@@ -112,11 +117,19 @@ class CpuIslandHandle final : public IslandHandle {
     }
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
-    for (const xnnpack::EngineStep& step : plan.steps) {
+    std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
+    bool any_failed = false;
+    for (size_t i = 0; i < plan.steps.size(); ++i) any_failed = any_failed || (plan.steps[i].xnnpack && !segments[i].is_ok());
+    if (any_failed && xnnpack::drop_nhwc_steps(plan)) {
+      // Values kept NHWC assume every segment around them runs on XNNPACK.
+      segments = create_segments(plan, tensor_of);
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const xnnpack::EngineStep& step = plan.steps[i];
       if (step.xnnpack) {
-        auto segment = xnnpack::Segment::create(graph_, step, threadpool_.get(), tensor_of);
+        auto& segment = segments[i];
         if (segment.is_ok()) {
-          steps_.push_back(Step{{}, std::move(segment).value()});
+          steps_.push_back(Step{{}, std::move(segment).value(), nullptr});
           coverage_.xnnpack_ops += static_cast<int>(step.nodes.size());
           ++coverage_.xnnpack_segments;
           continue;
@@ -125,9 +138,20 @@ class CpuIslandHandle final : public IslandHandle {
                      "kernels: {}",
                      island_id_, step.nodes.size(), segment.status().message());
       }
+      if (step.nhwc) {
+        // The plan only makes NHWC steps between segments, so the thread
+        // pool exists; the node's values are NHWC and have no other reader.
+        HS_ASSIGN_OR_RETURN(auto node,
+                            xnnpack::NhwcNode::create(graph_, graph_.node(step.nodes[0]), threadpool_.get(), tensor_of));
+        steps_.push_back(Step{{}, nullptr, std::move(node)});
+        ++coverage_.portable_ops;
+        spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
+                      graph_.describe_node(step.nodes[0]));
+        continue;
+      }
       for (NodeId n : step.nodes) {
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
-        steps_.push_back(Step{std::move(p), nullptr});
+        steps_.push_back(Step{std::move(p), nullptr, nullptr});
         ++coverage_.portable_ops;
       }
     }
@@ -138,6 +162,20 @@ class CpuIslandHandle final : public IslandHandle {
       for (const xnnpack::PortableReason& r : plan.portable)
         spdlog::debug("[CPU] island {}: {} on portable: {}", island_id_, graph_.describe_node(r.node), r.reason);
     return Status::ok();
+  }
+
+  // One entry per plan step: the segment, or why it could not be created
+  // (also for portable steps, which have none).
+  std::vector<Result<std::unique_ptr<xnnpack::Segment>>> create_segments(const xnnpack::EnginePlan& plan,
+                                                                          const xnnpack::Segment::TensorOf& tensor_of) {
+    std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments;
+    for (const xnnpack::EngineStep& step : plan.steps) {
+      if (step.xnnpack)
+        segments.push_back(xnnpack::Segment::create(graph_, step, threadpool_.get(), tensor_of));
+      else
+        segments.push_back(unsupported("not an XNNPACK step"));
+    }
+    return segments;
   }
 
   xnnpack::EnginePlan plan_for(CpuEngine engine) const {

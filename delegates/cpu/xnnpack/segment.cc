@@ -43,7 +43,8 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
   auto bind = [&](ValueId v, bool is_input) {
     Binding b;
     b.tensor = &tensor_of(v);
-    b.nhwc = step.layouts.at(v) == TensorLayout::kNhwc;
+    // A resident value already holds NHWC data in the island's tensor.
+    b.nhwc = step.layouts.at(v) == TensorLayout::kNhwc && !step.resident_nhwc.count(v);
     if (b.nhwc) {
       const Shape& s = b.tensor->shape();
       b.batch = s[0];

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "delegates/cpu/xnnpack/coverage.h"
+#include "delegates/cpu/xnnpack/nhwc_ops.h"
 
 namespace hetsched::cpu::xnnpack {
 
@@ -40,7 +41,7 @@ std::vector<NodeCoverage> judge_nodes(const Graph& graph) {
 
 // Whether an elementwise node free to pick its order should pick NHWC:
 // yes when a covered consumer, through a chain of other elementwise nodes,
-// needs NHWC. Otherwise the graph's order saves the conversions.
+// needs NHWC, or a consumer has an NHWC kernel (nhwc_ops.h). Otherwise the graph's order saves the conversions.
 class NhwcPreference {
  public:
   NhwcPreference(const Graph& graph, const std::vector<NodeCoverage>& coverage)
@@ -56,6 +57,8 @@ class NhwcPreference {
     for (ValueId out : graph_.node(node).outputs)
       for (NodeId c : consumers_[out]) {
         const NodeCoverage& cov = coverage_[c];
+        // A portable node with an NHWC kernel may take NHWC (pass 4).
+        if (!cov.covered && nhwc_kernel_supports(graph_, graph_.node(c)).is_ok()) wants = true;
         if (!cov.covered) continue;
         if (cov.layout == LayoutNeed::kNhwc || (cov.layout == LayoutNeed::kAny && wants_nhwc(c))) wants = true;
       }
@@ -115,7 +118,7 @@ bool place_node(const Graph& graph, NodeId id, const NodeCoverage& cov, NhwcPref
 }
 
 void add_portable(std::vector<EngineStep>& steps, NodeId node) {
-  if (steps.empty() || steps.back().xnnpack) steps.push_back(EngineStep{});
+  if (steps.empty() || steps.back().xnnpack || steps.back().nhwc) steps.push_back(EngineStep{});
   steps.back().nodes.push_back(node);
 }
 
@@ -191,6 +194,80 @@ void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
   }
 }
 
+// Pass 4: NHWC steps for the portable nodes that have an NHWC kernel and
+// sit between NHWC readers and writers only.
+void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& steps) {
+  std::vector<int> step_of(graph.num_nodes(), -1);
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
+  std::set<NodeId> candidates;
+  for (const EngineStep& step : steps)
+    if (!step.xnnpack)
+      for (NodeId n : step.nodes)
+        if (nhwc_kernel_supports(graph, graph.node(n)).is_ok()) candidates.insert(n);
+  if (candidates.empty()) return;
+  const std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
+  auto segment_nhwc = [&](NodeId n, ValueId v) {
+    const EngineStep& step = steps[static_cast<size_t>(step_of[n])];
+    auto it = step.layouts.find(v);
+    return step.xnnpack && it != step.layouts.end() && it->second == TensorLayout::kNhwc;
+  };
+  auto resident = [&](ValueId v) {
+    const Value& value = graph.value(v);
+    if (value.is_constant() || value.producer == kNoNode || graph_outputs.count(v) || !is_rank4(graph, v)) return false;
+    if (!candidates.count(value.producer) && !segment_nhwc(value.producer, v)) return false;
+    const std::vector<NodeId> readers = graph.consumers(v);
+    if (readers.empty()) return false;
+    for (NodeId r : readers)
+      if (!candidates.count(r) && !segment_nhwc(r, v)) return false;
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = candidates.begin(); it != candidates.end();) {
+      const Node& node = graph.node(*it);
+      bool all = resident(node.outputs[0]);
+      for (ValueId v : activations(graph, node)) all = all && resident(v);
+      if (all) {
+        ++it;
+      } else {
+        it = candidates.erase(it);
+        changed = true;
+      }
+    }
+  }
+  if (candidates.empty()) return;
+  // All resident sets first: resident() reads the other steps' layouts.
+  std::vector<std::set<ValueId>> resident_sets(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (!steps[s].xnnpack) continue;
+    for (ValueId v : steps[s].inputs)
+      if (resident(v)) resident_sets[s].insert(v);
+    for (ValueId v : steps[s].outputs)
+      if (resident(v)) resident_sets[s].insert(v);
+  }
+  std::vector<EngineStep> split;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    EngineStep& step = steps[s];
+    if (step.xnnpack) {
+      step.resident_nhwc = std::move(resident_sets[s]);
+      split.push_back(std::move(step));
+      continue;
+    }
+    for (NodeId n : step.nodes) {
+      if (candidates.count(n)) {
+        EngineStep nhwc_step;
+        nhwc_step.nhwc = true;
+        nhwc_step.nodes = {n};
+        split.push_back(std::move(nhwc_step));
+      } else {
+        add_portable(split, n);
+      }
+    }
+  }
+  steps = std::move(split);
+}
+
 }  // namespace
 
 int EnginePlan::xnnpack_ops() const {
@@ -216,7 +293,18 @@ EnginePlan plan_engine(const Graph& graph) {
   const std::vector<NodeCoverage> coverage = judge_nodes(graph);
   plan.steps = form_segments(graph, coverage, plan.portable);
   find_boundaries(graph, plan.steps);
+  keep_nhwc_across_portable(graph, plan.steps);
   return plan;
+}
+
+bool drop_nhwc_steps(EnginePlan& plan) {
+  bool any = false;
+  for (EngineStep& step : plan.steps) {
+    any = any || step.nhwc || !step.resident_nhwc.empty();
+    step.nhwc = false;
+    step.resident_nhwc.clear();
+  }
+  return any;
 }
 
 EnginePlan portable_plan(const Graph& graph, const std::string& reason) {

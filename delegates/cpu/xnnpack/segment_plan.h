@@ -4,10 +4,12 @@
 //
 // Values cross between steps in the graph's own (NCHW) order, as the
 // portable kernels read them; a segment converts its rank-4 NHWC inputs on
-// the way in and its NHWC outputs on the way out, and nowhere else.
+// the way in and its NHWC outputs on the way out, and nowhere else. The
+// exception: values between segments and NHWC steps (pass 4) stay NHWC.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,11 +20,17 @@ namespace hetsched::cpu::xnnpack {
 
 struct EngineStep {
   bool xnnpack = false;
+  // Portable steps only: the step's one node runs on its NHWC kernel
+  // (nhwc_ops.h) over values kept NHWC by the segments around it.
+  bool nhwc = false;
   std::vector<NodeId> nodes;  // in graph order
   // XNNPACK steps only:
   std::map<ValueId, TensorLayout> layouts;  // every non-constant value the segment reads or writes
   std::vector<ValueId> inputs;              // read from outside the segment, in first-use order
   std::vector<ValueId> outputs;             // written here and read after the segment, by the island's caller, or by nobody
+  // Inputs and outputs that stay NHWC in the island's tensors (read or
+  // written by NHWC steps only), so the segment does not convert them.
+  std::set<ValueId> resident_nhwc;
 };
 
 struct PortableReason {
@@ -46,8 +54,17 @@ struct EnginePlan {
 //      given one layout; a node whose inputs' layouts disagree with what it
 //      needs starts a new segment; a segment of re-labelling ops alone goes
 //      back to portable;
-//   3. boundaries: each segment's input and output values.
+//   3. boundaries: each segment's input and output values;
+//   4. NHWC across portable nodes: a portable node with an NHWC kernel
+//      (nhwc_ops.h) whose inputs and output are all written and read in
+//      NHWC (by segments, or by other such nodes) becomes an NHWC step of
+//      its own, and those values stay NHWC between the steps.
 EnginePlan plan_engine(const Graph& graph);
+
+// Turns `plan`'s NHWC steps back into portable steps and clears every
+// segment's resident_nhwc (for when a segment falls back to the portable
+// kernels). Returns whether there was any.
+bool drop_nhwc_steps(EnginePlan& plan);
 
 // A plan that runs every node on the portable kernels, each with `reason`.
 EnginePlan portable_plan(const Graph& graph, const std::string& reason);

@@ -1,0 +1,49 @@
+// Portable ops run on NHWC data between two XNNPACK segments, so that the
+// values around them need no NCHW <-> NHWC conversion: Concat along the
+// channels and nearest Resize, which this XNNPACK snapshot lacks.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "hetsched/status.h"
+
+namespace hetsched::cpu::xnnpack {
+
+// Whether `node` has an NHWC kernel here: Concat of rank-4 f32 run-time
+// values along axis 1, or nearest Resize of a rank-4 f32 value on H and W
+// (opset 11 and later). kUnsupported with the reason otherwise.
+Status nhwc_kernel_supports(const Graph& graph, const Node& node);
+
+class NhwcNode {
+ public:
+  // The island's tensor for a value; it holds NHWC data for this node's
+  // inputs and output although its shape says NCHW.
+  using TensorOf = std::function<Tensor&(ValueId)>;
+  // Needs nhwc_kernel_supports(graph, node) to have passed. `pool` is not
+  // retained and may be nullptr (the calling thread).
+  static Result<std::unique_ptr<NhwcNode>> create(const Graph& graph, const Node& node, pthreadpool_t pool,
+                                                  const TensorOf& tensor_of);
+  Status run();
+
+ private:
+  NhwcNode() = default;
+  static void concat_rows(void* context, size_t pixel_block);
+  static void resize_row(void* context, size_t row);
+
+  bool concat_ = false;
+  pthreadpool_t pool_ = nullptr;
+  std::vector<const Tensor*> inputs_;
+  std::vector<int64_t> channels_;  // per input (Concat)
+  Tensor* output_ = nullptr;
+  int64_t batch_ = 0, out_channels_ = 0, pixels_ = 0;  // Concat: pixels = N*H*W
+  int64_t in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
+  std::vector<int64_t> src_row_, src_col_;  // Resize: the input row / column of each output one
+};
+
+}  // namespace hetsched::cpu::xnnpack
