@@ -14,6 +14,7 @@ struct CleanupStats {
   int batch_norms_folded = 0;  // BatchNormalization folded into Conv
   int affine_folded = 0;       // Mul/Add/Sub/Div by constants folded into Conv
   int hard_swishes_fused = 0;  // elementwise HardSwish patterns made one node
+  int input_affine_folded = 0; // Mul/Add/Sub/Div by constants folded into the unpadded Conv after them
   int activations_fused = 0;   // activations fused into Conv
   int dead_removed = 0;        // nodes nothing reads
 };
@@ -28,9 +29,11 @@ struct CleanupStats {
 //     them (fold_conv_affine.h).
 //  6. rewrite x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x) into
 //     HardSwish (fuse_hard_swish.h).
-//  7. fuse activations into the Conv before them (after 4-6, so that
+//  7. fold per-channel Mul/Add/Sub/Div by constants into the unpadded Conv
+//     that reads them (fold_input_affine.h).
+//  8. fuse activations into the Conv before them (after 4-7, so that
 //     Conv → BN → Mul → Add → HardSwish fuses all of them).
-//  8. remove nodes nothing reads.
+//  9. remove nodes nothing reads.
 // After: the graph is ready for check_graph, with the same outputs (names
 // included) and the same results up to float rounding.
 Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes);

@@ -15,6 +15,7 @@
 #include "graph/passes/dead_nodes.h"
 #include "graph/passes/fold_batch_norm.h"
 #include "graph/passes/fold_conv_affine.h"
+#include "graph/passes/fold_input_affine.h"
 #include "graph/passes/fuse_conv_activation.h"
 #include "graph/passes/fuse_hard_swish.h"
 #include "graph/passes/fused_activation.h"
@@ -191,6 +192,56 @@ TEST(GraphPassesTest, ConvAffineLeavesWhatIsNotAPerChannelStep) {
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   ASSERT_TRUE(fuse_conv_activation(*g).is_ok());
   Graph after = expect_same_results(*g, fold_conv_affine, 0);
+  EXPECT_EQ(after.num_nodes(), g->num_nodes());
+}
+
+// --- fold_input_affine ------------------------------------------------------------------------
+
+// x [1,3,6,6] → (steps) → Conv with `w_shape` weights, no padding unless `pads`.
+ValueId add_unpadded_conv(GraphBuilder& b, ValueId x, const Shape& w_shape, int64_t group, bool bias,
+                          const Ints& pads = {0, 0, 0, 0}) {
+  std::vector<ValueId> in = {x, b.constant("cw", random_tensor(w_shape, 31, -0.5f, 0.5f))};
+  if (bias) in.push_back(b.constant("cb", random_tensor({w_shape[0]}, 32)));
+  return b.op("Conv", in, {{"pads", pads}, {"group", group}}, "conv");
+}
+
+TEST(GraphPassesTest, InputAffineFoldsMulThenAddIntoAPointwiseConv) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Mul", {x, b.constant("s", random_tensor({1, 3, 1, 1}, 33, -2.f, 2.f))});
+  y = b.op("Add", {b.constant_f32("t", {}, {0.7f}), y});
+  b.output(add_unpadded_conv(b, y, {4, 3, 1, 1}, 1, true));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 2);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "Conv");
+  EXPECT_EQ(after.node(0).inputs[0], after.find_value("x"));
+}
+
+TEST(GraphPassesTest, InputAffineFoldsSubAndDivIntoAnUnpaddedDepthwiseConv) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Div", {x, b.constant_f32("d", {3, 1, 1}, {2.f, -0.5f, 4.f})});
+  y = b.op("Sub", {y, b.constant_f32("t", {3, 1, 1}, {0.25f, -1.f, 0.5f})});
+  b.output(add_unpadded_conv(b, y, {6, 1, 3, 3}, 3, false));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 2);
+  EXPECT_EQ(after.num_nodes(), 1u);
+}
+
+TEST(GraphPassesTest, InputAffineLeavesAPaddedConvAndASharedValue) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId y = b.op("Add", {x, b.constant_f32("t", {}, {1.5f})});
+  b.output(add_unpadded_conv(b, y, {4, 3, 3, 3}, 1, true, {1, 1, 1, 1}));
+  const ValueId z = b.op("Mul", {x, b.constant_f32("s", {}, {3.f})});
+  b.output(b.op("Conv", {z, b.constant("w2", random_tensor({2, 3, 1, 1}, 34))}, {}, "conv2"));
+  b.output(z);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 0);
   EXPECT_EQ(after.num_nodes(), g->num_nodes());
 }
 
