@@ -174,6 +174,34 @@ TEST(GraphPassesTest, ConvAffineFoldsAConstantOnTheLeftOfMul) {
   EXPECT_EQ(after.num_nodes(), 1u);
 }
 
+TEST(GraphPassesTest, ConvAffineFoldsAddAndBatchNormIntoAConvTranspose) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 5, 5}});
+  ValueId y = b.op("ConvTranspose", {x, b.constant("tw", random_tensor({3, 4, 2, 2}, 41, -0.5f, 0.5f))},
+                   {{"strides", Ints{2, 2}}}, "deconv");
+  y = b.op("Add", {y, b.constant("t", random_tensor({1, 4, 1, 1}, 42))});
+  b.output(add_batch_norm(b, y));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_conv_affine, 2);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "ConvTranspose");
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"bn_out"});
+}
+
+TEST(GraphPassesTest, ConvAffineScalesEachOutputChannelOfAGroupedConvTranspose) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 3, 3}});
+  ValueId y = b.op("ConvTranspose",
+                   {x, b.constant("tw", random_tensor({4, 3, 3, 3}, 43, -0.5f, 0.5f)), b.constant("tb", random_tensor({6}, 44))},
+                   {{"group", int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}});
+  b.output(b.op("Mul", {y, b.constant_f32("s", {6, 1, 1}, {1.f, -2.f, 0.5f, 3.f, 0.25f, -1.f})}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_conv_affine, 1);
+  EXPECT_EQ(after.num_nodes(), 1u);
+}
+
 TEST(GraphPassesTest, ConvAffineLeavesWhatIsNotAPerChannelStep) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
