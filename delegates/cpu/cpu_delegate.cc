@@ -124,6 +124,9 @@ class CpuIslandHandle final : public IslandHandle {
       // Values kept NHWC assume every segment around them runs on XNNPACK.
       segments = create_segments(plan, tensor_of);
     }
+    std::vector<int> step_of(graph_.num_nodes(), -1);
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      for (NodeId n : plan.steps[i].nodes) step_of[n] = static_cast<int>(i);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const xnnpack::EngineStep& step = plan.steps[i];
       if (step.xnnpack) {
@@ -143,6 +146,16 @@ class CpuIslandHandle final : public IslandHandle {
         // pool exists; the node's values are NHWC and have no other reader.
         HS_ASSIGN_OR_RETURN(auto node,
                             xnnpack::NhwcNode::create(graph_, graph_.node(step.nodes[0]), threadpool_.get(), tensor_of));
+        // Read by one later segment only: write into its staging buffer and
+        // spare it the copy in.
+        const ValueId out = graph_.node(step.nodes[0]).outputs[0];
+        int reader_step = -1;
+        for (NodeId r : graph_.consumers(out)) {
+          const int s = step_of[r];
+          reader_step = reader_step == -1 || reader_step == s ? s : -2;
+        }
+        if (reader_step > static_cast<int>(i) && plan.steps[reader_step].xnnpack && segments[reader_step].is_ok())
+          if (float* staging = (*segments[reader_step])->adopt_input(out)) node->write_to(staging);
         steps_.push_back(Step{{}, nullptr, std::move(node)});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,

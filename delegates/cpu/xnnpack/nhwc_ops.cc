@@ -94,7 +94,7 @@ Result<std::unique_ptr<NhwcNode>> NhwcNode::create(const Graph& graph, const Nod
   HS_RETURN_IF_ERROR(nhwc_kernel_supports(graph, node));
   auto n = std::unique_ptr<NhwcNode>(new NhwcNode());
   n->pool_ = pool;
-  n->output_ = &tensor_of(node.outputs[0]);
+  n->out_ = tensor_of(node.outputs[0]).data<float>();
   const Shape& ys = graph.value(node.outputs[0]).type.shape;
   n->batch_ = ys[0];
   n->out_channels_ = ys[1];
@@ -125,7 +125,7 @@ void NhwcNode::concat_rows(void* context, size_t pixel_block) {
   const NhwcNode& n = *static_cast<const NhwcNode*>(context);
   const int64_t p0 = static_cast<int64_t>(pixel_block) * kPixelBlock;
   const int64_t p1 = std::min(n.pixels_, p0 + kPixelBlock);
-  float* out = n.output_->data<float>();
+  float* out = n.out_;
   int64_t offset = 0;
   for (size_t i = 0; i < n.inputs_.size(); ++i) {
     const int64_t c = n.channels_[i];
@@ -142,7 +142,7 @@ void NhwcNode::resize_row(void* context, size_t row) {
   const int64_t oh = static_cast<int64_t>(row) % n.out_h_;
   const int64_t c = n.out_channels_;
   const float* in = n.inputs_[0]->data<float>() + (b * n.in_h_ + n.src_row_[oh]) * n.in_w_ * c;
-  float* out = n.output_->data<float>() + (b * n.out_h_ + oh) * n.out_w_ * c;
+  float* out = n.out_ + (b * n.out_h_ + oh) * n.out_w_ * c;
   for (int64_t ow = 0; ow < n.out_w_; ++ow)
     std::memcpy(out + ow * c, in + n.src_col_[ow] * c, static_cast<size_t>(c) * sizeof(float));
 }

@@ -30,6 +30,10 @@ class NhwcNode {
   static Result<std::unique_ptr<NhwcNode>> create(const Graph& graph, const Node& node, pthreadpool_t pool,
                                                   const TensorOf& tensor_of);
   Status run();
+  // Writes the output to `dst` (as many bytes as the output tensor) instead
+  // of the island's tensor: the staging buffer of the one segment reading
+  // it (Segment::adopt_input), which then skips its copy.
+  void write_to(float* dst) { out_ = dst; }
 
  private:
   NhwcNode() = default;
@@ -40,7 +44,7 @@ class NhwcNode {
   pthreadpool_t pool_ = nullptr;
   std::vector<const Tensor*> inputs_;
   std::vector<int64_t> channels_;  // per input (Concat)
-  Tensor* output_ = nullptr;
+  float* out_ = nullptr;
   int64_t batch_ = 0, out_channels_ = 0, pixels_ = 0;  // Concat: pixels = N*H*W
   int64_t in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
   std::vector<int64_t> src_row_, src_col_;  // Resize: the input row / column of each output one

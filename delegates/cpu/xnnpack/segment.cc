@@ -42,6 +42,7 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
 
   auto bind = [&](ValueId v, bool is_input) {
     Binding b;
+    b.value = v;
     b.tensor = &tensor_of(v);
     // A resident value already holds NHWC data in the island's tensor.
     b.nhwc = step.layouts.at(v) == TensorLayout::kNhwc && !step.resident_nhwc.count(v);
@@ -72,8 +73,18 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
   return segment;
 }
 
+float* Segment::adopt_input(ValueId value) {
+  for (Binding& b : inputs_)
+    if (b.value == value && !b.nhwc) {
+      b.adopted = true;
+      return reinterpret_cast<float*>(b.staging.data());
+    }
+  return nullptr;
+}
+
 Status Segment::run() {
   for (Binding& b : inputs_) {
+    if (b.adopted) continue;
     if (b.nhwc)
       nchw_to_nhwc(b.tensor->data<float>(), reinterpret_cast<float*>(b.staging.data()), b.batch, b.channels, b.pixels,
                    threadpool_);

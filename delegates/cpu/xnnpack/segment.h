@@ -35,11 +35,18 @@ class Segment {
   // Copies the inputs in (converting NHWC ones), runs the runtime, copies
   // NHWC outputs back to graph order. One call at a time.
   Status run();
+  // The staging buffer input `value` is read from (bytes of the island's
+  // tensor plus XNN_EXTRA_BYTES), for a value whose producer writes there
+  // directly; run() then no longer copies it in. nullptr when `value` is no
+  // input read through staging or is converted on the way in.
+  float* adopt_input(ValueId value);
 
  private:
   // One input or output of the runtime.
   struct Binding {
+    ValueId value = kNoValue;
     Tensor* tensor = nullptr;  // the island's tensor, in graph order
+    bool adopted = false;      // inputs: the producer fills `staging` itself
     bool nhwc = false;
     int64_t batch = 0, channels = 0, pixels = 0;  // for NHWC conversion
     AlignedBuffer staging;  // what XNNPACK reads or writes when it cannot use `tensor` itself
