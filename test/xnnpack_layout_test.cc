@@ -43,6 +43,20 @@ TEST_P(LayoutConvertTest, NchwToNhwcAndBackPlaceEveryElement) {
   EXPECT_EQ(back, nchw);
 }
 
+// Sizes below, at and above the split, with a ragged last chunk.
+TEST(ParallelCopyTest, CopiesEveryByteWithAndWithoutAPool) {
+  auto pool = make_threadpool(2);
+  ASSERT_TRUE(pool.is_ok()) << pool.status().message();
+  for (size_t floats : {size_t{10}, size_t{131072}, size_t{300001}}) {
+    const std::vector<float> src = iota(floats);
+    for (pthreadpool_t p : {static_cast<pthreadpool_t>(nullptr), pool->get()}) {
+      std::vector<float> dst(floats, -1.f);
+      parallel_copy(src.data(), dst.data(), floats * sizeof(float), p);
+      EXPECT_EQ(dst, src) << floats << " floats, pool " << (p != nullptr);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, LayoutConvertTest,
                          ::testing::Values(std::make_tuple(1, 3, 7, 1), std::make_tuple(2, 4, 8, 1),
                                            std::make_tuple(1, 37, 70, 1), std::make_tuple(2, 96, 33, 2),

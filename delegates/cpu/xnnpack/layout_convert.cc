@@ -77,7 +77,30 @@ void transpose_images(const float* src, float* dst, int64_t batch, int64_t rows,
   for (size_t i = 0; i < tiles; ++i) Transpose::tile(&t, i);
 }
 
+struct Copy {
+  const std::byte* src;
+  std::byte* dst;
+  size_t bytes;
+
+  static constexpr size_t kChunk = 256 * 1024;
+
+  static void chunk(void* context, size_t index) {
+    const Copy& c = *static_cast<const Copy*>(context);
+    const size_t begin = index * kChunk;
+    std::memcpy(c.dst + begin, c.src + begin, std::min(kChunk, c.bytes - begin));
+  }
+};
+
 }  // namespace
+
+void parallel_copy(const void* src, void* dst, size_t bytes, pthreadpool_t pool) {
+  if (!pool || bytes < 2 * Copy::kChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  Copy c{static_cast<const std::byte*>(src), static_cast<std::byte*>(dst), bytes};
+  pthreadpool_parallelize_1d(pool, &Copy::chunk, &c, (bytes + Copy::kChunk - 1) / Copy::kChunk, 0);
+}
 
 void nchw_to_nhwc(const float* src, float* dst, int64_t batch, int64_t channels, int64_t pixels, pthreadpool_t pool) {
   transpose_images(src, dst, batch, channels, pixels, pool);

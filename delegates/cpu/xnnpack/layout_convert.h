@@ -4,6 +4,7 @@
 
 #include <pthreadpool.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace hetsched::cpu::xnnpack {
@@ -17,5 +18,9 @@ void nchw_to_nhwc(const float* src, float* dst, int64_t batch, int64_t channels,
 // dst[n][c][p] = src[n][p][c]; the inverse of nchw_to_nhwc.
 void nhwc_to_nchw(const float* src, float* dst, int64_t batch, int64_t channels, int64_t pixels,
                   pthreadpool_t pool = nullptr);
+
+// memcpy, split over `pool` (not retained; nullptr: the calling thread)
+// when it is large enough to pay for the split.
+void parallel_copy(const void* src, void* dst, size_t bytes, pthreadpool_t pool = nullptr);
 
 }  // namespace hetsched::cpu::xnnpack

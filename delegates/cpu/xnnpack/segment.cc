@@ -89,7 +89,7 @@ Status Segment::run() {
       nchw_to_nhwc(b.tensor->data<float>(), reinterpret_cast<float*>(b.staging.data()), b.batch, b.channels, b.pixels,
                    threadpool_);
     else
-      std::memcpy(b.staging.data(), b.tensor->raw(), b.tensor->byte_size());
+      parallel_copy(b.tensor->raw(), b.staging.data(), b.tensor->byte_size(), threadpool_);
   }
   HS_RETURN_IF_ERROR(check_xnn(xnn_invoke_runtime(runtime_.get()), "xnn_invoke_runtime"));
   for (Binding& b : outputs_)
