@@ -259,6 +259,33 @@ TEST(GraphPassesTest, InputAffineFoldsSubAndDivIntoAnUnpaddedDepthwiseConv) {
   EXPECT_EQ(after.num_nodes(), 1u);
 }
 
+TEST(GraphPassesTest, InputAffineFoldsOnlyTheScaleIntoAPaddedConv) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Mul", {x, b.constant_f32("s", {1, 3, 1, 1}, {1.5f, -0.5f, 2.f})});
+  y = b.op("Add", {y, b.constant_f32("t", {}, {0.75f})}, {}, "offset");
+  b.output(add_unpadded_conv(b, y, {4, 3, 3, 3}, 1, true, {1, 1, 1, 1}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 1);
+  ASSERT_EQ(after.num_nodes(), 2u);
+  EXPECT_EQ(after.node(0).op, "Add");
+  EXPECT_EQ(after.node(1).op, "Conv");
+}
+
+TEST(GraphPassesTest, InputAffineMovesADivPastASubBeforeAPaddedDepthwiseConv) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  ValueId y = b.op("Div", {x, b.constant_f32("d", {}, {-4.f})});
+  y = b.op("Sub", {y, b.constant_f32("t", {3, 1, 1}, {0.5f, 1.f, -2.f})});
+  b.output(add_unpadded_conv(b, y, {3, 1, 3, 3}, 3, false, {1, 0, 1, 2}));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 1);
+  ASSERT_EQ(after.num_nodes(), 2u);
+  EXPECT_EQ(after.node(0).op, "Sub");
+}
+
 TEST(GraphPassesTest, InputAffineLeavesAPaddedConvAndASharedValue) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});

@@ -48,13 +48,16 @@ bool unpadded_2d(const Node& conv) {
 // and marks the step's node in `keep`.
 bool fold_one(Graph& graph, NodeId conv_id, std::vector<bool>& keep) {
   const Node& conv = graph.node(conv_id);
-  if (conv.inputs.size() < 2 || conv.inputs[0] == kNoValue || !unpadded_2d(conv)) return false;
+  if (conv.inputs.size() < 2 || conv.inputs[0] == kNoValue) return false;
+  // Zero padding stays zero under a scale, not under an offset.
+  const bool padded = !unpadded_2d(conv);
   const ValueId y = conv.inputs[0];
   const NodeId step_id = graph.value(y).producer;
   if (step_id == kNoNode || passes::single_consumer(graph, y) != conv_id) return false;
   const Node& step = graph.node(step_id);
   const bool commutes = step.op == "Mul" || step.op == "Add";
   if (!commutes && step.op != "Sub" && step.op != "Div") return false;
+  if (padded && step.op != "Mul" && step.op != "Div") return false;
   if (step.inputs.size() != 2 || step.outputs.size() != 1) return false;
   const Tensor* w = f32_constant(graph, conv.inputs[1]);
   if (!w || w->shape().size() != 4) return false;
@@ -126,6 +129,77 @@ bool fold_one(Graph& graph, NodeId conv_id, std::vector<bool>& keep) {
   return false;
 }
 
+// The per-channel constant and data operand of a binary step, the data
+// operand first unless the op commutes.
+struct Operands {
+  ValueId data = kNoValue;
+  std::vector<double> k;
+};
+
+std::optional<Operands> operands(const Graph& graph, const Node& step, int64_t channels) {
+  if (step.inputs.size() != 2 || step.outputs.size() != 1) return std::nullopt;
+  const bool commutes = step.op == "Mul" || step.op == "Add";
+  for (size_t k = 0; k < 2; ++k) {
+    if (k == 1 && !commutes) break;
+    const ValueId data = step.inputs[k];
+    if (data == kNoValue || step.inputs[1 - k] == kNoValue) continue;
+    std::optional<std::vector<double>> c = per_channel(graph, step.inputs[1 - k], channels);
+    if (c) return Operands{data, std::move(*c)};
+  }
+  return std::nullopt;
+}
+
+// x -> Mul(s) or Div(s) -> Add(t) or Sub(t) -> padded Conv becomes
+// x -> Add(t / s) or Sub(t / s) (t * s for Div) -> Mul(s) or Div(s) -> Conv,
+// the scale next to the Conv where it can fold. The two nodes keep their
+// places in the graph (and so its order) and swap what they compute.
+bool move_scale_past_offset(Graph& graph, NodeId conv_id) {
+  const Node& conv = graph.node(conv_id);
+  if (conv.inputs.size() < 2 || conv.inputs[0] == kNoValue || unpadded_2d(conv)) return false;
+  const Tensor* w = f32_constant(graph, conv.inputs[1]);
+  if (!w || w->shape().size() != 4) return false;
+  const ValueId y = conv.inputs[0];
+  const NodeId offset_id = graph.value(y).producer;
+  if (offset_id == kNoNode || passes::single_consumer(graph, y) != conv_id) return false;
+  const Node& offset = graph.node(offset_id);
+  if (offset.op != "Add" && offset.op != "Sub") return false;
+  const Value& yv = graph.value(y);
+  if (!yv.type_known || yv.type.rank() != 4 || yv.type.dtype != DType::kFloat32) return false;
+  const int64_t channels = yv.type.shape[1];
+  const std::optional<Operands> t = operands(graph, offset, channels);
+  if (!t) return false;
+  const ValueId v1 = t->data;
+  const NodeId scale_id = graph.value(v1).producer;
+  if (scale_id == kNoNode || passes::single_consumer(graph, v1) != offset_id) return false;
+  const Node& scale = graph.node(scale_id);
+  if (scale.op != "Mul" && scale.op != "Div") return false;
+  const std::optional<Operands> sc = operands(graph, scale, channels);
+  if (!sc) return false;
+  const Value& xv = graph.value(sc->data);
+  if (!xv.type_known || !(xv.type == yv.type) || !(graph.value(v1).type == yv.type)) return false;
+  for (double v : sc->k)
+    if (v == 0.0) return false;
+  Tensor new_t(TensorType{DType::kFloat32, {1, channels, 1, 1}});
+  Tensor s_tensor(TensorType{DType::kFloat32, {1, channels, 1, 1}});
+  for (int64_t c = 0; c < channels; ++c) {
+    new_t.data<float>()[c] = static_cast<float>(scale.op == "Mul" ? t->k[c] / sc->k[c] : t->k[c] * sc->k[c]);
+    s_tensor.data<float>()[c] = static_cast<float>(sc->k[c]);
+  }
+  const std::string offset_op = offset.op, scale_op = scale.op, stem = conv.name;
+  const ValueId x = sc->data;
+  const ValueId t_id = graph.add_constant(graph.unique_value_name(stem + "_moved_offset"), std::move(new_t));
+  const ValueId s_id = graph.add_constant(graph.unique_value_name(stem + "_moved_scale"), std::move(s_tensor));
+  Node& first = graph.node(scale_id);
+  first.op = offset_op;
+  first.inputs = {x, t_id};
+  first.attrs = Attributes();
+  Node& second = graph.node(offset_id);
+  second.op = scale_op;
+  second.inputs = {v1, s_id};
+  second.attrs = Attributes();
+  return true;
+}
+
 }  // namespace
 
 Result<int> fold_input_affine(Graph& graph) {
@@ -133,7 +207,7 @@ Result<int> fold_input_affine(Graph& graph) {
   int folded = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     if (graph.node(id).op != "Conv") continue;
-    while (fold_one(graph, id, keep)) ++folded;
+    while (fold_one(graph, id, keep) || (move_scale_past_offset(graph, id) && fold_one(graph, id, keep))) ++folded;
   }
   if (folded > 0) graph.compact(keep);
   return folded;
