@@ -278,6 +278,12 @@ TEST(XnnpackOpsTest, ConvTransposeStride2MatchesPortable) {
   expect_conv_transpose_agrees({1, 6, 5, 7}, {6, 4, 2, 2}, true, {{"strides", Ints{2, 2}}});
 }
 
+// Kernel = stride 3 with one output channel: the 1x1 convolution and
+// depth_to_space form.
+TEST(XnnpackOpsTest, ConvTransposeKernelEqualToStrideToOneChannelMatchesPortable) {
+  expect_conv_transpose_agrees({1, 5, 4, 3}, {5, 1, 3, 3}, true, {{"strides", Ints{3, 3}}});
+}
+
 TEST(XnnpackOpsTest, ConvTransposeWithPadsAndOutputPaddingMatchesPortable) {
   expect_conv_transpose_agrees({1, 3, 4, 5}, {3, 5, 3, 3}, false,
                                {{"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 1}}, {"output_padding", Ints{1, 1}}});

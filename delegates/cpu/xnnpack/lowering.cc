@@ -233,6 +233,34 @@ Status SubgraphLowering::define_conv_transpose(const Node& node) {
   const Window2d& win = p.window;
   HS_ASSIGN_OR_RETURN(const uint32_t input_id, activation(node.inputs[0]));
   HS_ASSIGN_OR_RETURN(const uint32_t output_id, activation(node.outputs[0]));
+  const bool blocks = p.groups == 1 && win.kernel_h == win.stride_h && win.kernel_w == win.stride_w &&
+                      win.kernel_h == win.kernel_w && win.kernel_h > 1 && win.dilation_h == 1 && win.dilation_w == 1 &&
+                      win.pad_top == 0 && win.pad_left == 0 && win.pad_bottom == 0 && win.pad_right == 0 &&
+                      p.adjustment_h == 0 && p.adjustment_w == 0;
+  if (blocks) {
+    // Kernel = stride, no padding: every input pixel writes its own
+    // s x s block, which is a 1x1 convolution to s*s*M channels, then
+    // depth_to_space. XNNPACK's deconvolution runs this case several
+    // times slower (PP-OCR's DB head: M = 1 and 24).
+    const size_t k = win.kernel_h, m = static_cast<size_t>(p.group_out), c = static_cast<size_t>(p.group_in);
+    std::vector<float> filter(k * k * m * c), bias(k * k * m);
+    // p.filter is [m][by][bx][c]; the convolution's output channel is (by*k+bx)*M + m.
+    for (size_t o = 0; o < m; ++o)
+      for (size_t t = 0; t < k * k; ++t) {
+        bias[t * m + o] = p.bias[o];
+        for (size_t i = 0; i < c; ++i) filter[(t * m + o) * c + i] = p.filter[(o * k * k + t) * c + i];
+      }
+    std::vector<size_t> dims = dims_of(node.inputs[0]);
+    dims[3] = k * k * m;
+    HS_ASSIGN_OR_RETURN(const uint32_t spread_id, internal_value(dims));
+    HS_ASSIGN_OR_RETURN(const uint32_t filter_id, static_value(filter, {k * k * m, 1, 1, c}));
+    HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(bias, {k * k * m}));
+    HS_RETURN_IF_ERROR(check_xnn(xnn_define_convolution_2d(subgraph_, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, c, k * k * m,
+                                                           kNoMin, kNoMax, input_id, filter_id, bias_id, spread_id, 0),
+                                 "xnn_define_convolution_2d"));
+    return check_xnn(xnn_define_depth_to_space(subgraph_, spread_id, output_id, static_cast<uint32_t>(k), 0),
+                     "xnn_define_depth_to_space");
+  }
   HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
                       static_value(p.filter, {size_t(p.groups * p.group_out), win.kernel_h, win.kernel_w,
                                               size_t(p.group_in)}));
