@@ -193,7 +193,8 @@ TEST(GraphPassesTest, ConvAffineScalesEachOutputChannelOfAGroupedConvTranspose) 
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 3, 3}});
   ValueId y = b.op("ConvTranspose",
-                   {x, b.constant("tw", random_tensor({4, 3, 3, 3}, 43, -0.5f, 0.5f)), b.constant("tb", random_tensor({6}, 44))},
+                   {x, b.constant("tw", random_tensor({4, 3, 3, 3}, 43, -0.5f, 0.5f)),
+                    b.constant("tb", random_tensor({6}, 44))},
                    {{"group", int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}});
   b.output(b.op("Mul", {y, b.constant_f32("s", {6, 1, 1}, {1.f, -2.f, 0.5f, 3.f, 0.25f, -1.f})}));
   auto g = b.build();

@@ -223,6 +223,7 @@ TEST(XnnpackPlanTest, ResizeAndConcatBetweenSegmentsRunInNhwc) {
   for (const char* producer : {"conv_lo", "resize", "add", "concat"})
     EXPECT_TRUE(resident.count(g->node(g->find_node(producer)).outputs[0])) << producer;
   EXPECT_FALSE(resident.count(g->find_value("x")));
+  for (const auto& r : plan.portable) EXPECT_NE(r.reason.find("NHWC kernel"), std::string::npos) << r.reason;
 }
 
 TEST(XnnpackPlanTest, ResizeWithAGraphOutputStaysInGraphOrder) {

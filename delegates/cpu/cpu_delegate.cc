@@ -119,7 +119,8 @@ class CpuIslandHandle final : public IslandHandle {
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
     bool any_failed = false;
-    for (size_t i = 0; i < plan.steps.size(); ++i) any_failed = any_failed || (plan.steps[i].xnnpack && !segments[i].is_ok());
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      any_failed = any_failed || (plan.steps[i].xnnpack && !segments[i].is_ok());
     if (any_failed && xnnpack::drop_nhwc_steps(plan)) {
       // Values kept NHWC assume every segment around them runs on XNNPACK.
       segments = create_segments(plan, tensor_of);
@@ -144,8 +145,8 @@ class CpuIslandHandle final : public IslandHandle {
       if (step.nhwc) {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
-        HS_ASSIGN_OR_RETURN(auto node,
-                            xnnpack::NhwcNode::create(graph_, graph_.node(step.nodes[0]), threadpool_.get(), tensor_of));
+        const Node& nhwc_node = graph_.node(step.nodes[0]);
+        HS_ASSIGN_OR_RETURN(auto node, xnnpack::NhwcNode::create(graph_, nhwc_node, threadpool_.get(), tensor_of));
         // Read by one later segment only: write into its staging buffer and
         // spare it the copy in.
         const ValueId out = graph_.node(step.nodes[0]).outputs[0];

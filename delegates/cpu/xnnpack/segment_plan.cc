@@ -196,7 +196,8 @@ void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
 
 // Pass 4: NHWC steps for the portable nodes that have an NHWC kernel and
 // sit between NHWC readers and writers only.
-void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& steps) {
+void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& steps,
+                               std::vector<PortableReason>& portable) {
   std::vector<int> step_of(graph.num_nodes(), -1);
   for (size_t s = 0; s < steps.size(); ++s)
     for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
@@ -266,6 +267,8 @@ void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& step
     }
   }
   steps = std::move(split);
+  for (PortableReason& r : portable)
+    if (candidates.count(r.node)) r.reason += "; runs on its NHWC kernel between segments";
 }
 
 }  // namespace
@@ -293,7 +296,7 @@ EnginePlan plan_engine(const Graph& graph) {
   const std::vector<NodeCoverage> coverage = judge_nodes(graph);
   plan.steps = form_segments(graph, coverage, plan.portable);
   find_boundaries(graph, plan.steps);
-  keep_nhwc_across_portable(graph, plan.steps);
+  keep_nhwc_across_portable(graph, plan.steps, plan.portable);
   return plan;
 }
 
