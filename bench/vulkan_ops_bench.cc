@@ -4,19 +4,26 @@
 // gpu_timestamps option), after warm-up runs.
 //
 //   vulkan_ops_bench [--device SELECTOR] [--small] [--replays N] [--check]
+//                    [--cases SUBSTR,...] [--conv-tilings TILING,...]
 //
 // --small uses lavapipe-sized shapes; --check also runs each case on the
 // portable CPU kernels and compares: the largest |gpu - cpu| relative to
 // the largest |cpu| must stay below 1e-5 (per-element relative error is no
 // measure for sums of thousands of products that cancel to near zero).
-// Prints one line per case:
+// --cases runs only the cases whose label contains one of the substrings.
+// --conv-tilings times each conv case once per tiling ("auto", or
+// channels x pixels / splits as in "128x64/4": the delegate's conv_tiling
+// option), to compare them in one run.
+// Prints one line per case (and tiling):
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
+//   conv3x3 1x256x56x56 [128x64/4]: ...
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +42,20 @@ struct BenchOptions {
   bool small = false;
   int replays = 20;
   bool check = false;
+  std::vector<std::string> cases;                 // label substrings; empty: all
+  std::vector<std::string> conv_tilings{"auto"};  // conv_tiling option values
 };
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
 
 // Uniform values in [-1, 1) from a fixed LCG: the numbers only need to be
 // finite and varied.
@@ -56,17 +76,35 @@ struct Case {
   const char* unit = "GFLOP/s";
 };
 
-Result<Case> conv_case(bool small) {
-  const int64_t c = small ? 32 : 256, hw = small ? 28 : 56;
+// A square conv of `in` channels to `out` on a `size` x `size` image, padded
+// to keep the size (over the stride).
+Result<Case> conv_case(int64_t in, int64_t out, int64_t size, int64_t kernel, int64_t stride) {
   GraphBuilder b("conv");
-  const ValueId x = b.input("x", {DType::kFloat32, {1, c, hw, hw}});
-  const ValueId w = b.constant("w", filled({c, c, 3, 3}, 1));
-  b.output(b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  const ValueId x = b.input("x", {DType::kFloat32, {1, in, size, size}});
+  const ValueId w = b.constant("w", filled({out, in, kernel, kernel}, 1));
+  const int64_t pad = kernel / 2;
+  b.output(
+      b.op("Conv", {x, w},
+           {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}, {"strides", std::vector<int64_t>{stride, stride}}}));
   HS_ASSIGN_OR_RETURN(Graph g, b.build());
-  const double flops = 2.0 * static_cast<double>(c * hw * hw) * static_cast<double>(c * 9);
-  return Case{"conv3x3 1x" + std::to_string(c) + "x" + std::to_string(hw) + "x" + std::to_string(hw), std::move(g),
-              flops};
+  const int64_t out_size = (size + 2 * pad - kernel) / stride + 1;
+  const double flops = 2.0 * static_cast<double>(out * out_size * out_size) * static_cast<double>(in * kernel * kernel);
+  const std::string k = std::to_string(kernel), hw = std::to_string(size);
+  return Case{"conv" + k + "x" + k + (stride > 1 ? "s" + std::to_string(stride) : "") + " 1x" + std::to_string(in) +
+                  "x" + hw + "x" + hw + (out != in ? "->" + std::to_string(out) : ""),
+              std::move(g), flops};
 }
+
+// 3x3 convs like ResNet's stages at 224x224 input (64x56x56, 128x28x28,
+// 512x7x7), a wide one the GPU can fill, and ResNet's stem (3 channels:
+// conv2d.comp's channel-major K, through its tap table).
+Result<Case> wide_conv_case(bool small) { return small ? conv_case(32, 32, 28, 3, 1) : conv_case(256, 256, 56, 3, 1); }
+Result<Case> narrow_conv_case(bool small) { return small ? conv_case(16, 16, 28, 3, 1) : conv_case(64, 64, 56, 3, 1); }
+Result<Case> middle_conv_case(bool small) {
+  return small ? conv_case(32, 32, 14, 3, 1) : conv_case(128, 128, 28, 3, 1);
+}
+Result<Case> deep_conv_case(bool small) { return small ? conv_case(64, 64, 7, 3, 1) : conv_case(512, 512, 7, 3, 1); }
+Result<Case> stem_conv_case(bool small) { return small ? conv_case(3, 16, 32, 7, 2) : conv_case(3, 64, 224, 7, 2); }
 
 Result<Case> matmul_case(bool small) {
   const int64_t n = small ? 256 : 2048;
@@ -94,8 +132,9 @@ struct Timing {
   Tensor output;  // of the last replay
 };
 
-// Runs `c` on `delegate` `replays` times after a warm-up.
-Result<Timing> time_case(Delegate& delegate, const Case& c, int replays) {
+// Runs `c` on `delegate` `replays` times after a warm-up, the island
+// initialised with `options`.
+Result<Timing> time_case(Delegate& delegate, const Case& c, int replays, const CompileSpecs& options) {
   Island island;
   island.delegate = "vulkan";
   island.graph = &c.graph;
@@ -103,7 +142,7 @@ Result<Timing> time_case(Delegate& delegate, const Case& c, int replays) {
   island.inputs = c.graph.inputs();
   island.outputs = c.graph.outputs();
   HS_ASSIGN_OR_RETURN(const Blob blob, delegate.compile(island, {}));
-  HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, delegate.init(blob, {}));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, delegate.init(blob, {options, 0}));
   auto* vk_island = dynamic_cast<vulkan::VulkanIsland*>(handle.get());
   if (!vk_island) return internal_error("failed to time " + c.label + ": not a Vulkan island");
   SharedGpuContext& context = *handle->gpu_context();
@@ -140,9 +179,8 @@ Result<Timing> time_case(Delegate& delegate, const Case& c, int replays) {
 // orders; a wrong index or a lost tile shows up as ~1.
 constexpr double kCheckTolerance = 1e-5;
 
-// The case on the portable CPU kernels, compared with the GPU's output:
-// the largest error relative to the largest |value|.
-Result<double> check_case(const Case& c, const Timing& timing) {
+// The case on the portable CPU kernels, with the inputs the GPU got.
+Result<Tensor> run_on_cpu(const Case& c, const Timing& timing) {
   HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> cpu, cpu::make_cpu_delegate({{"engine", "portable"}}));
   Island island;
   island.delegate = "cpu";
@@ -158,14 +196,25 @@ Result<double> check_case(const Case& c, const Timing& timing) {
   const TensorRef out{&want.type(), want.raw()};
   ExecContext ctx;
   HS_RETURN_IF_ERROR(handle->execute(ctx, in, std::span(&out, 1)));
+  return want;
+}
+
+// The largest |got - want| relative to the largest |want|.
+double max_error(const Tensor& got, const Tensor& want) {
   double worst = 0, scale = 0;
-  const float* g = timing.output.data<float>();
+  const float* g = got.data<float>();
   const float* w = want.data<float>();
   for (int64_t i = 0; i < want.num_elements(); ++i) {
     worst = std::max(worst, std::abs(static_cast<double>(g[i]) - w[i]));
     scale = std::max(scale, std::abs(static_cast<double>(w[i])));
   }
   return scale == 0 ? worst : worst / scale;
+}
+
+bool selected(const BenchOptions& options, const std::string& label) {
+  if (options.cases.empty()) return true;
+  return std::any_of(options.cases.begin(), options.cases.end(),
+                     [&](const std::string& s) { return label.find(s) != std::string::npos; });
 }
 
 int run(const BenchOptions& options) {
@@ -179,38 +228,48 @@ int run(const BenchOptions& options) {
   }
   int failures = 0;
   std::string device;
-  for (auto make : {conv_case, matmul_case, add_case}) {
+  for (auto make :
+       {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, add_case}) {
     Result<Case> c = make(options.small);
     if (!c.is_ok()) {
       std::fprintf(stderr, "error: %s\n", c.status().message().c_str());
       return 1;
     }
-    Result<Timing> timing = time_case(**delegate, *c, options.replays);
-    if (!timing.is_ok()) {
-      std::printf("%s: failed: %s\n", c->label.c_str(), timing.status().message().c_str());
-      ++failures;
-      continue;
-    }
-    if (device.empty()) {
-      device = timing->device;
-      std::printf("device: %s\n", device.c_str());
-    }
-    std::string verdict;
-    if (options.check) {
-      Result<double> worst = check_case(*c, *timing);
-      if (!worst.is_ok()) {
-        verdict = ", check failed: " + worst.status().message();
-      } else {
-        char text[64];
-        std::snprintf(text, sizeof(text), ", check %s: max error %.1e of max |value|",
-                      *worst <= kCheckTolerance ? "ok" : "FAILED", *worst);
-        verdict = text;
+    if (!selected(options, c->label)) continue;
+    const bool conv = c->graph.node(0).op == "Conv";
+    // The CPU's answer, computed once per case: every variant gets the same inputs.
+    std::optional<Result<Tensor>> want;
+    for (const std::string& tiling : conv ? options.conv_tilings : std::vector<std::string>{"auto"}) {
+      const std::string label = c->label + (conv && options.conv_tilings.size() > 1 ? " [" + tiling + "]" : "");
+      Result<Timing> timing = time_case(**delegate, *c, options.replays, {{"conv_tiling", tiling}});
+      if (!timing.is_ok()) {
+        std::printf("%s: failed: %s\n", label.c_str(), timing.status().message().c_str());
+        ++failures;
+        continue;
       }
-      if (!worst.is_ok() || *worst > kCheckTolerance) ++failures;
+      if (device.empty()) {
+        device = timing->device;
+        std::printf("device: %s\n", device.c_str());
+      }
+      std::string verdict;
+      if (options.check) {
+        if (!want) want = run_on_cpu(*c, *timing);
+        if (!want->is_ok()) {
+          verdict = ", check failed: " + want->status().message();
+          ++failures;
+        } else {
+          const double worst = max_error(timing->output, **want);
+          char text[64];
+          std::snprintf(text, sizeof(text), ", check %s: max error %.1e of max |value|",
+                        worst <= kCheckTolerance ? "ok" : "FAILED", worst);
+          verdict = text;
+          if (worst > kCheckTolerance) ++failures;
+        }
+      }
+      std::printf("%s: %.1f %s (median %.3f ms over %d replays%s)\n", label.c_str(), c->work / timing->seconds * 1e-9,
+                  c->unit, timing->seconds * 1e3, options.replays, verdict.c_str());
+      std::fflush(stdout);
     }
-    std::printf("%s: %.1f %s (median %.3f ms over %d replays%s)\n", c->label.c_str(), c->work / timing->seconds * 1e-9,
-                c->unit, timing->seconds * 1e3, options.replays, verdict.c_str());
-    std::fflush(stdout);
   }
   return failures == 0 ? 0 : 1;
 }
@@ -230,8 +289,15 @@ int main(int argc, char** argv) {
       options.device = argv[++i];
     } else if (arg == "--replays" && i + 1 < argc) {
       options.replays = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--cases" && i + 1 < argc) {
+      options.cases = hetsched::split_list(argv[++i]);
+    } else if (arg == "--conv-tilings" && i + 1 < argc) {
+      options.conv_tilings = hetsched::split_list(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--device SELECTOR] [--small] [--replays N] [--check]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--device SELECTOR] [--small] [--replays N] [--check] [--cases SUBSTR,...]"
+                   " [--conv-tilings TILING,...]\n",
+                   argv[0]);
       return arg == "--help" ? 0 : 2;
     }
   }

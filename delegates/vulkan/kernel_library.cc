@@ -10,6 +10,7 @@
 // wrapping the includes in a namespace keeps these arrays apart. <cstdint>
 // is included first so the generated headers' own include of it is a no-op.
 namespace hetsched::vulkan::spirv {
+#include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
 #include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
@@ -31,6 +32,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kElementwise: return spirv::kElementwiseSpv;
     case Kernel::kGemm: return spirv::kGemmSpv;
     case Kernel::kConv2d: return spirv::kConv2dSpv;
+    case Kernel::kConv2dReduce: return spirv::kConv2dReduceSpv;
     case Kernel::kDepthwiseConv2d: return spirv::kDepthwiseConv2dSpv;
     case Kernel::kPool2d: return spirv::kPool2dSpv;
     case Kernel::kReduceMean: return spirv::kReduceMeanSpv;

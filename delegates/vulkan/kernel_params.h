@@ -47,7 +47,9 @@ inline constexpr uint32_t kMaxEpilogueOps = 2;
 // Workgroup sizes (local_size_x) and the outputs each invocation computes.
 inline constexpr uint32_t kElementwiseGroupSize = 256;
 inline constexpr uint32_t kElementwisePerThread = 4;
-inline constexpr uint32_t kGemmTile = 64;           // gemm.comp and conv2d.comp: 64x64 outputs per workgroup
+inline constexpr uint32_t kGemmTile = 64;           // gemm.comp: 64x64 outputs per workgroup
+inline constexpr uint32_t kConvGroupSize = 256;     // conv2d.comp: 16x16 invocations, each 1/16 of each tile side
+inline constexpr uint32_t kConvTileK = 16;          // conv2d.comp: K per step
 inline constexpr uint32_t kGenericGroupSize = 256;  // one output per invocation
 // Workgroups per grid dimension that every device accepts
 // (maxComputeWorkGroupCount's minimum in the Vulkan spec).
@@ -145,7 +147,7 @@ struct GemmPush {
 };
 static_assert(sizeof(GemmPush) == 100);
 
-// conv2d.comp and depthwise_conv2d.comp.
+// conv2d.comp, conv2d_reduce.comp and depthwise_conv2d.comp.
 struct ConvPush {
   uint32_t batch, channels, in_h, in_w;
   uint32_t out_channels, out_h, out_w;
@@ -157,6 +159,16 @@ struct ConvPush {
   float epilogue_params[4];
 };
 static_assert(sizeof(ConvPush) == 92);
+
+// conv2d.comp's specialisation (delegates/vulkan/conv_tiling.h says how it
+// is chosen); conv2d_reduce.comp takes `splits` alone, as constant_id 0.
+struct ConvSpecialization {
+  uint32_t thread_channels;  // constant_id 0: tile channels / 16, 4 or 8
+  uint32_t thread_pixels;    // constant_id 1: tile pixels / 16, 4 or 8
+  uint32_t splits;           // constant_id 2: K slices; > 1 writes partial sums
+  uint32_t epilogue_ops;     // constant_id 3: ConvPush::epilogue_ops (splits == 1)
+  uint32_t tap_major;        // constant_id 4: K is tap-major (channels per group % 16 == 0)
+};
 
 // pool2d.comp.
 struct PoolPush {

@@ -22,6 +22,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kElementwise: return "elementwise";
     case Kernel::kGemm: return "gemm";
     case Kernel::kConv2d: return "conv2d";
+    case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
     case Kernel::kReduceMean: return "reduce_mean";
@@ -40,6 +41,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kGemm:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather: return 4;
+    case Kernel::kConv2dReduce:
     case Kernel::kReduceMean:
     case Kernel::kStridedCopy:
     case Kernel::kResize: return 3;
@@ -57,6 +59,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kGather: return sizeof(ParamsPush);
     case Kernel::kGemm: return sizeof(GemmPush);
     case Kernel::kConv2d:
+    case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
@@ -185,7 +188,7 @@ struct Group {
 
 class Lowering {
  public:
-  explicit Lowering(const Graph& graph) : g_(graph) {}
+  Lowering(const Graph& graph, const LoweringOptions& options) : g_(graph), options_(options) {}
 
   Result<LoweredIsland> run() {
     out_.node_count = g_.num_nodes();
@@ -565,14 +568,24 @@ class Lowering {
 
     const std::vector<float> weights = w_value.constant->to_float_vector();
     const bool depthwise = groups > 1 && group_channels == 1;
-    std::vector<float> arranged(weights.size());
+    const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
+    const ConvGemmShape gemm{pixels, group_out, group_k, groups};
+    const ConvTiling tiling = clamp_conv_tiling(options_.conv_tiling.value_or(choose_conv_tiling(gemm)), gemm);
+    // conv2d.comp reads [group][k][channel of group], zero padded to whole
+    // K steps and tiles, k tap-major or as in ONNX; the depthwise shader
+    // keeps ONNX's [channel][k].
+    // Tap-major K (conv2d.comp's kTapMajor) when every step of 16 lies within one tap.
+    const bool tap_major = group_channels % kConvTileK == 0;
+    const int64_t k_rows = conv_k_steps(gemm) * kConvTileK;
+    const int64_t row = ceil_div(group_out, tiling.tile_channels) * int64_t{tiling.tile_channels};
+    std::vector<float> arranged(depthwise ? weights.size() : static_cast<size_t>(groups * k_rows * row), 0.f);
     for (int64_t oc = 0; oc < out_channels; ++oc) {
       const int64_t gi = oc / group_out, ocg = oc % group_out;
       for (int64_t k = 0; k < group_k; ++k) {
         const float v = weights[oc * group_k + k] * scale[oc];
-        // conv2d.comp reads [group][k][channel of group]; the depthwise
-        // shader keeps ONNX's [channel][k].
-        arranged[depthwise ? oc * group_k + k : (gi * group_k + k) * group_out + ocg] = v;
+        const int64_t tap = k % window, c = k / window;
+        const int64_t gemm_k = tap_major ? tap * group_channels + c : k;
+        arranged[depthwise ? oc * group_k + k : (gi * k_rows + gemm_k) * row + ocg] = v;
       }
     }
     ConvPush p{};
@@ -600,7 +613,6 @@ class Lowering {
     const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
     const int b_buffer = has_bias ? constant_buffer(bytes_of(bias), label_ + "/bias") : kParamsBuffer;
     const int out = new_value_buffer(group.output);
-    const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
     Step step;
     if (depthwise) {
       step =
@@ -608,15 +620,53 @@ class Lowering {
       step.bindings = {in, w_buffer, b_buffer, out};
       step.reads = {in, w_buffer, b_buffer};
     } else {
-      const int taps = constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
-      step = dispatch(Kernel::kConv2d, words_of(p),
-                      {ceil_div(pixels, kGemmTile), ceil_div(group_out, kGemmTile), u32(groups)});
-      step.bindings = {in, w_buffer, b_buffer, out, taps};
-      step.reads = {in, w_buffer, b_buffer, taps};
+      // Tap-major convs need no table; the binding then points at the parameter buffer.
+      const int taps =
+          tap_major ? kParamsBuffer : constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
+      const ConvSpecialization spec{tiling.tile_channels / 16, tiling.tile_pixels / 16, tiling.splits,
+                                    tiling.splits == 1 ? p.epilogue_ops : 0, tap_major ? 1u : 0u};
+      const std::array<uint32_t, 3> grid{ceil_div(pixels, tiling.tile_pixels),
+                                         ceil_div(group_out, tiling.tile_channels), u32(groups * tiling.splits)};
+      step = dispatch(Kernel::kConv2d, words_of(p), grid);
+      step.specialization = words_of(spec);
+      if (tiling.splits == 1) {
+        step.bindings = {in, w_buffer, b_buffer, out, taps};
+        step.reads = {in, w_buffer, b_buffer, taps};
+      } else {
+        // Slices write partial sums (no bias: binding 2 is unused); the
+        // reduce step adds them, the bias and the epilogue.
+        const int64_t y_elements = shape_elements(y);
+        const int partial = partial_sums_buffer(static_cast<uint64_t>(y_elements) * tiling.splits * sizeof(float));
+        step.bindings = {in, w_buffer, kParamsBuffer, partial, taps};
+        step.reads = {in, w_buffer, taps};
+        step.writes = {partial};
+        out_.steps.push_back(std::move(step));
+        step = dispatch(Kernel::kConv2dReduce, words_of(p), grid_1d(ceil_div(y_elements, kConvGroupSize)));
+        step.specialization = {tiling.splits};
+        step.bindings = {partial, b_buffer, out};
+        step.reads = {partial, b_buffer};
+      }
     }
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // The scratch buffer of split-K convs' partial sums, grown to `bytes`.
+  // One serves every conv of the island: each conv's sums are dead once
+  // its reduce step read them, and the next conv's write of them waits
+  // for that read (plan_barriers).
+  int partial_sums_buffer(uint64_t bytes) {
+    if (partial_sums_ < 0) {
+      BufferPlan plan;
+      plan.role = BufferPlan::Role::kIntermediate;
+      plan.name = "conv partial sums";
+      out_.buffers.push_back(std::move(plan));
+      partial_sums_ = static_cast<int>(out_.buffers.size()) - 1;
+    }
+    BufferPlan& plan = out_.buffers[partial_sums_];
+    plan.bytes = std::max(plan.bytes, bytes);
+    return partial_sums_;
   }
 
   // conv2d.comp's table: for each k = (c, kh, kw) of a group, the input
@@ -1109,6 +1159,7 @@ class Lowering {
   }
 
   const Graph& g_;
+  const LoweringOptions& options_;
   LoweredIsland out_;
   std::vector<uint32_t> params_;
   std::vector<Group> groups_;
@@ -1118,6 +1169,7 @@ class Lowering {
   std::set<ValueId> is_output_;
   std::string label_;
   int next_write_group_ = 0;
+  int partial_sums_ = -1;  // partial_sums_buffer's, once made
 };
 
 }  // namespace
@@ -1147,6 +1199,8 @@ Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b) {
   return layout;
 }
 
-Result<LoweredIsland> lower_island(const Graph& graph) { return Lowering(graph).run(); }
+Result<LoweredIsland> lower_island(const Graph& graph, const LoweringOptions& options) {
+  return Lowering(graph, options).run();
+}
 
 }  // namespace hetsched::vulkan

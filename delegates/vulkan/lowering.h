@@ -22,10 +22,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "delegates/vulkan/conv_tiling.h"
 #include "graph/graph.h"
 #include "hetsched/status.h"
 
@@ -36,6 +38,7 @@ enum class Kernel : uint8_t {
   kElementwise,
   kGemm,
   kConv2d,
+  kConv2dReduce,  // adds conv2d's split-K partial sums
   kDepthwiseConv2d,
   kPool2d,
   kReduceMean,
@@ -44,7 +47,7 @@ enum class Kernel : uint8_t {
   kGather,
   kResize,
 };
-inline constexpr size_t kKernelCount = 10;
+inline constexpr size_t kKernelCount = 11;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
@@ -110,10 +113,16 @@ struct LoweredIsland {
 // binding points at.
 inline constexpr int kParamsBuffer = 0;
 
+struct LoweringOptions {
+  // Every non-depthwise Conv uses this tiling (through clamp_conv_tiling)
+  // instead of choose_conv_tiling's: for benchmarks.
+  std::optional<ConvTiling> conv_tiling;
+};
+
 // Lowers `graph` (an island's sub-graph, shape-inferred, every node
 // accepted by vulkan_supports) to buffers and steps. Errors name the node:
 // "node 'x' (Op): ..." — reached only for graphs supports() would refuse.
-Result<LoweredIsland> lower_island(const Graph& graph);
+Result<LoweredIsland> lower_island(const Graph& graph, const LoweringOptions& options = {});
 
 // How MatMul's broadcast batch dims map onto gemm.comp's three batch grid
 // dims: sizes and strides (in elements) of A and B per merged dim.

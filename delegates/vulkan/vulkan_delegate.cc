@@ -39,6 +39,7 @@ struct Settings {
   SyncMode sync = SyncMode::kTimeline;
   bool validation = false;
   bool timestamps = false;
+  LoweringOptions lowering;
 };
 
 Result<bool> parse_flag(const std::string& key, const std::string& value) {
@@ -70,6 +71,12 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
       HS_ASSIGN_OR_RETURN(base.validation, parse_flag(key, value));
     } else if (key == "gpu_timestamps") {
       HS_ASSIGN_OR_RETURN(base.timestamps, parse_flag(key, value));
+    } else if (key == "conv_tiling") {
+      if (value.empty() || value == "auto") {
+        base.lowering.conv_tiling.reset();
+      } else {
+        HS_ASSIGN_OR_RETURN(base.lowering.conv_tiling, parse_conv_tiling(value));
+      }
     }
   }
   return base;
@@ -187,7 +194,7 @@ class VulkanDelegate final : public Delegate {
         return unsupported(prefix + graph->describe_node(id) + ": " + c.reason + " on '" +
                            std::string(state->context->device_name()) + "'");
     }
-    Result<LoweredIsland> lowered = lower_island(*graph);
+    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;
     options.island_id = ctx.island_id;

@@ -27,6 +27,9 @@ namespace hetsched::vulkan {
 //                             delegate creates (HETSCHED_VK_VALIDATION=1 does too)
 //   gpu_timestamps            1: islands time their command buffer on the GPU
 //                             (VulkanIsland::last_gpu_seconds)
+//   conv_tiling               "auto" (default: per shape, conv_tiling.h) or
+//                             "<channels>x<pixels>/<splits>" for every Conv,
+//                             e.g. "128x64/4" (benchmarks)
 // The same keys in InitContext::options override these at init.
 // Errors: kInvalidArgument naming the option when a value does not parse.
 // Making the delegate touches no GPU.

@@ -3,24 +3,55 @@
 // 2-D convolution (NCHW, grouped, strided, padded, dilated) as an implicit
 // GEMM per group: Y[oc, pixel] = sum over k = (c, kh, kw) of W[oc, k] *
 // X[patch(pixel), k], where the pixels of all images form one dimension.
-// Each workgroup of 256 invocations computes 64 output channels x 64
-// pixels, each invocation 4x4, walking K in steps of 16 through shared
-// memory; the input patches are gathered on the fly (no im2col buffer).
-// Weights are pre-arranged on the host as [group][k][channel of group] so
-// the weight tile loads are contiguous, and each k's place in the window
-// comes from a host-made table, so gathering does no integer division.
-// Epilogue: bias, fused ops.
-// Push constants: ConvPush in delegates/vulkan/kernel_params.h.
+//
+// Each workgroup of 256 invocations (16 x 16) computes a tile of
+// 16*kThreadM output channels x 16*kThreadN pixels, each invocation
+// kThreadM x kThreadN of them, walking K in steps of 16 through two
+// shared-memory buffers: the next step's loads are issued before the
+// current step's arithmetic, so one barrier per step suffices. An
+// invocation's channels and pixels lie in runs of 4, so every shared read
+// is a vec4 and feeds 4 (or 16) FMAs.
+//
+// The input patches are gathered on the fly (no im2col buffer), without
+// integer division: tap-major K (kTapMajor) walks taps and channels by
+// counting; otherwise each k's place in the window comes from a host-made
+// table. Weights are pre-arranged on the host as [group][k rounded up to
+// 16][channel of group rounded up to the tile], zero padded, so the weight
+// tile loads are contiguous vec4s without bounds checks.
+//
+// Split-K: with kSplits > 1, workgroup z = group * kSplits + slice sums one
+// slice of the K steps and writes its raw partial sums, laid out like Y,
+// to slice's part of binding 3; conv2d_reduce.comp adds the slices, the
+// bias and the epilogue. With kSplits == 1 the epilogue happens here.
+// Push constants: ConvPush in delegates/vulkan/kernel_params.h; the
+// specialisation: ConvSpecialization there.
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
 
+// Multiples of 4: 4 or 8 make 64- or 128-wide tiles.
+layout(constant_id = 0) const uint kThreadM = 4u;  // output channels per invocation
+layout(constant_id = 1) const uint kThreadN = 4u;  // pixels per invocation
+layout(constant_id = 2) const uint kSplits = 1u;
+// The epilogue's ops (apply_epilogue's `ops`), fixed per pipeline: with the
+// switch over every op inlined for each of an invocation's outputs, an
+// H200's compiler spilled the accumulators and the conv ran 6x slower.
+layout(constant_id = 3) const uint kEpilogueOps = 0u;
+// Whether K runs tap-major, k = (kh * kernel_w + kw) * group_channels + c,
+// with group_channels a multiple of 16: then each step's 16 k share one
+// tap, so an invocation checks the window bounds once per step and walks
+// channels by address alone. Otherwise K runs channel-major through the
+// tap table, k = (c * kernel_h + kh) * kernel_w + kw. The host arranges
+// the weights in the same order.
+layout(constant_id = 4) const bool kTapMajor = false;
+
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
-layout(set = 0, binding = 1) readonly restrict buffer W { float w[]; };
+layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
-// Per k = (c, kh, kw) of a group: x = c*H*W + kh*dh*W + kw*dw, the input
-// offset from the window's origin; y = kh*dh | (kw*dw) << 16.
+// Channel-major K only (else the parameter buffer stands in): per k =
+// (c, kh, kw) of a group, x = c*H*W + kh*dh*W + kw*dw, the input offset
+// from the window's origin; y = kh*dh | (kw*dw) << 16.
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 
 layout(push_constant) uniform Push {
@@ -35,82 +66,180 @@ layout(push_constant) uniform Push {
   float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
 } pc;
 
-const uint kTile = 64u;
 const uint kTileK = 16u;
+const uint kQuadsM = kThreadM * 4u;  // vec4s across the tile's channels (16 * kThreadM / 4)
+const uint kQuadsN = kThreadN * 4u;
+const uint kTileN = kThreadN * 16u;
+// Input-tile rows that one pass of the workgroup loads (one pixel each).
+const uint kRowsPerPass = 256u / kTileN;
+// Weight-tile vec4s and input-tile elements each invocation loads per step.
+const uint kWeightLoads = kThreadM / 4u;
+const uint kInputLoads = kThreadN;
 
-shared float w_tile[kTileK][kTile];
-shared float x_tile[kTileK][kTile];
+shared vec4 w_tile[2][kTileK][kQuadsM];
+shared vec4 x_tile[2][kTileK][kQuadsN];
 
-void main() {
-  const uint tid = gl_LocalInvocationIndex;
-  const uint tx = tid % 16u;
-  const uint ty = tid / 16u;
-  const uint group = gl_WorkGroupID.z;
-  const uint pixel0 = gl_WorkGroupID.x * kTile;
-  const uint oc0 = gl_WorkGroupID.y * kTile;
-  const uint plane = pc.out_h * pc.out_w;
-  const uint pixels = pc.batch * plane;
-  const uint k_total = pc.group_channels * pc.kernel_h * pc.kernel_w;
+// What one step's global loads need, set once at the start of main().
+uint tid;
+uint w_base;    // the group's padded weight matrix, in vec4s
+uint w_row;     // its row length, in vec4s
+uint quad0;     // the tile's first channel / 4
+uint k_total;
+// Every input load of an invocation is for the same pixel (column
+// tid % kTileN of the tile); only its row of K changes.
+uint my_column;
+uint my_row;
+bool pixel_valid;
+int ih0, iw0;
+// Where the pixel's window origin would be in X; it may lie in the
+// padding, so the sum is only formed for taps inside the input.
+int x_origin;
+uint in_plane;  // in_h * in_w
+// Tap-major: the tap and first channel of the next step load_step reads
+// (steps are loaded in order).
+uint next_kh, next_kw, next_c0;
 
-  // Every load of the input tile by this invocation is for the same pixel
-  // (column tid % 64); only its row of K changes.
-  const uint my_pixel = pixel0 + tid % kTile;
-  const bool pixel_valid = my_pixel < pixels;
-  const uint n = my_pixel / plane;
-  const uint ohw = my_pixel % plane;
-  const int ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
-  const int iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
-  // Where the window's origin would be; it may lie in the padding, so the
-  // sum is only formed for taps inside the input.
-  const uint x_base = (n * pc.channels + group * pc.group_channels) * pc.in_h * pc.in_w;
-  const int x_origin = int(x_base) + ih0 * int(pc.in_w) + iw0;
-  const uint w_base = group * k_total * pc.group_out;
+// One step's loads, held in registers from before the previous step's
+// arithmetic until after it.
+vec4 w_next[kWeightLoads];
+float x_next[kInputLoads];
 
-  float acc[4][4];
-  for (uint i = 0u; i < 4u; ++i)
-    for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0.0;
-
-  for (uint k0 = 0u; k0 < k_total; k0 += kTileK) {
-    for (uint s = 0u; s < 4u; ++s) {
-      const uint e = tid + s * 256u;
-      const uint kk = e / kTile;
-      const uint col = e % kTile;
-      const uint k = k0 + kk;
-      const uint oc = oc0 + col;
-      w_tile[kk][col] = (k < k_total && oc < pc.group_out) ? w[w_base + k * pc.group_out + oc] : 0.0;
+void load_step(uint step) {
+  const uint k0 = step * kTileK;
+  for (uint s = 0u; s < kWeightLoads; ++s) {
+    const uint e = tid + s * 256u;
+    w_next[s] = w[w_base + (k0 + e / kQuadsM) * w_row + quad0 + e % kQuadsM];
+  }
+  if (kTapMajor) {
+    const int ih = ih0 + int(next_kh * pc.dilation_h);
+    const int iw = iw0 + int(next_kw * pc.dilation_w);
+    const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
+    const int base = x_origin + int((next_kh * pc.dilation_h) * pc.in_w + next_kw * pc.dilation_w +
+                                    (next_c0 + my_row) * in_plane);
+    for (uint s = 0u; s < kInputLoads; ++s) {
+      x_next[s] = 0.0;
+      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * in_plane)];
+    }
+    next_c0 += kTileK;
+    if (next_c0 == pc.group_channels) {
+      next_c0 = 0u;
+      if (++next_kw == pc.kernel_w) {
+        next_kw = 0u;
+        ++next_kh;
+      }
+    }
+  } else {
+    for (uint s = 0u; s < kInputLoads; ++s) {
+      const uint k = k0 + my_row + s * kRowsPerPass;
       float v = 0.0;
       if (k < k_total && pixel_valid) {
         const uvec2 tap = taps[k];
         const int ih = ih0 + int(tap.y & 0xFFFFu);
         const int iw = iw0 + int(tap.y >> 16);
-        if (ih >= 0 && ih < int(pc.in_h) && iw >= 0 && iw < int(pc.in_w)) v = x[x_origin + int(tap.x)];
+        if (uint(ih) < pc.in_h && uint(iw) < pc.in_w) v = x[x_origin + int(tap.x)];
       }
-      x_tile[kk][col] = v;
+      x_next[s] = v;
     }
-    barrier();
-    for (uint kk = 0u; kk < kTileK; ++kk) {
-      float wv[4];
-      float xv[4];
-      for (uint i = 0u; i < 4u; ++i) wv[i] = w_tile[kk][ty + 16u * i];
-      for (uint j = 0u; j < 4u; ++j) xv[j] = x_tile[kk][tx + 16u * j];
-      for (uint i = 0u; i < 4u; ++i)
-        for (uint j = 0u; j < 4u; ++j) acc[i][j] = fma(wv[i], xv[j], acc[i][j]);
-    }
-    barrier();
+  }
+}
+
+void store_step(uint buf) {
+  for (uint s = 0u; s < kWeightLoads; ++s) {
+    const uint e = tid + s * 256u;
+    w_tile[buf][e / kQuadsM][e % kQuadsM] = w_next[s];
+  }
+  for (uint s = 0u; s < kInputLoads; ++s) x_tile[buf][my_row + s * kRowsPerPass][my_column / 4u][my_column % 4u] = x_next[s];
+}
+
+void main() {
+  tid = gl_LocalInvocationIndex;
+  const uint tx = tid % 16u;
+  const uint ty = tid / 16u;
+  const uint group = gl_WorkGroupID.z / kSplits;
+  const uint slice = gl_WorkGroupID.z % kSplits;
+  const uint pixel0 = gl_WorkGroupID.x * kTileN;
+  quad0 = gl_WorkGroupID.y * kQuadsM;
+  const uint plane = pc.out_h * pc.out_w;
+  const uint pixels = pc.batch * plane;
+  k_total = pc.group_channels * pc.kernel_h * pc.kernel_w;
+  const uint k_steps = (k_total + kTileK - 1u) / kTileK;
+  const uint steps_per_slice = (k_steps + kSplits - 1u) / kSplits;
+  const uint step_begin = min(slice * steps_per_slice, k_steps);
+  const uint step_end = min(step_begin + steps_per_slice, k_steps);
+  w_row = gl_NumWorkGroups.y * kQuadsM;
+  w_base = group * k_steps * kTileK * w_row;
+
+  my_column = tid % kTileN;
+  my_row = tid / kTileN;
+  const uint my_pixel = pixel0 + my_column;
+  pixel_valid = my_pixel < pixels;
+  const uint n = my_pixel / plane;
+  const uint ohw = my_pixel % plane;
+  ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
+  iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
+  in_plane = pc.in_h * pc.in_w;
+  x_origin = int((n * pc.channels + group * pc.group_channels) * in_plane) + ih0 * int(pc.in_w) + iw0;
+  if (kTapMajor) {
+    const uint tap = step_begin * kTileK / pc.group_channels;
+    next_c0 = step_begin * kTileK - tap * pc.group_channels;
+    next_kh = tap / pc.kernel_w;
+    next_kw = tap % pc.kernel_w;
   }
 
-  for (uint j = 0u; j < 4u; ++j) {
-    const uint pixel = pixel0 + tx + 16u * j;
-    if (pixel >= pixels) continue;
-    const uint out_n = pixel / plane;
-    const uint out_hw = pixel % plane;
-    for (uint i = 0u; i < 4u; ++i) {
-      const uint oc = oc0 + ty + 16u * i;
-      if (oc >= pc.group_out) continue;
-      const uint channel = group * pc.group_out + oc;
-      float v = acc[i][j];
-      if (pc.has_bias != 0u) v += bias[channel];
-      y[(out_n * pc.out_channels + channel) * plane + out_hw] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v);
+  vec4 acc[kThreadM][kThreadN / 4u];
+  for (uint i = 0u; i < kThreadM; ++i)
+    for (uint j = 0u; j < kThreadN / 4u; ++j) acc[i][j] = vec4(0.0);
+
+  if (step_begin < step_end) {
+    load_step(step_begin);
+    store_step(0u);
+  }
+  barrier();
+  uint buf = 0u;
+  for (uint step = step_begin; step < step_end; ++step) {
+    // The next step's loads are in flight during this step's arithmetic;
+    // they go to the other buffer, which every invocation finished reading
+    // before the last barrier.
+    const bool more = step + 1u < step_end;
+    if (more) load_step(step + 1u);
+    for (uint kk = 0u; kk < kTileK; ++kk) {
+      vec4 a[kThreadM / 4u];
+      vec4 b[kThreadN / 4u];
+      for (uint i = 0u; i < kThreadM / 4u; ++i) a[i] = w_tile[buf][kk][ty + 16u * i];
+      for (uint j = 0u; j < kThreadN / 4u; ++j) b[j] = x_tile[buf][kk][tx + 16u * j];
+      for (uint i = 0u; i < kThreadM / 4u; ++i)
+        for (uint r = 0u; r < 4u; ++r)
+          for (uint j = 0u; j < kThreadN / 4u; ++j) acc[4u * i + r][j] = fma(vec4(a[i][r]), b[j], acc[4u * i + r][j]);
+    }
+    if (more) store_step(buf ^ 1u);
+    barrier();
+    buf ^= 1u;
+  }
+
+  // Invocation (tx, ty) holds channels 64i + 4ty + r and pixels 64j + 4tx + c
+  // of the tile.
+  const uint y_total = pixels * pc.out_channels;
+  const vec4 p = vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3);
+  for (uint j = 0u; j < kThreadN / 4u; ++j) {
+    for (uint c = 0u; c < 4u; ++c) {
+      const uint pixel = pixel0 + 64u * j + 4u * tx + c;
+      if (pixel >= pixels) continue;
+      const uint out_n = pixel / plane;
+      const uint out_hw = pixel % plane;
+      for (uint i = 0u; i < kThreadM / 4u; ++i) {
+        for (uint r = 0u; r < 4u; ++r) {
+          const uint oc = 4u * (quad0 + 16u * i + ty) + r;
+          if (oc >= pc.group_out) continue;
+          const uint channel = group * pc.group_out + oc;
+          const uint index = (out_n * pc.out_channels + channel) * plane + out_hw;
+          const float v = acc[4u * i + r][j][c];
+          if (kSplits == 1u) {
+            y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);
+          } else {
+            y[slice * y_total + index] = v;
+          }
+        }
+      }
     }
   }
 }
