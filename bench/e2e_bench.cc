@@ -1,10 +1,12 @@
 // End-to-end latency of whole models under several profiles, in one run:
 // CPU only vs Vulkan only vs mixed VGF/Vulkan (timeline and queue_wait_idle),
 // on the RFC model and a conv-heavy ResNet-style stack. Prints the median of
-// N runs after a warm-up, the host waits per run and the ratio to CPU only.
+// N runs after a warm-up, the host waits per run, the ratio to CPU only, and
+// the largest difference from the portable kernels' output.
 //
 //   e2e_bench [--runs N] [--blocks B] [--channels C] [--size S] [--configs DIR]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -32,12 +34,23 @@ struct Row {
   double median_ms = 0;
   int host_waits = 0;
   std::string islands;
+  std::vector<Tensor> outputs;
 };
+
+// Largest |a - b| over every output element: each profile's result is
+// checked against the portable kernels', so a fast wrong answer shows.
+double max_abs_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    for (int64_t k = 0; k < a[i].num_elements(); ++k)
+      worst = std::max(worst, static_cast<double>(std::abs(a[i].data<float>()[k] - b[i].data<float>()[k])));
+  return worst;
+}
 
 Result<Row> time_profile(const Graph& graph, const Tensor& input, const Profile& profile, const std::string& label,
                          int runs) {
   HS_ASSIGN_OR_RETURN(Program program, build_program(graph, profile));
-  Row row{label, 0, 0, ""};
+  Row row{label, 0, 0, "", {}};
   for (const auto& island : program.islands) row.islands += (row.islands.empty() ? "" : "→") + island.delegate;
   HS_ASSIGN_OR_RETURN(auto session, Session::create(std::move(program), profile));
   std::vector<double> ms;
@@ -46,6 +59,7 @@ Result<Row> time_profile(const Graph& graph, const Tensor& input, const Profile&
     HS_ASSIGN_OR_RETURN(auto out, session->run({input}, &stats));
     if (i >= 2) ms.push_back(stats.total_ms);  // two warm-up runs
     row.host_waits = stats.host_waits;
+    row.outputs = std::move(out);
   }
   std::sort(ms.begin(), ms.end());
   row.median_ms = ms[ms.size() / 2];
@@ -61,8 +75,19 @@ int bench_model(const std::string& name, const Graph& graph, const Tensor& input
                                    {"vulkan", "vulkan.yaml", {}},
                                    {"mixed timeline", "mixed_gpu.yaml", SyncMode::kTimeline},
                                    {"mixed queue_wait_idle", "mixed_gpu.yaml", SyncMode::kQueueWaitIdle}};
-  std::printf("\n%s (%s)\n  %-24s %12s %8s %12s  %s\n", name.c_str(), graph.value(graph.inputs()[0]).type.to_string().c_str(),
-              "profile", "median ms", "vs cpu", "host waits", "islands");
+  std::printf("\n%s (%s)\n  %-24s %12s %8s %12s %12s  %s\n", name.c_str(),
+              graph.value(graph.inputs()[0]).type.to_string().c_str(), "profile", "median ms", "vs cpu", "host waits",
+              "max |diff|", "islands");
+  auto portable = load_profile(o.configs + "/cpu_portable.yaml");
+  if (!portable.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", portable.status().message().c_str());
+    return 1;
+  }
+  auto reference = time_profile(graph, input, *portable, "portable", 1);
+  if (!reference.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", reference.status().message().c_str());
+    return 1;
+  }
   double cpu_ms = 0;
   for (const Case& c : cases) {
     auto profile = load_profile(o.configs + "/" + c.config);
@@ -78,8 +103,9 @@ int bench_model(const std::string& name, const Graph& graph, const Tensor& input
       continue;
     }
     if (c.label == "cpu") cpu_ms = row->median_ms;
-    std::printf("  %-24s %12.3f %7.2fx %12d  %s\n", c.label.c_str(), row->median_ms,
-                cpu_ms > 0 ? row->median_ms / cpu_ms : 0.0, row->host_waits, row->islands.c_str());
+    std::printf("  %-24s %12.3f %7.2fx %12d %12.2e  %s\n", c.label.c_str(), row->median_ms,
+                cpu_ms > 0 ? row->median_ms / cpu_ms : 0.0, row->host_waits,
+                max_abs_diff(row->outputs, reference->outputs), row->islands.c_str());
   }
   return 0;
 }
