@@ -13,11 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "examples/resnet_stack.h"
 #include "graph/builder.h"
 
 namespace hetsched {
@@ -31,35 +31,9 @@ struct BenchOptions {
   int64_t size = 56;
 };
 
-Tensor random_tensor(const Shape& shape, uint32_t seed, float scale) {
-  Tensor t(TensorType{DType::kFloat32, shape});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
-
+// The conv-heavy workload all benches share (examples/resnet_stack.h).
 Result<Graph> block_stack(const BenchOptions& o) {
-  GraphBuilder b("resnet_stack");
-  ValueId x = b.input("x", {DType::kFloat32, {1, kChannels, o.size, o.size}});
-  // He-style weight scale keeps activations of order 1 through the stack.
-  const float w_scale = std::sqrt(6.f / (kChannels * 9));
-  const std::vector<int64_t> pads{1, 1, 1, 1};
-  uint32_t seed = 1;
-  for (int i = 0; i < o.blocks; ++i) {
-    const std::string n = std::to_string(i);
-    auto conv = [&](ValueId in, const std::string& name) {
-      return b.op("Conv",
-                  {in, b.constant(name + "_w", random_tensor({kChannels, kChannels, 3, 3}, seed++, w_scale)),
-                   b.constant(name + "_b", random_tensor({kChannels}, seed++, 0.1f))},
-                  {{"pads", pads}});
-    };
-    ValueId y = b.op("Relu", {conv(x, "b" + n + "_conv1")});
-    y = conv(y, "b" + n + "_conv2");
-    x = b.op("Relu", {b.op("Add", {y, x})});
-  }
-  b.output(x);
-  return b.build();
+  return examples::make_resnet_stack({o.blocks, kChannels, o.size});
 }
 
 struct Timing {
@@ -113,7 +87,7 @@ int run(const BenchOptions& o) {
     std::fprintf(stderr, "error: %s\n", graph.status().message().c_str());
     return 1;
   }
-  const Tensor input = random_tensor({1, kChannels, o.size, o.size}, 1000, 1.f);
+  const Tensor input = examples::seeded_tensor({1, kChannels, o.size, o.size}, 1000, 1.f);
   const double gflop = 2.0 * 2 * o.blocks * kChannels * kChannels * 9 * o.size * o.size / 1e9;
   std::printf("cpu_engines_bench: x f32[1,%lld,%lld,%lld], %d blocks (%d conv3x3), %.2f GFLOP per run, median of %d runs\n",
               static_cast<long long>(kChannels), static_cast<long long>(o.size), static_cast<long long>(o.size),
