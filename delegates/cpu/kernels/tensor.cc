@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/kernels/extra_util.h"
 #include "graph/op_schema.h"
 
 namespace hetsched::cpu {
@@ -22,26 +23,6 @@ void register_gather_kernels(KernelTable& table);
 void register_resize_kernels(KernelTable& table);
 
 namespace {
-
-// Calls f(T{}) with an unsigned integer type of `bytes` bytes, so a copy loop
-// moves whole elements whatever their dtype.
-template <typename F>
-void with_element_type(size_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      f(uint8_t{});
-      break;
-    case 2:
-      f(uint16_t{});
-      break;
-    case 4:
-      f(uint32_t{});
-      break;
-    default:
-      f(uint64_t{});
-      break;
-  }
-}
 
 // The ops that leave the bytes in place and only change the shape.
 Status copy_kernel(const KernelContext& ctx) {
@@ -101,7 +82,7 @@ Status transpose_kernel(const KernelContext& ctx) {
       return ctx.error("perm does not map input " + in.type().to_string() + " to output " + out.type().to_string());
     src_strides[d] = in_strides[static_cast<size_t>(perm[d])];
   }
-  with_element_type(dtype_size(in.dtype()), [&](auto t) {
+  visit_element_bits(dtype_size(in.dtype()), [&](auto t) {
     using T = decltype(t);
     transpose_typed(in.data<T>(), out.data<T>(), out.shape(), src_strides);
   });
