@@ -79,6 +79,16 @@ const OpSchema* find_op_schema(std::string_view op);
 // Shape helpers shared by op files.
 // ONNX multidirectional (numpy) broadcasting of two shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+// ONNX Slice along one axis of size `dim` (> 0) with `step` != 0: the first
+// index read (negative start/end counted from the end, then clamped to
+// [0, dim] or, for negative steps, [-1, dim - 1]) and how many elements the
+// slice has. Written so INT64_MAX/INT64_MIN starts, ends and steps cannot
+// overflow. Shape inference and every engine use it, so they agree.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t length = 0;
+};
+SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step);
 // Normalises a possibly negative axis into [0, rank); error when out of range.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank);
 

@@ -1,5 +1,8 @@
 #include "graph/op_schema.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace hetsched {
 
 const OpSchemaTable& op_schemas() {
@@ -37,6 +40,24 @@ Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
     }
   }
   return out;
+}
+
+SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  int64_t span = 0, stride = 0;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    span = end - start;
+    stride = step;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    span = start - end;
+    stride = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+  }
+  return {start, span > 0 ? 1 + (span - 1) / stride : 0};
 }
 
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank) {

@@ -297,23 +297,7 @@ Status infer_slice(const InferContext& ctx, std::vector<TensorType>& outs) {
     const int64_t step = steps[i];
     if (step == 0) return ctx.error("steps " + ints_to_string(steps) + " has a 0");
     if (dim == 0) continue;
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    // Written so that INT64_MAX/INT64_MIN starts, ends and steps cannot overflow.
-    int64_t span = 0, stride = 0;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      span = end - start;
-      stride = step;
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      span = start - end;
-      stride = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
-    }
-    out.shape[static_cast<size_t>(norm_axes[i])] = span > 0 ? 1 + (span - 1) / stride : 0;
+    out.shape[static_cast<size_t>(norm_axes[i])] = slice_range(dim, starts[i], ends[i], step).length;
   }
   outs[0] = std::move(out);
   return Status::ok();

@@ -247,27 +247,13 @@ Result<SliceWindow> read_slice(const Graph& graph, NodeId node) {
     HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(axes[i], static_cast<int64_t>(rank)));
     const size_t d = static_cast<size_t>(axis);
     const int64_t dim = in[d];
-    int64_t s = starts[i], e = ends[i];
     const int64_t st = steps[i];
     if (st == 0) return invalid_argument("Slice has a step of 0");
     if (dim == 0) continue;
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    int64_t span = 0, stride = 0;
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      span = e - s;
-      stride = st;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      span = s - e;
-      stride = st == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -st;
-    }
-    w.shape[d] = span > 0 ? 1 + (span - 1) / stride : 0;
+    const SliceRange r = slice_range(dim, starts[i], ends[i], st);
+    w.shape[d] = r.length;
     // A step beyond the dim visits one element; capping it keeps offsets small.
-    w.start[d] = std::min(s, dim - 1);
+    w.start[d] = std::min(r.start, dim - 1);
     w.step[d] = st > 0 ? std::min(st, dim) : std::max(st, -dim);
   }
   return w;

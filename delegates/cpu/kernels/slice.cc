@@ -66,26 +66,12 @@ Status slice_kernel(const KernelContext& ctx) {
   for (size_t i = 0; i < params->axes.size(); ++i) {
     const size_t d = static_cast<size_t>(params->axes[i]);
     const int64_t dim = in_shape[d];
-    int64_t s = params->starts[i], e = params->ends[i];
     const int64_t st = params->steps[i];
     if (st == 0) return ctx.error("a step is 0");
     if (dim == 0) continue;
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    int64_t span = 0, stride = 0;
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      span = e - s;
-      stride = st;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      span = s - e;
-      stride = st == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -st;
-    }
-    out_shape[d] = span > 0 ? 1 + (span - 1) / stride : 0;
-    start[d] = s;
+    const SliceRange r = slice_range(dim, params->starts[i], params->ends[i], st);
+    out_shape[d] = r.length;
+    start[d] = r.start;
     // A step larger than the dim visits one element; cap it so offsets cannot overflow.
     step[d] = st > 0 ? std::min(st, dim) : std::max(st, -dim);
   }
