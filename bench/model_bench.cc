@@ -269,9 +269,9 @@ Status run(const Options& o) {
     const auto start = std::chrono::steady_clock::now();
     HS_RETURN_IF_ERROR(session->run(inputs, &stats).status());
     totals.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    for (const StepTiming& s : stats.steps) {
-      if (!steps.count(s.label)) step_order.push_back(s.label);
-      steps[s.label].push_back(s.ms);
+    for (const TraceEvent& e : stats.events) {
+      if (!steps.count(e.name)) step_order.push_back(e.name);
+      steps[e.name].push_back(e.ms);
     }
   }
   auto coverage = island_coverage(graph, profile);

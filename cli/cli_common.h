@@ -39,5 +39,6 @@ void register_compile(CLI::App& app, std::function<int()>& run);
 void register_devices(CLI::App& app, std::function<int()>& run);
 void register_import(CLI::App& app, std::function<int()>& run);  // import: .onnx → .hsg
 void register_vgf(CLI::App& app, std::function<int()>& run);  // export-vgf, run-vgf
+void register_bench(CLI::App& app, std::function<int()>& run);
 
 }  // namespace hetsched::cli

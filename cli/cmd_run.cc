@@ -84,7 +84,8 @@ int run_run(const RunOptions& o) {
     if (Status st = Session::write_trace(stats, trace); !st.is_ok()) return report_error(st);
     std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
   }
-  for (const auto& step : stats.steps) spdlog::info("[sched] {}: {:.3f} ms", step.label, step.ms);
+  for (const TraceEvent& e : stats.events)
+    spdlog::info("[sched] {} on {}: {:.3f} ms{}", e.name, e.track, e.ms, e.gpu_clock ? " (GPU timestamps)" : "");
   return kExitOk;
 }
 }  // namespace

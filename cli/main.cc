@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   register_preview(app, run);
   register_run(app, run);
+  register_bench(app, run);
   register_compile(app, run);
   register_devices(app, run);
   register_import(app, run);

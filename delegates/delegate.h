@@ -79,6 +79,11 @@ std::string_view tensor_layout_name(TensorLayout layout);  // "NCHW", "NHWC"
 
 class Buffer;            // shared_gpu/buffer.h
 class SharedGpuContext;  // shared_gpu/shared_gpu_context.h
+}  // namespace hetsched
+// Vulkan's own declaration of the handle (VK_DEFINE_HANDLE), so the contract
+// can name command buffers without including Vulkan.
+typedef struct VkCommandBuffer_T* VkCommandBuffer;
+namespace hetsched {
 
 // A tensor in GPU memory, owned by the island handle that exposes it. The
 // buffer is fixed from init() on, so the island's command buffer can be
@@ -96,11 +101,31 @@ struct ExecContext {
   // GPU islands: how to submit (wait value, whether to signal, whether to
   // idle the queue after), planned by the executor from the sync mode.
   GpuStepSync gpu;
+  // GPU islands put these command buffers (when not null) right before and
+  // after their own, in the same submit: the executor's timestamp writes.
+  VkCommandBuffer gpu_before = nullptr;
+  VkCommandBuffer gpu_after = nullptr;
   // GPU islands set this to the timeline value their submit signalled (0: none).
   uint64_t signalled_value = 0;
 };
 
+// The command buffers of one GPU island's submit: ctx.gpu_before, `own`,
+// ctx.gpu_after, skipping null ones. Returns how many it wrote to `out`.
+inline uint32_t island_command_buffers(const ExecContext& ctx, VkCommandBuffer own, VkCommandBuffer (&out)[3]) {
+  uint32_t n = 0;
+  for (VkCommandBuffer cmd : {ctx.gpu_before, own, ctx.gpu_after})
+    if (cmd) out[n++] = cmd;
+  return n;
+}
+
 // One compiled island, ready to run. Owned by the Session.
+//
+// Concurrency: the scheduler never runs one handle's execute() twice at
+// once. Host-domain handles (memory_kind kHost) must keep nothing of a run
+// after execute() returns (they read `inputs` and write `outputs`), so one
+// handle serves every request in flight, runs serialised on the delegate's
+// resource; device-domain handles keep their tensors in their own buffers,
+// so the session makes one handle per request in flight (max_in_flight).
 class IslandHandle {
  public:
   virtual ~IslandHandle() = default;

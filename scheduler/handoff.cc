@@ -1,235 +1,218 @@
 #include "scheduler/handoff.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstring>
 
 #include "scheduler/layout.h"
-#include "scheduler/shaders/layout_permute_spv.h"
-#include "shared_gpu/vk_check.h"
+#include "sync/step_sync.h"
 
 namespace hetsched {
 
-Result<std::unique_ptr<ExecutorGpu>> ExecutorGpu::create(std::shared_ptr<SharedGpuContext> context) {
-  auto gpu = std::make_unique<ExecutorGpu>();
-  gpu->context_ = std::move(context);
-  HS_ASSIGN_OR_RETURN(gpu->pool_, CommandPool::create(*gpu->context_));
-  ComputePipelineDesc desc;
-  desc.name = "layout_permute";
-  desc.spirv = kLayoutPermuteSpv;
-  desc.storage_buffer_count = 2;
-  desc.push_constant_size = 5 * sizeof(uint32_t);
-  HS_ASSIGN_OR_RETURN(gpu->permute_, ComputePipeline::create(*gpu->context_, desc));
-  // One set per device copy with a layout change; 64 is generous for a model.
-  HS_ASSIGN_OR_RETURN(gpu->descriptors_, DescriptorPool::create(*gpu->context_, 64, 2));
-  return gpu;
-}
-
 namespace {
 
-bool needs_permute(const TensorType& type, TensorLayout a, TensorLayout b) {
-  return a != b && layout_applies(type);
-}
+bool needs_permute(const TensorType& type, TensorLayout a, TensorLayout b) { return a != b && layout_applies(type); }
 
 std::string layout_note(const TensorType& type, TensorLayout from, TensorLayout to) {
   if (!needs_permute(type, from, to)) return "";
   return std::string(" + ") + std::string(tensor_layout_name(from)) + "→" + std::string(tensor_layout_name(to));
 }
 
-// Waits on the host until the context's GPU work of this run is done, when
-// anything is outstanding. Readbacks call it before reading; the readback
-// counts as the one host wait either way (it blocks on its own copy too).
-Status wait_for_context(RunState& state, SharedGpuContext& context) {
-  auto it = state.last_signalled.find(&context);
-  if (it == state.last_signalled.end() || it->second == 0) return Status::ok();
-  HS_RETURN_IF_ERROR(context.wait(it->second));
-  it->second = 0;
-  return Status::ok();
-}
+BufferRange range_of(const DeviceTensor& t) { return {t.buffer, t.offset, t.size}; }
 
-class UploadStep final : public HandoffStep {
+const std::string kHandoffTrack = "handoffs";
+
+class UploadStep final : public StepRunner {
  public:
-  UploadStep(int tensor, TensorType type, DeviceEnd to, std::string label)
-      : tensor_(tensor), type_(std::move(type)), to_(to), label_(std::move(label)) {}
+  static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
+                                                    std::string label) {
+    auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
+    if (!to.tensor->buffer->mapped()) {
+      HS_ASSIGN_OR_RETURN(step->staging_, Buffer::create(to.transfers->context(), std::max<uint64_t>(to.tensor->size, 4),
+                                                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryUsage::kUpload));
+      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy({&step->staging_, 0, to.tensor->size},
+                                                                 range_of(*to.tensor)));
+      step->label_ += " (staged)";
+    }
+    return std::unique_ptr<StepRunner>(std::move(step));
+  }
 
-  Status run(RunState& state) override {
+  Kind kind() const override { return Kind::kGpu; }
+  SharedGpuContext* context() const override { return &to_.transfers->context(); }
+  const std::string& track() const override { return kHandoffTrack; }
+  const std::string& label() const override { return label_; }
+
+  Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
     const Tensor& src = (*state.slots)[tensor_];
-    std::span<const std::byte> bytes(src.raw(), src.byte_size());
-    if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout)) {
-      scratch_.resize(src.byte_size());
-      permute_layout(src.raw(), scratch_.data(), type_.shape, dtype_size(type_.dtype), true);
-      bytes = scratch_;
-    }
-    // A mapped buffer is written directly; otherwise upload() stages and waits.
-    if (!to_.tensor->buffer->mapped()) state.host_waits++;
-    HS_RETURN_IF_ERROR(upload(to_.gpu->pool(), *to_.tensor->buffer, bytes, to_.tensor->offset));
-    state.ready.erase({tensor_, to_.island});
-    return Status::ok();
-  }
-  std::string label() const override { return label_ + layout_note(type_, TensorLayout::kNchw, to_.tensor->layout); }
-
- private:
-  int tensor_;
-  TensorType type_;
-  DeviceEnd to_;
-  std::string label_;
-  std::vector<std::byte> scratch_;
-};
-
-class ReadbackStep final : public HandoffStep {
- public:
-  ReadbackStep(int tensor, TensorType type, DeviceEnd from, std::string label)
-      : tensor_(tensor), type_(std::move(type)), from_(from), label_(std::move(label)) {}
-
-  Status run(RunState& state) override {
-    Tensor& dst = (*state.slots)[tensor_];
-    HS_RETURN_IF_ERROR(wait_for_context(state, from_.gpu->context()));
-    state.host_waits++;
-    const bool permute = needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw);
-    std::span<std::byte> out(dst.raw(), dst.byte_size());
-    if (permute) {
-      scratch_.resize(dst.byte_size());
-      out = scratch_;
-    }
-    // readback() puts a barrier before the host reads (and stages device-local
-    // memory); it waits on the host for that small submit.
-    HS_RETURN_IF_ERROR(readback(from_.gpu->pool(), *from_.tensor->buffer, out, from_.tensor->offset, &staging_));
-    if (permute) permute_layout(scratch_.data(), dst.raw(), type_.shape, dtype_size(type_.dtype), false);
-    return Status::ok();
-  }
-  std::string label() const override { return label_ + layout_note(type_, from_.tensor->layout, TensorLayout::kNchw); }
-
- private:
-  int tensor_;
-  TensorType type_;
-  DeviceEnd from_;
-  std::string label_;
-  std::vector<std::byte> scratch_;
-  Buffer staging_;  // host-cached copy target, kept across runs
-};
-
-// Both islands on one context: a command buffer, recorded once, that copies
-// (or permutes) the producer's output buffer into the consumer's input buffer.
-class DeviceCopyStep final : public HandoffStep {
- public:
-  static Result<std::unique_ptr<HandoffStep>> create(int tensor, const TensorType& type, DeviceEnd from, DeviceEnd to,
-                                                     std::string label) {
-    auto step = std::unique_ptr<DeviceCopyStep>(new DeviceCopyStep(tensor, type, from, to, std::move(label)));
-    HS_RETURN_IF_ERROR(step->record());
-    return std::unique_ptr<HandoffStep>(std::move(step));
-  }
-
-  Status run(RunState& state) override {
-    SharedGpuContext& context = to_.gpu->context();
-    auto it = state.ready.find({tensor_, from_.island});
-    const uint64_t wait_for = it == state.ready.end() ? 0 : it->second;
-    const GpuStepSync sync = plan_gpu_step(state.mode, wait_for);
-    GpuSubmit submit;
-    submit.command_buffers = std::span<const VkCommandBuffer>(&cmd_, 1);
-    submit.wait_value = sync.wait_value;
-    submit.signal = sync.signal;
-    HS_ASSIGN_OR_RETURN(const uint64_t signalled, to_.gpu->pool().submit(submit));
-    if (signalled) {
-      state.ready[{tensor_, to_.island}] = signalled;
-      state.last_signalled[&context] = std::max(state.last_signalled[&context], signalled);
-    }
-    if (sync.queue_wait_idle_after) {
-      HS_RETURN_IF_ERROR(context.wait_idle());
+    std::byte* dst = copy_ ? staging_.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
+    if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
+      permute_layout(src.raw(), dst, type_.shape, dtype_size(type_.dtype), true);
+    else
+      std::memcpy(dst, src.raw(), src.byte_size());
+    if (!copy_) return Status::ok();  // host writes to coherent memory are visible to later submits
+    const GpuStepSync sync = plan_gpu_step(state.mode, call.wait_value);
+    HS_ASSIGN_OR_RETURN(const uint64_t value, to_.transfers->submit(copy_, sync, call.before, call.after));
+    done = {&to_.transfers->context(), value, call.before != nullptr};
+    if (sync.queue_wait_idle_after) state.host_waits++;
+    // Without device-side waits (sync none) the island would not wait for
+    // the copy: finish it here.
+    if (state.mode == SyncMode::kNone && value) {
+      HS_RETURN_IF_ERROR(to_.transfers->context().wait(value));
       state.host_waits++;
     }
     return Status::ok();
   }
-  std::string label() const override { return label_ + " (device copy" + layout_note(type_, from_.tensor->layout, to_.tensor->layout) + ")"; }
 
  private:
-  DeviceCopyStep(int tensor, TensorType type, DeviceEnd from, DeviceEnd to, std::string label)
-      : tensor_(tensor), type_(std::move(type)), from_(from), to_(to), label_(std::move(label)) {}
+  UploadStep(int tensor, TensorType type, DeviceEnd to, std::string label)
+      : tensor_(tensor), type_(std::move(type)), to_(to) {
+    label_ = std::move(label) + layout_note(type_, TensorLayout::kNchw, to_.tensor->layout);
+  }
 
-  Status record() {
-    ExecutorGpu& gpu = *to_.gpu;
-    HS_ASSIGN_OR_RETURN(cmd_, gpu.pool().allocate());
-    const bool permute = needs_permute(type_, from_.tensor->layout, to_.tensor->layout);
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    if (permute) {
-      if (dtype_size(type_.dtype) != 4)
-        return unsupported("failed to plan device copy of " + type_.to_string() +
-                           ": layout conversion on the GPU handles 32-bit elements only");
-      const VkDescriptorBufferInfo buffers[2] = {from_.tensor->buffer->descriptor(from_.tensor->offset, from_.tensor->size),
-                                                 to_.tensor->buffer->descriptor(to_.tensor->offset, to_.tensor->size)};
-      HS_ASSIGN_OR_RETURN(set, gpu.descriptors().allocate(gpu.permute(), buffers));
+  int tensor_;
+  TensorType type_;
+  DeviceEnd to_;
+  std::string label_;
+  Buffer staging_;                     // host-visible; only for unmapped destinations
+  VkCommandBuffer copy_ = VK_NULL_HANDLE;  // staging → island input; freed with the transfers
+};
+
+class ReadbackStep final : public StepRunner {
+ public:
+  static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd from,
+                                                    std::string label) {
+    auto step = std::unique_ptr<ReadbackStep>(new ReadbackStep(tensor, type, from, std::move(label)));
+    const Buffer& src = *from.tensor->buffer;
+    if (!src.mapped() || host_reads_are_slow(src)) {
+      // The CPU reads uncached device memory very slowly: copy to host-cached staging first.
+      HS_ASSIGN_OR_RETURN(step->staging_, Buffer::create(from.transfers->context(), std::max<uint64_t>(from.tensor->size, 4),
+                                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemoryUsage::kReadback));
+      HS_ASSIGN_OR_RETURN(step->copy_, from.transfers->record_copy(range_of(*from.tensor),
+                                                                   {&step->staging_, 0, from.tensor->size}));
+      step->label_ += " (staged)";
     }
-    VkCommandBufferBeginInfo begin{};
-    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd_, &begin));
-    // The producer island wrote its output in a shader (or a transfer).
-    const VkPipelineStageFlags producer_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    const VkAccessFlags producer_writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    if (permute) {
-      record_memory_barrier(cmd_, producer_stages, producer_writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                            VK_ACCESS_SHADER_READ_BIT);
-      const uint32_t params[5] = {static_cast<uint32_t>(type_.shape[0]), static_cast<uint32_t>(type_.shape[1]),
-                                  static_cast<uint32_t>(type_.shape[2]), static_cast<uint32_t>(type_.shape[3]),
-                                  to_.tensor->layout == TensorLayout::kNhwc ? 1u : 0u};
-      const uint64_t groups = group_count(static_cast<uint64_t>(type_.num_elements()), 256);
-      const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
-      const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);
-      record_dispatch(cmd_, gpu.permute(), set, std::as_bytes(std::span(params)), gx, gy);
-    } else {
-      record_memory_barrier(cmd_, producer_stages, producer_writes, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            VK_ACCESS_TRANSFER_READ_BIT);
-      VkBufferCopy region{from_.tensor->offset, to_.tensor->offset, type_.byte_size()};
-      vkCmdCopyBuffer(cmd_, from_.tensor->buffer->handle(), to_.tensor->buffer->handle(), 1, &region);
+    return std::unique_ptr<StepRunner>(std::move(step));
+  }
+
+  Kind kind() const override { return Kind::kHost; }
+  SharedGpuContext* context() const override { return &from_.transfers->context(); }
+  const std::string& track() const override { return kHandoffTrack; }
+  const std::string& label() const override { return label_; }
+
+  Status run(RequestState& state, const StepCall& call, GpuCompletion&) override {
+    SharedGpuContext& context = from_.transfers->context();
+    uint64_t wait = call.wait_value;
+    if (copy_) {
+      // One submit after the producer, one host wait for both.
+      const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
+                                             call.wait_value);
+      HS_ASSIGN_OR_RETURN(wait, from_.transfers->submit(copy_, sync));
     }
-    // The consumer island reads its input in a shader (or a transfer), and the
-    // host may read it back.
-    record_memory_barrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
-    HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd_));
+    if (wait) HS_RETURN_IF_ERROR(context.wait(wait));
+    state.host_waits++;
+    state.waited_until = std::chrono::steady_clock::now();
+    const std::byte* src = copy_ ? staging_.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
+    Tensor& dst = (*state.slots)[tensor_];
+    if (needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
+      permute_layout(src, dst.raw(), type_.shape, dtype_size(type_.dtype), false);
+    else
+      std::memcpy(dst.raw(), src, dst.byte_size());
     return Status::ok();
+  }
+
+ private:
+  ReadbackStep(int tensor, TensorType type, DeviceEnd from, std::string label)
+      : tensor_(tensor), type_(std::move(type)), from_(from) {
+    label_ = std::move(label) + layout_note(type_, from_.tensor->layout, TensorLayout::kNchw);
   }
 
   int tensor_;
   TensorType type_;
   DeviceEnd from_;
-  DeviceEnd to_;
   std::string label_;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // freed with the executor's pool
+  Buffer staging_;                         // host-cached; only for slow-to-read sources
+  VkCommandBuffer copy_ = VK_NULL_HANDLE;  // island output → staging
 };
 
-// Islands on different contexts: no shared memory, so through the host.
-class HostRoundTripStep final : public HandoffStep {
+class DeviceCopyStep final : public StepRunner {
  public:
-  HostRoundTripStep(int tensor, const TensorType& type, DeviceEnd from, DeviceEnd to, std::string label)
-      : readback_(tensor, type, from, label), upload_(tensor, type, to, label), label_(std::move(label)) {}
-  Status run(RunState& state) override {
-    HS_RETURN_IF_ERROR(readback_.run(state));
-    return upload_.run(state);
+  static Result<std::unique_ptr<StepRunner>> create(const TensorType& type, DeviceEnd from, DeviceEnd to,
+                                                    std::string label) {
+    const bool permute = needs_permute(type, from.tensor->layout, to.tensor->layout);
+    auto step = std::unique_ptr<DeviceCopyStep>(new DeviceCopyStep(to.transfers));
+    step->label_ = label + " (device copy" + layout_note(type, from.tensor->layout, to.tensor->layout) + ")";
+    if (permute) {
+      if (dtype_size(type.dtype) != 4)
+        return unsupported("failed to plan device copy of " + type.to_string() +
+                           ": layout conversion on the GPU handles 32-bit elements only");
+      const Permute4d p{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
+                        static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
+                        to.tensor->layout == TensorLayout::kNhwc};
+      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor), &p));
+    } else {
+      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor)));
+    }
+    return std::unique_ptr<StepRunner>(std::move(step));
   }
-  std::string label() const override { return label_ + " (through the host: different GPU contexts)"; }
+
+  Kind kind() const override { return Kind::kGpu; }
+  SharedGpuContext* context() const override { return &transfers_->context(); }
+  const std::string& track() const override { return kHandoffTrack; }
+  const std::string& label() const override { return label_; }
+
+  Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
+    const GpuStepSync sync = plan_gpu_step(state.mode, call.wait_value);
+    HS_ASSIGN_OR_RETURN(const uint64_t value, transfers_->submit(copy_, sync, call.before, call.after));
+    done = {&transfers_->context(), value, call.before != nullptr};
+    if (sync.queue_wait_idle_after) state.host_waits++;
+    return Status::ok();
+  }
 
  private:
-  ReadbackStep readback_;
-  UploadStep upload_;
+  explicit DeviceCopyStep(GpuTransfers* transfers) : transfers_(transfers) {}
+  GpuTransfers* transfers_;
+  std::string label_;
+  VkCommandBuffer copy_ = VK_NULL_HANDLE;
+};
+
+// Islands on different contexts share no memory: a readback, then an upload.
+class HostRoundTripStep final : public StepRunner {
+ public:
+  HostRoundTripStep(std::unique_ptr<StepRunner> readback, std::unique_ptr<StepRunner> upload, std::string label)
+      : readback_(std::move(readback)), upload_(std::move(upload)),
+        label_(std::move(label) + " (through the host: different GPU contexts)") {}
+  Kind kind() const override { return Kind::kHost; }
+  SharedGpuContext* context() const override { return readback_->context(); }
+  const std::string& track() const override { return kHandoffTrack; }
+  const std::string& label() const override { return label_; }
+  Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
+    HS_RETURN_IF_ERROR(readback_->run(state, call, done));
+    return upload_->run(state, StepCall{}, done);
+  }
+
+ private:
+  std::unique_ptr<StepRunner> readback_;
+  std::unique_ptr<StepRunner> upload_;
   std::string label_;
 };
 
 }  // namespace
 
-std::unique_ptr<HandoffStep> make_upload(int tensor, const TensorType& type, DeviceEnd to, std::string label) {
-  return std::make_unique<UploadStep>(tensor, type, to, std::move(label));
+Result<std::unique_ptr<StepRunner>> make_upload(int tensor, const TensorType& type, DeviceEnd to, std::string label) {
+  return UploadStep::create(tensor, type, to, std::move(label));
 }
 
-std::unique_ptr<HandoffStep> make_readback(int tensor, const TensorType& type, DeviceEnd from, std::string label) {
-  return std::make_unique<ReadbackStep>(tensor, type, from, std::move(label));
+Result<std::unique_ptr<StepRunner>> make_readback(int tensor, const TensorType& type, DeviceEnd from,
+                                                  std::string label) {
+  return ReadbackStep::create(tensor, type, from, std::move(label));
 }
 
-Result<std::unique_ptr<HandoffStep>> make_device_copy(int tensor, const TensorType& type, DeviceEnd from,
-                                                      DeviceEnd to, std::string label) {
-  if (&from.gpu->context() != &to.gpu->context())
-    return std::unique_ptr<HandoffStep>(new HostRoundTripStep(tensor, type, from, to, std::move(label)));
-  return DeviceCopyStep::create(tensor, type, from, to, std::move(label));
+Result<std::unique_ptr<StepRunner>> make_device_copy(int tensor, const TensorType& type, DeviceEnd from, DeviceEnd to,
+                                                     std::string label) {
+  if (&from.transfers->context() != &to.transfers->context()) {
+    HS_ASSIGN_OR_RETURN(auto readback, make_readback(tensor, type, from, label));
+    HS_ASSIGN_OR_RETURN(auto upload, make_upload(tensor, type, to, label));
+    return std::unique_ptr<StepRunner>(new HostRoundTripStep(std::move(readback), std::move(upload), std::move(label)));
+  }
+  return DeviceCopyStep::create(type, from, to, std::move(label));
 }
 
 }  // namespace hetsched

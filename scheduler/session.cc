@@ -2,47 +2,68 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <map>
 
-#include "partitioner/preview.h"
+#include "scheduler/handoff.h"
 
 namespace hetsched {
 
-Session::Session(Program program, DelegateSet delegates, SyncMode sync)
-    : program_(std::move(program)), sync_(sync), delegates_(std::move(delegates)) {}
+Session::Session(Program program, DelegateSet delegates, const Profile& profile)
+    : program_(std::move(program)),
+      sync_(profile.sync),
+      trace_path_(profile.trace_path),
+      delegates_(std::move(delegates)) {}
 
 Session::~Session() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_changed_.notify_all();
+  for (std::thread& t : workers_) t.join();
   // GPU work of a failed run may still be in flight; let it finish before
   // buffers go away.
-  for (const auto& gpu : gpus_) (void)gpu->context().wait_idle();
+  for (const auto& context : contexts_) (void)context->wait_idle();
 }
 
 Result<std::unique_ptr<Session>> Session::create(Program program, const Profile& profile) {
   HS_RETURN_IF_ERROR(validate_program(program));
+  if (profile.max_in_flight < 1)
+    return invalid_argument("failed to open session: scheduler.max_in_flight must be at least 1, got " +
+                            std::to_string(profile.max_in_flight));
   HS_ASSIGN_OR_RETURN(DelegateSet delegates, DelegateSet::create(profile));
-  auto session = std::unique_ptr<Session>(new Session(std::move(program), std::move(delegates), profile.sync));
-  HS_RETURN_IF_ERROR(session->init_islands(profile));
+  auto session = std::unique_ptr<Session>(new Session(std::move(program), std::move(delegates), profile));
+  HS_RETURN_IF_ERROR(session->init_shared_islands(profile));
   HS_RETURN_IF_ERROR(session->check_sync_mode());
-  for (const ProgramTensor& t : session->program_.tensors) session->slots_.emplace_back(t.type);
-  for (const auto& [idx, data] : session->program_.constants) session->slots_[idx] = data;
-  HS_RETURN_IF_ERROR(session->prepare_steps());
+  session->graph_ = build_step_graph(session->program_, session->device_island_);
+  for (int i = 0; i < profile.max_in_flight; ++i) {
+    HS_ASSIGN_OR_RETURN(auto lane, session->make_lane(profile));
+    session->lanes_.push_back(std::move(lane));
+  }
+  HS_RETURN_IF_ERROR(session->calibrate_clocks());
+  for (auto& lane : session->lanes_) session->free_lanes_.push_back(lane.get());
   return session;
 }
 
-Status Session::init_islands(const Profile& profile) {
+// Host islands are made once and shared by every lane; device islands are
+// made per lane (make_lane), but the first tells us which islands are which.
+Status Session::init_shared_islands(const Profile& profile) {
   for (const ProgramIsland& island : program_.islands) {
     Delegate* delegate = delegates_.find(island.delegate);
     if (!delegate)
       return failed_precondition("failed to load island " + std::to_string(island.id) + ": it runs on '" +
                                  island.delegate + "', which profile '" + profile.name + "' does not enable");
+    const bool device = delegate->memory_kind() == MemoryDomain::Kind::kDevice;
+    device_island_.push_back(device);
+    if (device) {
+      shared_handles_.push_back(nullptr);
+      continue;
+    }
     InitContext ctx{delegate_options(profile, island.delegate), island.id};
-    auto handle = delegate->init(island.blob, ctx);
-    if (!handle.is_ok()) return handle.status();
-    handles_.push_back(std::move(handle).value());
+    HS_ASSIGN_OR_RETURN(auto handle, delegate->init(island.blob, ctx));
+    shared_handles_.push_back(std::move(handle));
+    auto& lock = resource_locks_[delegate->resource()];
+    if (!lock) lock = std::make_unique<std::mutex>();
   }
   return Status::ok();
 }
@@ -59,12 +80,32 @@ Status Session::check_sync_mode() const {
   return Status::ok();
 }
 
-Result<ExecutorGpu*> Session::gpu_for(const std::shared_ptr<SharedGpuContext>& context) {
-  for (const auto& gpu : gpus_)
-    if (&gpu->context() == context.get()) return gpu.get();
-  HS_ASSIGN_OR_RETURN(auto gpu, ExecutorGpu::create(context));
-  gpus_.push_back(std::move(gpu));
-  return gpus_.back().get();
+Status Session::calibrate_clocks() {
+  if (lanes_.empty()) return Status::ok();
+  for (const auto& transfers : lanes_.front()->transfers) {
+    if (!queue_has_timestamps(transfers->context())) continue;
+    HS_ASSIGN_OR_RETURN(clocks_[&transfers->context()], calibrate_gpu_clock(transfers->pool()));
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Lane>> Session::make_lane(const Profile& profile) {
+  auto lane = std::make_unique<Lane>();
+  lane->device_handles.resize(program_.islands.size());
+  for (size_t i = 0; i < program_.islands.size(); ++i) {
+    if (!device_island_[i]) continue;
+    const ProgramIsland& island = program_.islands[i];
+    Delegate* delegate = delegates_.find(island.delegate);
+    InitContext ctx{delegate_options(profile, island.delegate), island.id};
+    HS_ASSIGN_OR_RETURN(lane->device_handles[i], delegate->init(island.blob, ctx));
+    if (!lane->device_handles[i]->gpu_context())
+      return internal_error("failed to load island " + std::to_string(island.id) + ": delegate '" + island.delegate +
+                            "' keeps device memory but its handle has no GPU context");
+  }
+  for (const ProgramTensor& t : program_.tensors) lane->slots.emplace_back(t.type);
+  for (const auto& [idx, data] : program_.constants) lane->slots[idx] = data;
+  HS_RETURN_IF_ERROR(bind_steps(*lane));
+  return lane;
 }
 
 namespace {
@@ -76,54 +117,88 @@ int position(const std::vector<int>& list, int tensor) {
 }
 }  // namespace
 
-// Turns each handoff step of the program into a runner bound to the island
-// buffers it moves data between.
-Status Session::prepare_steps() {
-  handoffs_.resize(program_.steps.size());
-  // The device island that last wrote each tensor (for device copies).
+// Makes a runner for every step of the program, bound to `lane`'s tensors.
+Status Session::bind_steps(Lane& lane) {
+  const auto transfers_for = [&](const std::shared_ptr<SharedGpuContext>& context) -> Result<GpuTransfers*> {
+    for (const auto& t : lane.transfers)
+      if (&t->context() == context.get()) return t.get();
+    HS_ASSIGN_OR_RETURN(auto t, GpuTransfers::create(context));
+    lane.transfers.push_back(std::move(t));
+    bool known = false;
+    for (const auto& c : contexts_) known = known || c == context;
+    if (!known) contexts_.push_back(context);
+    return lane.transfers.back().get();
+  };
   std::vector<int> producer(program_.tensors.size(), -1);
   for (size_t i = 0; i < program_.islands.size(); ++i)
     for (int t : program_.islands[i].outputs) producer[t] = static_cast<int>(i);
 
-  const auto device_end = [this](int island, int tensor, bool input) -> Result<DeviceEnd> {
+  const auto device_end = [&](int island, int tensor, bool input) -> Result<DeviceEnd> {
     const ProgramIsland& pi = program_.islands[island];
     const int pos = position(input ? pi.inputs : pi.outputs, tensor);
-    IslandHandle& handle = *handles_[island];
-    const DeviceTensor* dt = pos < 0 ? nullptr : (input ? handle.device_input(pos) : handle.device_output(pos));
-    if (!dt || !handle.gpu_context())
+    IslandHandle* handle = lane.device_handles[island].get();
+    const DeviceTensor* dt = !handle || pos < 0 ? nullptr : (input ? handle->device_input(pos) : handle->device_output(pos));
+    if (!dt)
       return failed_precondition("failed to plan handoff of '" + program_.tensors[tensor].name + "': island " +
                                  std::to_string(island) + " (" + pi.delegate + ") has no device buffer for it");
-    HS_ASSIGN_OR_RETURN(ExecutorGpu * gpu, gpu_for(handle.gpu_context()));
-    return DeviceEnd{island, dt, gpu};
+    HS_ASSIGN_OR_RETURN(GpuTransfers * transfers, transfers_for(handle->gpu_context()));
+    return DeviceEnd{dt, transfers};
   };
 
   for (size_t s = 0; s < program_.steps.size(); ++s) {
     const ProgramStep& step = program_.steps[s];
-    if (step.kind != StepKind::kHandoff) continue;
+    if (step.kind == StepKind::kRunIsland) {
+      const ProgramIsland& island = program_.islands[step.island];
+      Delegate* delegate = delegates_.find(island.delegate);
+      IslandHandle* handle = device_island_[step.island] ? lane.device_handles[step.island].get()
+                                                         : shared_handles_[step.island].get();
+      if (device_island_[step.island]) HS_RETURN_IF_ERROR(transfers_for(handle->gpu_context()).status());
+      auto lock = resource_locks_.find(delegate->resource());
+      lane.runners.push_back(make_island_step(island, *handle, delegate->resource(),
+                                              lock == resource_locks_.end() ? nullptr : lock->second.get()));
+      continue;
+    }
     const ProgramTensor& t = program_.tensors[step.tensor];
     const std::string label = std::string(handoff_kind_name(step.handoff)) + " '" + t.name + "' " + step.from + " → " + step.to;
     switch (step.handoff) {
       case HandoffKind::kUpload: {
         HS_ASSIGN_OR_RETURN(DeviceEnd to, device_end(step.island, step.tensor, true));
-        handoffs_[s] = make_upload(step.tensor, t.type, to, label);
+        HS_ASSIGN_OR_RETURN(auto runner, make_upload(step.tensor, t.type, to, label));
+        lane.runners.push_back(std::move(runner));
         break;
       }
       case HandoffKind::kReadback: {
         HS_ASSIGN_OR_RETURN(DeviceEnd from, device_end(step.island, step.tensor, false));
-        handoffs_[s] = make_readback(step.tensor, t.type, from, label);
+        HS_ASSIGN_OR_RETURN(auto runner, make_readback(step.tensor, t.type, from, label));
+        lane.runners.push_back(std::move(runner));
         break;
       }
       case HandoffKind::kDeviceCopy: {
-        if (producer[step.tensor] < 0)
+        if (producer[step.tensor] < 0 || !device_island_[producer[step.tensor]])
           return failed_precondition("failed to plan " + label + ": no device island writes it");
         HS_ASSIGN_OR_RETURN(DeviceEnd from, device_end(producer[step.tensor], step.tensor, false));
         HS_ASSIGN_OR_RETURN(DeviceEnd to, device_end(step.island, step.tensor, true));
-        HS_ASSIGN_OR_RETURN(handoffs_[s], make_device_copy(step.tensor, t.type, from, to, label));
+        HS_ASSIGN_OR_RETURN(auto runner, make_device_copy(step.tensor, t.type, from, to, label));
+        lane.runners.push_back(std::move(runner));
         break;
       }
       case HandoffKind::kHostCopy:
-        break;  // host islands share the host slots: nothing moves
+        lane.runners.push_back(make_noop_step(label));  // host islands share the host slots: nothing moves
+        break;
     }
+  }
+
+  // Timestamp pairs for every step that submits GPU work (islands, device
+  // copies, staged uploads; readbacks are timed on the host).
+  std::map<const SharedGpuContext*, uint32_t> pairs;
+  lane.timestamp_pair.assign(program_.steps.size(), -1);
+  for (size_t s = 0; s < program_.steps.size(); ++s) {
+    const StepRunner& r = *lane.runners[s];
+    if (r.kind() == StepRunner::Kind::kGpu && r.context()) lane.timestamp_pair[s] = static_cast<int>(pairs[r.context()]++);
+  }
+  for (const auto& t : lane.transfers) {
+    if (!queue_has_timestamps(t->context()) || !pairs.count(&t->context())) continue;
+    HS_ASSIGN_OR_RETURN(lane.timestamps[&t->context()], GpuTimestamps::create(t->pool(), pairs[&t->context()]));
   }
   return Status::ok();
 }
@@ -153,73 +228,26 @@ std::vector<std::string> Session::output_names() const {
 }
 
 Status Session::write_trace(const RunStats& stats, const std::string& path) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) return not_found("failed to write trace '" + path + "': " + std::strerror(errno));
-  // Chrome trace event format: complete events ("ph":"X") in microseconds,
-  // one thread id per resource so each gets its own track.
-  std::map<std::string, int> tids;
-  f << "{\"traceEvents\": [\n";
-  bool first = true;
-  for (const StepTiming& step : stats.steps) {
-    const int tid = tids.emplace(step.resource, static_cast<int>(tids.size()) + 1).first->second;
-    f << (first ? "" : ",\n") << "  {\"name\": " << json_quote(step.label) << ", \"ph\": \"X\", \"pid\": 1, \"tid\": " << tid
-      << ", \"ts\": " << step.start_ms * 1000.0 << ", \"dur\": " << step.ms * 1000.0 << "}";
-    first = false;
-  }
-  for (const auto& [resource, tid] : tids)
-    f << ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << tid
-      << ", \"args\": {\"name\": " << json_quote(resource) << "}}";
-  f << "\n]}\n";
-  if (!f) return internal_error("failed to write trace '" + path + "': write error");
-  return Status::ok();
+  return hetsched::write_trace(std::vector<const RunStats*>{&stats}, path);
 }
 
-Status Session::run_island(int index, RunState& state, RunStats* stats) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const ProgramIsland& island = program_.islands[index];
-  IslandHandle& handle = *handles_[index];
-  ExecContext ctx;
-  ctx.run_index = run_count_;
-  std::vector<TensorRef> in_refs, out_refs;
-  SharedGpuContext* context = handle.gpu_context().get();
-  if (context) {
-    // Wait on the device for every input copied in by an earlier GPU step.
-    uint64_t wait_for = 0;
-    for (int t : island.inputs) {
-      auto it = state.ready.find({t, index});
-      if (it != state.ready.end()) wait_for = std::max(wait_for, it->second);
-    }
-    ctx.gpu = plan_gpu_step(sync_, wait_for);
-  } else {
-    for (int t : island.inputs) in_refs.push_back({&slots_[t].type(), slots_[t].raw()});
-    for (int t : island.outputs) out_refs.push_back({&slots_[t].type(), slots_[t].raw()});
+Lane* Session::acquire_lane() {
+  std::unique_lock lock(lanes_mutex_);
+  lane_freed_.wait(lock, [this] { return !free_lanes_.empty(); });
+  Lane* lane = free_lanes_.back();
+  free_lanes_.pop_back();
+  return lane;
+}
+
+void Session::release_lane(Lane* lane) {
+  {
+    std::lock_guard lock(lanes_mutex_);
+    free_lanes_.push_back(lane);
   }
-  Status s = handle.execute(ctx, in_refs, out_refs);
-  if (!s.is_ok()) return s.with_context("island " + std::to_string(island.id) + " (" + island.delegate + "): ");
-  if (context) {
-    if (ctx.signalled_value) {
-      for (int t : island.outputs) state.ready[{t, index}] = ctx.signalled_value;
-      uint64_t& last = state.last_signalled[context];
-      last = std::max(last, ctx.signalled_value);
-    }
-    if (ctx.gpu.queue_wait_idle_after) state.host_waits++;
-  }
-  if (stats) {
-    const double end = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run_start_).count();
-    const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    stats->steps.push_back({"island " + std::to_string(island.id) + " (" + island.delegate + ")",
-                            delegates_.find(island.delegate)->resource(), end - took, took});
-  }
-  return Status::ok();
+  lane_freed_.notify_one();
 }
 
 Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
-  using Clock = std::chrono::steady_clock;
-  const auto ms_since = [](Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  };
-  const auto run_start = Clock::now();
-  run_start_ = run_start;
   if (inputs.size() != program_.inputs.size())
     return invalid_argument("failed to run: the model takes " + std::to_string(program_.inputs.size()) +
                             " inputs, got " + std::to_string(inputs.size()));
@@ -228,40 +256,68 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
     if (inputs[i].type() != want.type)
       return invalid_argument("failed to run: input '" + want.name + "' must be " + want.type.to_string() + ", got " +
                               inputs[i].type().to_string());
-    std::memcpy(slots_[program_.inputs[i]].raw(), inputs[i].raw(), inputs[i].byte_size());
   }
-
-  RunState state;
-  state.mode = sync_;
-  state.slots = &slots_;
-  for (size_t i = 0; i < program_.steps.size(); ++i) {
-    const ProgramStep& step = program_.steps[i];
-    const auto t0 = Clock::now();
-    if (step.kind == StepKind::kRunIsland) {
-      HS_RETURN_IF_ERROR(run_island(step.island, state, stats));
-    } else if (handoffs_[i]) {
-      Status s = handoffs_[i]->run(state);
-      if (!s.is_ok()) return s.with_context("failed to " + handoffs_[i]->label() + ": ");
-      if (stats)
-        stats->steps.push_back({handoffs_[i]->label(), "handoffs",
-                                std::chrono::duration<double, std::milli>(t0 - run_start).count(), ms_since(t0)});
-    }
+  // logging.trace needs the events even when the caller does not ask.
+  RunStats own_stats;
+  if (!stats && !trace_path_.empty()) stats = &own_stats;
+  const auto queued = std::chrono::steady_clock::now();
+  Lane* lane = acquire_lane();
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t request = next_request_++;
+  if (stats) {
+    *stats = RunStats{};
+    stats->request = request;
+    stats->start_ms = std::chrono::duration<double, std::milli>(start - epoch_).count();
+    stats->queued_ms = std::chrono::duration<double, std::milli>(start - queued).count();
   }
-  // Outputs were read back by their readback steps; anything still in flight
-  // (a GPU island whose outputs nobody reads) is waited for before returning.
-  for (const auto& [context, value] : state.last_signalled) {
-    const uint64_t wait = plan_host_wait(sync_, HostWaitPoint::kEndOfRun, value);
-    if (wait == 0) continue;
-    HS_RETURN_IF_ERROR(context->wait(wait));
-    state.host_waits++;
-  }
-  run_count_++;
-  if (stats) stats->host_waits = state.host_waits;
-
+  for (size_t i = 0; i < inputs.size(); ++i)
+    std::memcpy(lane->slots[program_.inputs[i]].raw(), inputs[i].raw(), inputs[i].byte_size());
+  const ExecutorConfig config{&program_, &graph_, sync_, epoch_, &clocks_};
+  Status status = run_request(config, *lane, request, stats);
   std::vector<Tensor> outputs;
-  for (int i : program_.outputs) outputs.push_back(slots_[i]);
-  if (stats) stats->total_ms = ms_since(run_start);
+  if (status.is_ok())
+    for (int i : program_.outputs) outputs.push_back(lane->slots[i]);
+  release_lane(lane);
+  if (!status.is_ok()) return status;
+  if (stats) stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!trace_path_.empty()) {
+    std::lock_guard lock(trace_mutex_);
+    if (Status s = write_trace(*stats, trace_path_); !s.is_ok()) spdlog::warn("[sched] {}", s.message());
+  }
   return outputs;
+}
+
+std::future<Result<RunResult>> Session::submit(std::vector<Tensor> inputs, bool with_stats) {
+  auto task = std::make_shared<std::packaged_task<Result<RunResult>()>>(
+      [this, inputs = std::move(inputs), with_stats]() -> Result<RunResult> {
+        RunResult result;
+        HS_ASSIGN_OR_RETURN(result.outputs, run(inputs, with_stats ? &result.stats : nullptr));
+        return result;
+      });
+  std::future<Result<RunResult>> future = task->get_future();
+  {
+    std::lock_guard lock(queue_mutex_);
+    // One thread per lane, started on first use: more could only wait for a lane.
+    if (workers_.empty())
+      for (size_t i = 0; i < lanes_.size(); ++i) workers_.emplace_back([this] { worker_loop(); });
+    queue_.push_back([task] { (*task)(); });
+  }
+  queue_changed_.notify_one();
+  return future;
+}
+
+void Session::worker_loop() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left to run
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    job();
+  }
 }
 
 }  // namespace hetsched

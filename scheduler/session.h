@@ -1,76 +1,112 @@
-// Session: a Program made ready to run — delegates initialised, tensors
-// allocated — and the executor that runs its steps.
+// Session: a Program made ready to run — delegates initialised, lanes of
+// tensors allocated — and the entry points that run requests on it.
 //
-// Thread-safety: run() is not re-entrant; use one Session per concurrent
-// caller (the concurrent scheduler will lift this).
+// Thread-safety: run() and submit() are thread-safe. A session has
+// `scheduler.max_in_flight` lanes (sets of host tensors and device islands);
+// up to that many requests run at once, each on its own lane, and further
+// callers wait for a lane. Host islands are shared by all lanes and run one
+// at a time per resource (the CPU pool); device islands have one instance
+// per lane, so request k+1's CPU island runs while request k's GPU island
+// runs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "delegates/delegate.h"
 #include "profile/profile.h"
 #include "scheduler/delegate_set.h"
-#include "scheduler/handoff.h"
+#include "scheduler/executor.h"
 #include "scheduler/program.h"
+#include "scheduler/step_graph.h"
+#include "scheduler/trace.h"
 
 namespace hetsched {
 
-struct StepTiming {
-  std::string label;     // "island 0 (cpu)", "upload 'x' host → vgf#0"
-  std::string resource;  // the track it ran on: "cpu", "gpu:token:group", "host"
-  double start_ms = 0;   // since the run began (host time of the call)
-  double ms = 0;         // host time of the call; GPU steps return before the GPU finishes
-};
-
-struct RunStats {
-  double total_ms = 0;
-  std::vector<StepTiming> steps;
-  int host_waits = 0;  // times the host blocked on a device
+// What submit() delivers.
+struct RunResult {
+  std::vector<Tensor> outputs;
+  RunStats stats;
 };
 
 class Session {
  public:
-  // Initialises every island of `program` on the delegates `profile` enables.
-  // An island whose delegate the profile does not enable is an error.
+  // Initialises every island of `program` on the delegates `profile` enables
+  // (device islands once per lane). An island whose delegate the profile does
+  // not enable is an error.
   static Result<std::unique_ptr<Session>> create(Program program, const Profile& profile);
+  // Waits for submitted requests to finish.
   ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   const Program& program() const { return program_; }
+  const StepGraph& step_graph() const { return graph_; }
+  int max_in_flight() const { return static_cast<int>(lanes_.size()); }
   // Types of the model inputs/outputs, in order.
   std::vector<TensorType> input_types() const;
   std::vector<TensorType> output_types() const;
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
 
-  // Runs the program once. `inputs` must match input_types() exactly.
+  // Runs one request and waits for it. `inputs` must match input_types()
+  // exactly. With `stats`, fills it (events with GPU timestamps). Thread-safe.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
-  // Writes `stats` as Chrome trace JSON (viewable in Perfetto), one track per resource.
+  // Queues one request and returns at once; a pool of max_in_flight threads
+  // runs queued requests in order of submission. `with_stats` records events.
+  std::future<Result<RunResult>> submit(std::vector<Tensor> inputs, bool with_stats = false);
+
+  // Writes `stats` as Chrome trace JSON (scheduler/trace.h).
   static Status write_trace(const RunStats& stats, const std::string& path);
 
  private:
-  Session(Program program, DelegateSet delegates, SyncMode sync);
-  Status init_islands(const Profile& profile);
-  Status prepare_steps();
+  Session(Program program, DelegateSet delegates, const Profile& profile);
+  Status init_shared_islands(const Profile& profile);
   Status check_sync_mode() const;
-  // The executor's GPU resources on `context`, made on first use.
-  Result<ExecutorGpu*> gpu_for(const std::shared_ptr<SharedGpuContext>& context);
-  Status run_island(int island, RunState& state, RunStats* stats);
+  Status calibrate_clocks();
+  Result<std::unique_ptr<Lane>> make_lane(const Profile& profile);
+  Status bind_steps(Lane& lane);
+  Lane* acquire_lane();
+  void release_lane(Lane* lane);
+  void worker_loop();
 
   Program program_;
   SyncMode sync_;
-  // Destruction order matters: handoff steps and the executor's GPU
-  // resources use island buffers and contexts, so they go before the
-  // handles, which go before the delegates.
+  std::string trace_path_;  // logging.trace: rewritten after every request
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  StepGraph graph_;
+  std::vector<bool> device_island_;  // by island
+  // Destruction order: lanes (their handles and buffers) go before the
+  // shared host handles, which go before the delegates.
   DelegateSet delegates_;
-  std::vector<std::unique_ptr<IslandHandle>> handles_;  // by island index
-  std::vector<std::unique_ptr<ExecutorGpu>> gpus_;
-  std::vector<std::unique_ptr<HandoffStep>> handoffs_;  // by program step index; null for island steps
-  std::vector<Tensor> slots_;                           // host storage, by program tensor index
-  int run_count_ = 0;
-  std::chrono::steady_clock::time_point run_start_;
+  std::map<std::string, std::unique_ptr<std::mutex>> resource_locks_;  // host resources: one island at a time
+  std::vector<std::unique_ptr<IslandHandle>> shared_handles_;        // host islands; null for device islands
+  std::map<const SharedGpuContext*, GpuClock> clocks_;
+  std::vector<std::shared_ptr<SharedGpuContext>> contexts_;  // every context a device island uses
+  std::vector<std::unique_ptr<Lane>> lanes_;
+
+  std::mutex lanes_mutex_;
+  std::condition_variable lane_freed_;
+  std::vector<Lane*> free_lanes_;
+  std::atomic<int64_t> next_request_{0};
+  std::mutex trace_mutex_;
+
+  // submit(): queued requests and the threads that run them.
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
 };
 
 }  // namespace hetsched

@@ -264,9 +264,13 @@ Status VgfSession::record() {
   return Status::ok();
 }
 
-Result<uint64_t> VgfSession::submit(const GpuStepSync& sync) {
+Result<uint64_t> VgfSession::submit(const GpuStepSync& sync, VkCommandBuffer before, VkCommandBuffer after) {
   GpuSubmit batch;
-  batch.command_buffers = std::span(&command_buffer_, 1);
+  ExecContext cmds_ctx;
+  cmds_ctx.gpu_before = before;
+  cmds_ctx.gpu_after = after;
+  VkCommandBuffer cmds[3];
+  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, island_command_buffers(cmds_ctx, command_buffer_, cmds));
   batch.wait_value = sync.wait_value;
   batch.signal = sync.signal;
   HS_ASSIGN_OR_RETURN(const uint64_t value, context_->submit(batch));

@@ -83,9 +83,11 @@ class VgfSession {
   uint64_t transient_lower_bound() const { return transient_lower_bound_; }
 
   // Submits the recorded command buffer per `sync` (wait on the timeline,
-  // signal, idle the queue after). Returns the signalled timeline value (0
-  // without a signal). Does not wait on the host.
-  Result<uint64_t> submit(const GpuStepSync& sync);
+  // signal, idle the queue after), between `before` and `after` when they
+  // are not null (the executor's timestamp writes). Returns the signalled
+  // timeline value (0 without a signal). Does not wait on the host.
+  Result<uint64_t> submit(const GpuStepSync& sync, VkCommandBuffer before = VK_NULL_HANDLE,
+                          VkCommandBuffer after = VK_NULL_HANDLE);
 
  private:
   VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);

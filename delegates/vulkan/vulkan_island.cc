@@ -221,7 +221,8 @@ Status VulkanIsland::execute(ExecContext& ctx, std::span<const TensorRef> inputs
   (void)inputs;
   (void)outputs;
   GpuSubmit batch;
-  batch.command_buffers = std::span<const VkCommandBuffer>(&command_buffer_, 1);
+  VkCommandBuffer cmds[3];
+  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, island_command_buffers(ctx, command_buffer_, cmds));
   batch.wait_value = ctx.gpu.wait_value;
   batch.signal = ctx.gpu.signal;
   Result<uint64_t> signalled = context_->submit(batch);

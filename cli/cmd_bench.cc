@@ -1,0 +1,163 @@
+// hetsched bench MODEL: many requests through the resource scheduler —
+// latency percentiles, throughput and how busy each resource was.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <future>
+#include <sstream>
+
+#include "cli/cli_common.h"
+#include "cli/tensor_io.h"
+#include "partitioner/preview.h"  // json_quote
+#include "scheduler/pipeline.h"
+
+namespace hetsched::cli {
+
+namespace {
+struct BenchOptions {
+  CommonOptions common;
+  std::string model;
+  std::vector<std::string> inputs;
+  int in_flight = 0;   // 0: the profile's scheduler.max_in_flight
+  int requests = 200;
+  int warmup = 5;
+  int threads = -1;    // -1: the profile's cpu threads
+  bool json = false;
+  std::string trace;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double idx = p * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(idx);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
+}
+
+// A one-line progress bar on stderr, redrawn at most every 100 ms, only on a terminal.
+class Progress {
+ public:
+  Progress(int total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void update(int done) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 30, filled = total_ ? width * done / total_ : width;
+    std::fprintf(stderr, "\r[%s%s] %d/%d requests", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), done, total_);
+    if (done == total_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  int total_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+int run_bench(BenchOptions o) {
+  auto profile = load_profile_for(o.common);
+  if (!profile.is_ok()) return report_error(profile.status());
+  if (o.in_flight > 0) profile->max_in_flight = o.in_flight;
+  if (o.threads >= 0) profile->delegates["cpu"].threads = o.threads;
+  auto shapes = parse_input_shapes(o.common.input_shapes);
+  if (!shapes.is_ok()) return report_error(shapes.status());
+  auto session = open_session(o.model, *profile, *shapes);
+  if (!session.is_ok()) return report_error(session.status());
+  Session& s = **session;
+  auto inputs = make_inputs(s.input_names(), s.input_types(), o.inputs);
+  if (!inputs.is_ok()) return report_error(inputs.status());
+
+  for (int i = 0; i < o.warmup; ++i)
+    if (auto r = s.run(*inputs); !r.is_ok()) return report_error(r.status());
+
+  // Keep `in_flight` requests submitted at all times: the session's lanes
+  // bound how many run at once.
+  const int in_flight = s.max_in_flight();
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::future<Result<RunResult>>>> pending;
+  std::vector<double> latencies;
+  std::vector<RunStats> stats;
+  stats.reserve(static_cast<size_t>(o.requests));
+  Progress progress(o.requests, !o.json);
+  const auto start = std::chrono::steady_clock::now();
+  int submitted = 0;
+  while (static_cast<int>(latencies.size()) < o.requests) {
+    while (submitted < o.requests && static_cast<int>(pending.size()) < in_flight) {
+      pending.emplace_back(std::chrono::steady_clock::now(), s.submit(*inputs, true));
+      ++submitted;
+    }
+    auto [t0, future] = std::move(pending.front());
+    pending.pop_front();
+    Result<RunResult> r = future.get();
+    if (!r.is_ok()) return report_error(r.status());
+    latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    stats.push_back(std::move(r->stats));
+    progress.update(static_cast<int>(latencies.size()));
+  }
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<const RunStats*> runs;
+  for (const RunStats& r : stats) runs.push_back(&r);
+  double from = 1e300, to = 0;
+  for (const RunStats& r : stats) {
+    from = std::min(from, r.start_ms);
+    to = std::max(to, r.start_ms + r.total_ms);
+  }
+  const auto busy = busy_fractions(runs, from, to);
+  const double p50 = percentile(latencies, 0.5), p99 = percentile(latencies, 0.99);
+  const double rps = wall_ms > 0 ? 1000.0 * o.requests / wall_ms : 0;
+  std::vector<double> run_ms;
+  for (const RunStats& r : stats) run_ms.push_back(r.total_ms);
+
+  if (o.json) {
+    std::ostringstream j;
+    j << "{\"model\": " << json_quote(o.model) << ", \"profile\": " << json_quote(profile->name)
+      << ", \"requests\": " << o.requests << ", \"in_flight\": " << in_flight
+      << ", \"latency_ms\": {\"p50\": " << p50 << ", \"p99\": " << p99 << ", \"min\": "
+      << *std::min_element(latencies.begin(), latencies.end()) << "}, \"run_ms\": {\"p50\": "
+      << percentile(run_ms, 0.5) << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
+    for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
+    j << "}}";
+    std::printf("%s\n", j.str().c_str());
+  } else {
+    std::printf("model    %s · profile %s · %d requests, %d in flight\n", o.model.c_str(), profile->name.c_str(),
+                o.requests, in_flight);
+    std::printf("latency  p50 %.3f ms · p99 %.3f ms · min %.3f ms (submit to result)\n", p50, p99,
+                *std::min_element(latencies.begin(), latencies.end()));
+    std::printf("         run p50 %.3f ms (on its lane, queueing excluded)\n", percentile(run_ms, 0.5));
+    std::printf("through  %.1f requests/s over %.1f ms\n", rps, wall_ms);
+    for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
+  }
+  if (!o.trace.empty()) {
+    if (Status st = write_trace(runs, o.trace); !st.is_ok()) return report_error(st);
+    if (!o.json) std::printf("trace of all %d requests written to %s\n", o.requests, o.trace.c_str());
+  }
+  return kExitOk;
+}
+}  // namespace
+
+void register_bench(CLI::App& app, std::function<int()>& run) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Run many requests through the scheduler: latency p50/p99, throughput, busy % per resource");
+  cmd->add_option("model", options->model, "Model file (.onnx, .hsg graph or .hsp program)")->required();
+  cmd->add_option("--input,-i", options->inputs,
+                  "[NAME=]FILE raw little-endian input (repeatable; deterministic data for inputs not given)");
+  cmd->add_option("--in-flight", options->in_flight,
+                  "Requests in flight at once (overrides scheduler.max_in_flight)")->check(CLI::PositiveNumber);
+  cmd->add_option("--requests,-n", options->requests, "Requests to time (default 200)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", options->warmup, "Untimed requests first (default 5)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", options->threads, "CPU delegate threads (overrides delegates.cpu.threads; 0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", options->json,
+                "Print one JSON object: latency_ms {p50, p99, min}, throughput_rps, busy {resource: fraction}, ...");
+  cmd->add_option("--trace", options->trace, "Write every timed request as Chrome trace JSON");
+  add_common_options(*cmd, options->common);
+  cmd->callback([options, &run] { run = [options] { return run_bench(*options); }; });
+}
+
+}  // namespace hetsched::cli

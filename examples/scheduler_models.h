@@ -1,0 +1,30 @@
+// Models that show what the resource scheduler does, with seeded random
+// weights. Each mixes ops the GPU delegates take (Conv + Relu) with an op
+// only the CPU delegate takes (ConvTranspose), so under configs/vulkan.yaml
+// they partition into CPU and GPU islands of tunable cost.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/graph.h"
+
+namespace hetsched::examples {
+
+struct SchedulerModelOptions {
+  int64_t channels = 32;
+  int64_t size = 32;    // input is 1 × channels × size × size
+  int gpu_layers = 4;   // Conv3x3 + Relu layers on the GPU branch/stage
+  int cpu_layers = 2;   // ConvTranspose3x3 (stride 1) layers on the CPU branch/stage
+};
+
+// x → [gpu_layers × (Conv, Relu)] → y_gpu, and independently
+// x → [cpu_layers × ConvTranspose] → y_cpu: two outputs, two branches that
+// can run at the same time.
+Result<Graph> make_parallel_branches(const SchedulerModelOptions& options);
+
+// x → cpu_layers × ConvTranspose → gpu_layers × (Conv, Relu) →
+// cpu_layers × ConvTranspose → y: a CPU → GPU → CPU chain, for pipelining
+// requests.
+Result<Graph> make_cpu_gpu_cpu(const SchedulerModelOptions& options);
+
+}  // namespace hetsched::examples

@@ -1,0 +1,82 @@
+#include "scheduler/step_runner.h"
+
+#include "sync/step_sync.h"
+
+namespace hetsched {
+
+namespace {
+
+class NoopStep final : public StepRunner {
+ public:
+  explicit NoopStep(std::string label) : label_(std::move(label)) {}
+  Kind kind() const override { return Kind::kHost; }
+  const std::string& track() const override { return track_; }
+  const std::string& label() const override { return label_; }
+  Status run(RequestState&, const StepCall&, GpuCompletion&) override { return Status::ok(); }
+
+ private:
+  std::string label_;
+  std::string track_ = "handoffs";
+};
+
+class IslandStep final : public StepRunner {
+ public:
+  IslandStep(const ProgramIsland& island, IslandHandle& handle, std::string track, std::mutex* resource_lock)
+      : island_(island),
+        handle_(handle),
+        context_(handle.gpu_context().get()),
+        track_(std::move(track)),
+        label_("island " + std::to_string(island.id) + " (" + island.delegate + ")"),
+        resource_lock_(resource_lock) {}
+
+  Kind kind() const override { return context_ ? Kind::kGpu : Kind::kHost; }
+  SharedGpuContext* context() const override { return context_; }
+  const std::string& track() const override { return track_; }
+  const std::string& label() const override { return label_; }
+
+  Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
+    ExecContext ctx;
+    ctx.run_index = state.run_index;
+    Status status;
+    if (context_) {
+      ctx.gpu = plan_gpu_step(state.mode, call.wait_value);
+      ctx.gpu_before = call.before;
+      ctx.gpu_after = call.after;
+      status = handle_.execute(ctx, {}, {});
+      if (status.is_ok()) {
+        done = {context_, ctx.signalled_value, call.before != nullptr};
+        if (ctx.gpu.queue_wait_idle_after) state.host_waits++;
+      }
+    } else {
+      std::vector<Tensor>& slots = *state.slots;
+      in_refs_.clear();
+      out_refs_.clear();
+      for (int t : island_.inputs) in_refs_.push_back({&slots[t].type(), slots[t].raw()});
+      for (int t : island_.outputs) out_refs_.push_back({&slots[t].type(), slots[t].raw()});
+      std::unique_lock<std::mutex> lock;
+      if (resource_lock_) lock = std::unique_lock(*resource_lock_);
+      status = handle_.execute(ctx, in_refs_, out_refs_);
+    }
+    return status.with_context(label_ + ": ");
+  }
+
+ private:
+  const ProgramIsland& island_;
+  IslandHandle& handle_;
+  SharedGpuContext* context_;
+  std::string track_;
+  std::string label_;
+  std::mutex* resource_lock_;
+  std::vector<TensorRef> in_refs_, out_refs_;  // kept to spare the allocation per run
+};
+
+}  // namespace
+
+std::unique_ptr<StepRunner> make_noop_step(std::string label) { return std::make_unique<NoopStep>(std::move(label)); }
+
+std::unique_ptr<StepRunner> make_island_step(const ProgramIsland& island, IslandHandle& handle, std::string track,
+                                             std::mutex* resource_lock) {
+  return std::make_unique<IslandStep>(island, handle, std::move(track), resource_lock);
+}
+
+}  // namespace hetsched

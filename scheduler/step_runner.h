@@ -1,0 +1,74 @@
+// Step runners: one per program step and executor lane, bound at load to the
+// lane's tensors (host slots, island handles, device buffers), so a run only
+// calls them. The executor (scheduler/executor.h) decides when each runs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "delegates/delegate.h"
+#include "graph/tensor.h"
+#include "scheduler/program.h"
+#include "sync/sync_mode.h"
+
+namespace hetsched {
+
+// GPU work a step left in flight: it signals `value` on `context`'s timeline.
+struct GpuCompletion {
+  SharedGpuContext* context = nullptr;  // null: nothing in flight
+  uint64_t value = 0;
+  bool timestamped = false;  // the submit carried the call's timestamp writes
+};
+
+// What the steps of one request share. The slots are the lane's own.
+struct RequestState {
+  SyncMode mode = SyncMode::kTimeline;
+  std::vector<Tensor>* slots = nullptr;  // host tensors, by program tensor index
+  int run_index = 0;
+  int host_waits = 0;
+  // Set by a host step after it waited for the GPU, so its trace event shows
+  // its own work, not the wait.
+  std::chrono::steady_clock::time_point waited_until{};
+};
+
+// How the executor asks a step to run.
+struct StepCall {
+  // The highest timeline value, on the step's context(), of the GPU work it
+  // reads (0: none): kGpu steps wait for it on the device, kHost steps on the host.
+  uint64_t wait_value = 0;
+  // Timestamp writes to submit around the step's own commands (may be null).
+  VkCommandBuffer before = nullptr;
+  VkCommandBuffer after = nullptr;
+};
+
+class StepRunner {
+ public:
+  enum class Kind : uint8_t {
+    kHost,  // runs on the calling thread, with its inputs complete
+    kGpu,   // submits to context()'s queue and returns; may do small host work first
+  };
+  virtual ~StepRunner() = default;
+  virtual Kind kind() const = 0;
+  // The context a kGpu step submits to, or a readback reads from; null for host-only steps.
+  virtual SharedGpuContext* context() const { return nullptr; }
+  // The trace track: the island's resource ("cpu", "gpu:<key>") or "handoffs".
+  virtual const std::string& track() const = 0;
+  virtual const std::string& label() const = 0;
+  // Runs the step for one request. kGpu steps report what they submitted in `done`.
+  virtual Status run(RequestState& state, const StepCall& call, GpuCompletion& done) = 0;
+};
+
+// A step that moves nothing (a host island's output read by another host island).
+std::unique_ptr<StepRunner> make_noop_step(std::string label);
+
+// Runs `island` on `handle`. Host islands read and write the request's slots
+// and hold `resource_lock` while they run (one island at a time on a CPU
+// pool); device islands submit per the sync mode. `handle` is not owned.
+std::unique_ptr<StepRunner> make_island_step(const ProgramIsland& island, IslandHandle& handle, std::string track,
+                                             std::mutex* resource_lock);
+
+}  // namespace hetsched

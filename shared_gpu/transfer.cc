@@ -1,0 +1,97 @@
+#include "shared_gpu/transfer.h"
+
+#include <algorithm>
+
+#include "shared_gpu/shaders/layout_permute_spv.h"
+#include "shared_gpu/vk_check.h"
+
+namespace hetsched {
+
+namespace {
+// Sets per descriptor pool; a model rarely has more layout-changing handoffs.
+constexpr uint32_t kSetsPerPool = 64;
+// Everything that may have written a handoff's source: shaders, transfers
+// (copies, and host writes made visible by the submit itself).
+constexpr VkPipelineStageFlags kProducerStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kProducerWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+}  // namespace
+
+Result<std::unique_ptr<GpuTransfers>> GpuTransfers::create(std::shared_ptr<SharedGpuContext> context) {
+  auto t = std::unique_ptr<GpuTransfers>(new GpuTransfers());
+  t->context_ = std::move(context);
+  HS_ASSIGN_OR_RETURN(t->pool_, CommandPool::create(*t->context_));
+  ComputePipelineDesc desc;
+  desc.name = "layout_permute";
+  desc.spirv = kLayoutPermuteSpv;
+  desc.storage_buffer_count = 2;
+  desc.push_constant_size = 5 * sizeof(uint32_t);
+  HS_ASSIGN_OR_RETURN(t->permute_, ComputePipeline::create(*t->context_, desc));
+  return t;
+}
+
+Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange dst, const Permute4d* permute) {
+  if (!src.buffer || !dst.buffer || src.size != dst.size || src.offset + src.size > src.buffer->size() ||
+      dst.offset + dst.size > dst.buffer->size())
+    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
+                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  if (permute && uint64_t{permute->n} * permute->c * permute->h * permute->w * 4 != src.size)
+    return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
+                            " bytes are not a rank-4 tensor of 32-bit elements of the given dims");
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if (permute) {
+    const VkDescriptorBufferInfo buffers[2] = {src.buffer->descriptor(src.offset, src.size),
+                                               dst.buffer->descriptor(dst.offset, dst.size)};
+    Result<VkDescriptorSet> allocated = descriptors_.empty() ? Result<VkDescriptorSet>(unavailable("no pool"))
+                                                             : descriptors_.back().allocate(permute_, buffers);
+    if (!allocated.is_ok()) {
+      HS_ASSIGN_OR_RETURN(DescriptorPool pool, DescriptorPool::create(*context_, kSetsPerPool, 2));
+      descriptors_.push_back(std::move(pool));
+      allocated = descriptors_.back().allocate(permute_, buffers);
+    }
+    HS_ASSIGN_OR_RETURN(set, std::move(allocated));
+  }
+  HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool_.allocate());
+  recorded_.push_back(cmd);
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
+  if (permute) {
+    record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                          VK_ACCESS_SHADER_READ_BIT);
+    const uint32_t params[5] = {permute->n, permute->c, permute->h, permute->w, permute->to_nhwc ? 1u : 0u};
+    const uint64_t groups = group_count(src.size / 4, 256);
+    const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
+    const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);
+    record_dispatch(cmd, permute_, set, std::as_bytes(std::span(params)), gx, gy);
+  } else {
+    record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_ACCESS_TRANSFER_READ_BIT);
+    const VkBufferCopy region{src.offset, dst.offset, src.size};
+    vkCmdCopyBuffer(cmd, src.buffer->handle(), dst.buffer->handle(), 1, &region);
+  }
+  // The reader comes next: a shader or a transfer of a later submit, or the
+  // host once it has waited for this one.
+  record_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+  HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
+  return cmd;
+}
+
+Result<uint64_t> GpuTransfers::submit(VkCommandBuffer cmd, const GpuStepSync& sync, VkCommandBuffer before,
+                                      VkCommandBuffer after) {
+  VkCommandBuffer cmds[3];
+  uint32_t n = 0;
+  for (VkCommandBuffer c : {before, cmd, after})
+    if (c) cmds[n++] = c;
+  GpuSubmit batch;
+  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, n);
+  batch.wait_value = sync.wait_value;
+  batch.signal = sync.signal;
+  HS_ASSIGN_OR_RETURN(const uint64_t value, pool_.submit(batch));
+  if (sync.queue_wait_idle_after) HS_RETURN_IF_ERROR(context_->wait_idle());
+  return value;
+}
+
+}  // namespace hetsched

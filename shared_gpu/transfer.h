@@ -1,0 +1,66 @@
+// GpuTransfers: the copies the scheduler's handoffs need on one context —
+// buffer to buffer, with or without an NCHW↔NHWC permute of 32-bit elements,
+// and to or from host-visible staging — recorded once into command buffers
+// of its own pool and replayed on every run. The scheduler asks for copies
+// by buffer range and shape; it records no Vulkan commands itself.
+//
+// Ownership: holds the context by shared_ptr; the command buffers it records
+// are freed with it. Thread-safety: none; one per executor lane and context.
+#pragma once
+
+#include <volk.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hetsched/status.h"
+#include "shared_gpu/buffer.h"
+#include "shared_gpu/command_pool.h"
+#include "shared_gpu/compute_pipeline.h"
+#include "sync/step_sync.h"
+
+namespace hetsched {
+
+// `size` bytes of `buffer` from `offset`. Not owned.
+struct BufferRange {
+  const Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// A rank-4 tensor of 32-bit elements with logical dims [n, c, h, w], moved
+// from NCHW to NHWC (to_nhwc) or back.
+struct Permute4d {
+  uint32_t n = 0, c = 0, h = 0, w = 0;
+  bool to_nhwc = true;
+};
+
+class GpuTransfers {
+ public:
+  static Result<std::unique_ptr<GpuTransfers>> create(std::shared_ptr<SharedGpuContext> context);
+
+  SharedGpuContext& context() const { return *context_; }
+  CommandPool& pool() { return pool_; }
+
+  // Records commands that copy `src` into `dst` (equal sizes), or permute it
+  // when `permute` is given, after whatever earlier submissions wrote to
+  // `src` (shaders, transfers, the host) and before anything later reads
+  // `dst` (shaders, transfers, the host after a wait).
+  Result<VkCommandBuffer> record_copy(BufferRange src, BufferRange dst, const Permute4d* permute = nullptr);
+
+  // Submits `cmd` between `before` and `after` (either may be null: the
+  // executor's timestamp writes) as `sync` says. Returns the signalled
+  // timeline value (0: none). Idles the queue after when sync says so.
+  Result<uint64_t> submit(VkCommandBuffer cmd, const GpuStepSync& sync, VkCommandBuffer before = VK_NULL_HANDLE,
+                          VkCommandBuffer after = VK_NULL_HANDLE);
+
+ private:
+  std::shared_ptr<SharedGpuContext> context_;
+  CommandPool pool_;
+  ComputePipeline permute_;
+  std::vector<DescriptorPool> descriptors_;  // another pool when the last is full
+  std::vector<VkCommandBuffer> recorded_;    // freed with pool_
+};
+
+}  // namespace hetsched
