@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <deque>
 #include <future>
+#include <map>
 #include <sstream>
 
 #include "cli/cli_common.h"
@@ -112,6 +113,15 @@ int run_bench(BenchOptions o) {
   const double rps = wall_ms > 0 ? 1000.0 * o.requests / wall_ms : 0;
   std::vector<double> run_ms;
   for (const RunStats& r : stats) run_ms.push_back(r.total_ms);
+  // Per track, the p50 over requests of the time its islands took (GPU
+  // islands by GPU timestamps): what the resource spent on one request.
+  std::map<std::string, std::vector<double>> island_ms;
+  for (const RunStats& r : stats) {
+    std::map<std::string, double> sum;
+    for (const TraceEvent& e : r.events)
+      if (e.name.rfind("island ", 0) == 0) sum[e.track] += e.ms;
+    for (const auto& [track, ms] : sum) island_ms[track].push_back(ms);
+  }
 
   if (o.json) {
     std::ostringstream j;
@@ -119,7 +129,13 @@ int run_bench(BenchOptions o) {
       << ", \"requests\": " << o.requests << ", \"in_flight\": " << in_flight
       << ", \"latency_ms\": {\"p50\": " << p50 << ", \"p99\": " << p99 << ", \"min\": "
       << *std::min_element(latencies.begin(), latencies.end()) << "}, \"run_ms\": {\"p50\": "
-      << percentile(run_ms, 0.5) << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
+      << percentile(run_ms, 0.5) << "}, \"island_ms\": {";
+    bool first = true;
+    for (const auto& [track, v] : island_ms) {
+      j << (first ? "" : ", ") << json_quote(track) << ": " << percentile(v, 0.5);
+      first = false;
+    }
+    j << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
     for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
     j << "}}";
     std::printf("%s\n", j.str().c_str());
@@ -131,6 +147,8 @@ int run_bench(BenchOptions o) {
     std::printf("         run p50 %.3f ms (on its lane, queueing excluded)\n", percentile(run_ms, 0.5));
     std::printf("through  %.1f requests/s over %.1f ms\n", rps, wall_ms);
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
+    for (const auto& [track, v] : island_ms)
+      std::printf("islands  %-32s p50 %.3f ms per request\n", track.c_str(), percentile(v, 0.5));
   }
   if (!o.trace.empty()) {
     if (Status st = write_trace(runs, o.trace); !st.is_ok()) return report_error(st);

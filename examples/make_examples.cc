@@ -2,7 +2,8 @@
 //   rfc_model.hsg and the RFC's input (linspace(-0.8, 0.8) as raw f32) as rfc_model_input.bin;
 //   parallel_branches.hsg and cpu_gpu_cpu.hsg (examples/scheduler_models.h) at their default sizes.
 // With `--scheduler-models C S GPU_LAYERS CPU_LAYERS`, writes only the two
-// scheduler models at those sizes (to balance CPU and GPU work on a machine).
+// scheduler models at those sizes (to balance CPU and GPU work on a machine),
+// and each branch of parallel_branches alone (gpu_branch.hsg, cpu_branch.hsg).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -25,6 +26,20 @@ hetsched::Status write_scheduler_models(const std::string& dir, const hetsched::
   if (!chain.is_ok()) return chain.status();
   return hetsched::write_graph_file(*chain, dir + "/cpu_gpu_cpu.hsg");
 }
+
+// Each branch of parallel_branches alone, to compare with both at once.
+hetsched::Status write_branch_models(const std::string& dir, hetsched::examples::SchedulerModelOptions o) {
+  const int gpu_layers = o.gpu_layers;
+  o.gpu_layers = 0;
+  auto cpu = hetsched::examples::make_parallel_branches(o);
+  if (!cpu.is_ok()) return cpu.status();
+  HS_RETURN_IF_ERROR(hetsched::write_graph_file(*cpu, dir + "/cpu_branch.hsg"));
+  o.gpu_layers = gpu_layers;
+  o.cpu_layers = 0;
+  auto gpu = hetsched::examples::make_parallel_branches(o);
+  if (!gpu.is_ok()) return gpu.status();
+  return hetsched::write_graph_file(*gpu, dir + "/gpu_branch.hsg");
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,7 +58,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: --scheduler-models sizes must be at least 1\n");
       return 2;
     }
-    const hetsched::Status s = write_scheduler_models(argv[1], o);
+    hetsched::Status s = write_scheduler_models(argv[1], o);
+    if (s.is_ok()) s = write_branch_models(argv[1], o);
     return s.is_ok() ? 0 : fail(s);
   }
   if (argc != 2) {

@@ -30,8 +30,8 @@ Result<Graph> make_parallel_branches(const SchedulerModelOptions& o) {
   GraphBuilder b("parallel_branches");
   ValueId x = b.input("x", {DType::kFloat32, {1, o.channels, o.size, o.size}});
   uint32_t seed = 1;
-  b.output(stack(b, x, "Conv", o.gpu_layers, o.channels, "gpu_conv", seed));
-  b.output(stack(b, x, "ConvTranspose", o.cpu_layers, o.channels, "cpu_deconv", seed));
+  if (o.gpu_layers > 0) b.output(stack(b, x, "Conv", o.gpu_layers, o.channels, "gpu_conv", seed));
+  if (o.cpu_layers > 0) b.output(stack(b, x, "ConvTranspose", o.cpu_layers, o.channels, "cpu_deconv", seed));
   return b.build();
 }
 

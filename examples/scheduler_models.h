@@ -19,7 +19,8 @@ struct SchedulerModelOptions {
 
 // x → [gpu_layers × (Conv, Relu)] → y_gpu, and independently
 // x → [cpu_layers × ConvTranspose] → y_cpu: two outputs, two branches that
-// can run at the same time.
+// can run at the same time. A branch with 0 layers is left out (to time the
+// other alone).
 Result<Graph> make_parallel_branches(const SchedulerModelOptions& options);
 
 // x → cpu_layers × ConvTranspose → gpu_layers × (Conv, Relu) →

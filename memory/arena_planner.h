@@ -64,6 +64,11 @@ struct ArenaPlan {
 //      largest first within a step (skipped when order 1 already reaches the
 //      lower bound).
 //
+// Cost: O(n log n) plus the placement, which is near O(n log n) when
+// lifetimes are short (CNN-like) and O(n^2) at worst, when most buffers
+// live together or extra conflicts are given (greedy_placer.h). Measured:
+// 10,000 CNN-like buffers in about 20-30 ms.
+//
 // `requests` and `extra_conflicts` are borrowed for the call only.
 // Errors (kInvalidArgument): a buffer with first > last, an alignment that is
 // not a power of two, live bytes or an offset + bytes beyond uint64.
@@ -75,6 +80,8 @@ struct ArenaPlan {
 // planned_bytes, and no two conflicting buffers (intersecting intervals, or
 // `extra_conflicts`) sharing a byte. Returns kInvalidArgument naming the first
 // violation ("failed to verify arena plan: buffers 'a' and 'b' overlap ...").
+// Cost: O(n log n + p) for p pairs of buffers that share bytes, the only
+// pairs it examines (and the only ones it asks `extra_conflicts` about).
 [[nodiscard]] Status verify_arena_plan(std::span<const BufferRequest> requests, const ArenaPlan& plan,
                                        const ExtraConflicts& extra_conflicts = {});
 

@@ -17,22 +17,19 @@ class GapFinder {
   // `bytes` > 0 (zero-byte buffers are never placed); `alignment` a power of two.
   GapFinder(uint64_t bytes, uint64_t alignment) : bytes_(bytes), alignment_(alignment) {}
 
-  void visit(uint64_t offset, uint64_t end) { visit_if(true, offset, end); }
-
-  // visit() when `blocks`, else nothing; without branches, because the full
-  // pass feeds it every placed buffer and whether one blocks is a coin toss
-  // that the branch predictor loses.
-  void visit_if(bool blocks, uint64_t offset, uint64_t end) {
+  // Written without branches: whether a gap fits is close to random along
+  // the blockers, so a branch on it would often be mispredicted.
+  void visit(uint64_t offset, uint64_t end) {
     uint64_t padded = 0;
     // A gap whose aligned start would overflow cannot fit anything.
     const bool overflows = __builtin_add_overflow(cursor_, alignment_ - 1, &padded);
     const uint64_t start = padded & ~(alignment_ - 1);
     const uint64_t gap = offset - start;
     // bytes_ > 0, so gap >= bytes_ also means offset > start >= cursor_.
-    const bool better = blocks & !overflows & (offset >= start) & (gap >= bytes_) & (gap < best_gap_);
+    const bool better = !overflows & (offset >= start) & (gap >= bytes_) & (gap < best_gap_);
     best_gap_ = better ? gap : best_gap_;
     best_offset_ = better ? start : best_offset_;
-    cursor_ = std::max(cursor_, blocks ? end : 0);
+    cursor_ = std::max(cursor_, end);
   }
 
   // No later gap can beat one that fits exactly (and later ones lie higher).

@@ -20,12 +20,13 @@ struct Placement {
 // Places the validated `requests` in `order` (a permutation of their indices).
 // Zero-byte buffers get offset 0 and never block anything.
 //
-// Cost: finding the conflicting buffers is output-sensitive (LifetimeIndex);
-// they are then visited in offset order either by sorting them, O(k log k),
-// or, when they are a large share of the placed buffers or extra conflicts
-// must be asked, by one pass over all placed buffers kept in offset order,
-// O(n). So O(n log n + sum of k log k) on short-lived buffers and O(n^2) at
-// worst, never O(n^2 log n).
+// Cost, for n buffers of which k block a given one: when the k blockers are
+// few (k log k below the number placed, judged from an O(log n) count) they
+// come from the LifetimeIndex, O((k + 1) log n), and are sorted by offset;
+// otherwise, or whenever extra conflicts must be asked, one pass visits every
+// placed buffer in offset order. Each buffer thus costs O(log n + min(k log n,
+// n)): near O(n log n) in all on short-lived (CNN-like) buffers, O(n^2) at
+// worst (long-lived ones), never O(n^2 log n).
 //
 // Fails with kInvalidArgument when a buffer's offset + bytes would exceed
 // uint64.

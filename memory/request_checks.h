@@ -1,8 +1,10 @@
 // Input checks shared by plan_arena() and verify_arena_plan(), so both refuse
-// the same malformed requests with the same words.
+// the same malformed requests with the same words, and the two arithmetic
+// helpers every part of the planner must agree on.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "memory/arena_planner.h"
+#include "memory/greedy_placer.h"
+#include "memory/live_profile.h"
+#include "memory/placement_order.h"
 
 namespace hetsched::memory {
 namespace {
@@ -159,6 +163,24 @@ TEST(ArenaPlannerTest, PicksTheSmallestGapThatFits) {
   EXPECT_EQ(plan.planned_bytes, 1216u);
 }
 
+TEST(ArenaPlannerTest, KeepsTheBreadthOrderPlanWhenItIsSmaller) {
+  // Step 1 is the widest (C + E = 208 bytes). By size, C, E and B go first
+  // (C at 0, E above it, B at 0) and leave D, live with E and B, only a
+  // 48-byte gap: it goes on top, 272 bytes. By breadth, C and E go first,
+  // then D and A reuse C's bytes at step 3, then B fits above D: 208, the
+  // lower bound.
+  const std::vector<BufferRequest> requests = {buffer("A", 32, 3, 3), buffer("B", 80, 4, 6), buffer("C", 128, 1, 1),
+                                               buffer("D", 64, 3, 5), buffer("E", 80, 1, 3)};
+  Result<LiveProfile> profile = make_live_profile(requests);
+  ASSERT_TRUE(profile.is_ok());
+  EXPECT_EQ(place_greedily(requests, order_by_size(requests), {})->planned_bytes, 272u);
+  EXPECT_EQ(place_greedily(requests, order_by_breadth(requests, *profile), {})->planned_bytes, 208u);
+
+  const ArenaPlan plan = plan_and_verify(requests);
+  EXPECT_EQ(plan.planned_bytes, 208u);
+  EXPECT_EQ(plan.lower_bound, 208u);
+}
+
 TEST(ArenaPlannerTest, AlignsEachBufferToItsOwnAlignment) {
   const std::vector<BufferRequest> requests = {buffer("a", 3, 0, 5, 1), buffer("b", 3, 0, 5, 1),
                                                buffer("c", 3, 0, 5, 256), buffer("d", 1, 0, 5, 4096),
@@ -207,6 +229,26 @@ TEST(ArenaPlannerTest, KeepsExtraConflictsApartThoughLifetimesAreDisjoint) {
 TEST(ArenaPlannerTest, IsDeterministic) {
   const std::vector<BufferRequest> requests = random_cnn_like(500, 7);
   EXPECT_EQ(plan_and_verify(requests).offsets, plan_and_verify(requests).offsets);
+}
+
+TEST(ArenaPlannerTest, GivesTheSamePlanWhicheverWayItFindsTheBlockers) {
+  // An extra-conflict function that never fires sends every buffer through
+  // the pass over all placed buffers instead of the lifetime index; both
+  // must visit the blockers in the same order and so agree exactly.
+  const std::vector<BufferRequest> requests = random_cnn_like(2000, 11);
+  const ExtraConflicts never = [](size_t, size_t) { return false; };
+  EXPECT_EQ(plan_and_verify(requests).offsets, plan_and_verify(requests, never).offsets);
+}
+
+TEST(ArenaPlannerTest, HandlesStepsAtTheEndsOfTheIntRange) {
+  constexpr int kMin = std::numeric_limits<int>::min();
+  constexpr int kMax = std::numeric_limits<int>::max();
+  const std::vector<BufferRequest> requests = {buffer("all", 64, kMin, kMax), buffer("low", 32, kMin, kMin),
+                                               buffer("high", 32, kMax, kMax), buffer("mid", 32, 0, 0)};
+  const ArenaPlan plan = plan_and_verify(requests);
+  EXPECT_EQ(plan.lower_bound, 96u);
+  EXPECT_EQ(plan.planned_bytes, 96u);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[2]);
 }
 
 TEST(ArenaPlannerTest, RejectsFirstStepAfterLastStep) {

@@ -1,5 +1,9 @@
 #include "test/test_util.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -50,6 +54,15 @@ CommandResult run_cli(const std::string& args) {
 
 std::filesystem::path source_path(const std::string& relative) {
   return std::filesystem::path(HETSCHED_SOURCE_DIR) / relative;
+}
+
+float max_abs_diff(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type() || a.type().dtype != DType::kFloat32) return std::numeric_limits<float>::infinity();
+  float worst = 0;
+  const auto x = a.span<float>();
+  const auto y = b.span<float>();
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
 }
 
 }  // namespace hetsched::testing

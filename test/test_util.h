@@ -26,6 +26,10 @@ class TempDir {
 // Uniform random f32 tensor in [lo, hi), reproducible from `seed`.
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f);
 
+// Largest |a - b| over the elements of two f32 tensors of one type
+// (infinity when the types differ).
+float max_abs_diff(const Tensor& a, const Tensor& b);
+
 // Writes `text` to `path`.
 void write_file(const std::filesystem::path& path, const std::string& text);
 

@@ -1,0 +1,307 @@
+// The resource scheduler: the step DAG, islands on different resources at
+// the same time (read back from the trace JSON), requests from many threads
+// and in flight at once giving the same bits as sequential runs, lanes, and
+// logging.trace. GPU cases on lavapipe with validation on.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "examples/rfc_model.h"
+#include "examples/scheduler_models.h"
+#include "profile/profile.h"
+#include "scheduler/pipeline.h"
+#include "test/test_util.h"
+#include "test/vk_test_env.h"
+
+namespace hetsched {
+namespace {
+
+Profile profile_from(const std::string& yaml) {
+  auto p = parse_profile(yaml);
+  EXPECT_TRUE(p.is_ok()) << p.status().message();
+  return p.is_ok() ? *p : default_profile();
+}
+
+std::string vulkan_profile(int in_flight, const std::string& extra = "") {
+  return "name: sched\n"
+         "delegates:\n"
+         "  vulkan: {enabled: true, shared_gpu: {token: sched_test, group: 1}}\n"
+         "  cpu: {enabled: true, engine: xnnpack, threads: 1}\n"
+         "partition: {prefer: vulkan_first}\n"
+         "scheduler: {max_in_flight: " + std::to_string(in_flight) + "}\n" + extra;
+}
+
+std::unique_ptr<Session> open(const Graph& graph, const Profile& profile) {
+  auto session = open_session_for_graph(graph, profile);
+  EXPECT_TRUE(session.is_ok()) << session.status().message();
+  return session.is_ok() ? std::move(session).value() : nullptr;
+}
+
+bool bit_identical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].type() != b[i].type() || std::memcmp(a[i].raw(), b[i].raw(), a[i].byte_size()) != 0) return false;
+  return true;
+}
+
+// One "X" event of a trace file as write_trace prints it (one per line).
+struct ParsedEvent {
+  std::string name, track;
+  double ts = 0, dur = 0;
+  int64_t request = 0;
+};
+
+std::vector<ParsedEvent> read_trace(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<ParsedEvent> events;
+  const std::regex re(R"re("name": "([^"]*)", "ph": "X".*"ts": ([0-9.e+-]+), "dur": ([0-9.e+-]+), "args": \{"request": ([0-9]+), "track": "([^"]*)")re");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, re))
+      events.push_back({m[1], m[5], std::stod(m[2]), std::stod(m[3]), std::stoll(m[4])});
+  }
+  return events;
+}
+
+// Step DAG of the parallel-branch model: the CPU island does not wait for
+// anything on the GPU branch, and the readback of the GPU branch depends on
+// its island, not on the CPU island.
+TEST(StepGraphTest, IndependentBranchesHaveNoPath) {
+  examples::SchedulerModelOptions o{.channels = 4, .size = 8, .gpu_layers = 1, .cpu_layers = 1};
+  auto graph = examples::make_parallel_branches(o);
+  ASSERT_TRUE(graph.is_ok());
+  Program p;
+  // Built by hand like the compiler would: island 0 on a device, island 1 on the host.
+  p.tensors = {{"x", graph->value(graph->inputs()[0]).type},
+               {"y_gpu", graph->value(graph->outputs()[0]).type},
+               {"y_cpu", graph->value(graph->outputs()[1]).type}};
+  p.inputs = {0};
+  p.outputs = {1, 2};
+  ProgramIsland gpu{0, "vulkan", {}, {}, {0}, {1}, {"n"}, {"Conv"}};
+  ProgramIsland cpu{1, "cpu", {}, {}, {0}, {2}, {"m"}, {"ConvTranspose"}};
+  p.islands = {gpu, cpu};
+  ProgramStep up{StepKind::kHandoff, 0, 0, HandoffKind::kUpload, "host", "vulkan#0", ""};
+  ProgramStep run_gpu{StepKind::kRunIsland, 0, -1, HandoffKind::kHostCopy, "", "", ""};
+  ProgramStep run_cpu{StepKind::kRunIsland, 1, -1, HandoffKind::kHostCopy, "", "", ""};
+  ProgramStep down{StepKind::kHandoff, 0, 1, HandoffKind::kReadback, "vulkan#0", "host", ""};
+  p.steps = {up, run_gpu, run_cpu, down};
+  const StepGraph g = build_step_graph(p, {true, false});
+  EXPECT_EQ(g.deps[0], std::vector<int>{});
+  EXPECT_EQ(g.deps[1], std::vector<int>{0});
+  EXPECT_EQ(g.deps[2], std::vector<int>{});  // reads x on the host: ready at once
+  EXPECT_EQ(g.deps[3], std::vector<int>{1});
+  EXPECT_TRUE(g.reaches(0, 3));
+  EXPECT_FALSE(g.reaches(2, 3));
+  EXPECT_FALSE(g.reaches(1, 2));
+}
+
+class SchedulerGpuTest : public testing::VkTest {
+ protected:
+  void SetUp() override { ::setenv("HETSCHED_VK_VALIDATION", "1", 1); }
+  void TearDown() override {
+    watch_all();
+    ::unsetenv("HETSCHED_VK_VALIDATION");
+    testing::VkTest::TearDown();
+  }
+  void watch_all() {
+    for (const std::string& key : SharedGpuContextRegistry::get().keys())
+      if (!watched_.count(key)) {
+        watched_.insert(key);
+        watch(*SharedGpuContextRegistry::get().lookup(key));
+      }
+  }
+  std::set<std::string> watched_;
+};
+
+// The GPU branch (long on lavapipe) is submitted, then the CPU branch runs
+// while it is on the queue: in the trace, the island on the CPU track lies
+// inside the island on the GPU queue's track.
+TEST_F(SchedulerGpuTest, IndependentIslandsOverlapInTheTrace) {
+  examples::SchedulerModelOptions o{.channels = 16, .size = 24, .gpu_layers = 4, .cpu_layers = 12};
+  auto graph = examples::make_parallel_branches(o);
+  ASSERT_TRUE(graph.is_ok());
+  const std::string trace = (std::filesystem::temp_directory_path() / "hetsched_overlap_trace.json").string();
+  auto session = open(*graph, profile_from(vulkan_profile(1, "logging: {trace: " + trace + "}\n")));
+  ASSERT_NE(session, nullptr);
+  const Tensor x = testing::random_tensor({1, 16, 24, 24}, 7);
+  auto first = session->run({x});  // warm-up: lavapipe compiles shaders on first use
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  auto out = session->run({x});  // logging.trace: the library writes the trace of this run
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_TRUE(bit_identical(*first, *out));
+
+  const std::vector<ParsedEvent> events = read_trace(trace);
+  const ParsedEvent* gpu = nullptr;
+  const ParsedEvent* cpu = nullptr;
+  for (const ParsedEvent& e : events) {
+    if (e.name == "island 0 (vulkan)") gpu = &e;
+    if (e.name == "island 1 (cpu)") cpu = &e;
+  }
+  ASSERT_NE(gpu, nullptr) << "no GPU island event in " << trace;
+  ASSERT_NE(cpu, nullptr) << "no CPU island event in " << trace;
+  EXPECT_EQ(gpu->track, "gpu:sched_test:1");
+  EXPECT_EQ(cpu->track, "cpu");
+  EXPECT_EQ(gpu->request, 1);
+  // Overlap: each starts before the other ends.
+  EXPECT_LT(cpu->ts, gpu->ts + gpu->dur) << "cpu island at " << cpu->ts << " µs, gpu island " << gpu->ts << "+" << gpu->dur;
+  EXPECT_LT(gpu->ts, cpu->ts + cpu->dur) << "cpu island at " << cpu->ts << " µs, gpu island " << gpu->ts << "+" << gpu->dur;
+  std::filesystem::remove(trace);
+}
+
+// Outputs of the parallel branches match a CPU-only run of the same graph
+// (portable kernels: an independent reference).
+TEST_F(SchedulerGpuTest, ParallelBranchesMatchTheCpu) {
+  examples::SchedulerModelOptions o{.channels = 8, .size = 12, .gpu_layers = 2, .cpu_layers = 2};
+  auto graph = examples::make_parallel_branches(o);
+  ASSERT_TRUE(graph.is_ok());
+  auto gpu = open(*graph, profile_from(vulkan_profile(2)));
+  auto cpu = open(*graph, profile_from("name: ref\ndelegates: {cpu: {enabled: true, engine: portable}}\n"));
+  ASSERT_TRUE(gpu && cpu);
+  const Tensor x = testing::random_tensor({1, 8, 12, 12}, 3);
+  auto got = gpu->run({x});
+  auto want = cpu->run({x});
+  ASSERT_TRUE(got.is_ok() && want.is_ok());
+  ASSERT_EQ(got->size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_LT(testing::max_abs_diff((*got)[i], (*want)[i]), 1e-4f) << "output " << i;
+}
+
+// 8 threads × 500 requests on two sessions sharing one GPU context (VGF →
+// Vulkan → VGF, two lanes each): every output has the bits of the sequential
+// run of its input.
+TEST_F(SchedulerGpuTest, ConcurrentRequestsOnTwoSessionsMatchSequentialRuns) {
+  auto graph = examples::make_rfc_model();
+  ASSERT_TRUE(graph.is_ok());
+  const Profile profile = profile_from(
+      "name: mixed\n"
+      "delegates:\n"
+      "  vgf: {enabled: true, shared_gpu: {token: sched_concurrency, group: 7}}\n"
+      "  vulkan: {enabled: true, shared_gpu: {token: sched_concurrency, group: 7}}\n"
+      "  cpu: {enabled: true, threads: 1}\n"
+      "partition: {prefer: vgf_first, pin: [{op: Gather, delegate: vulkan}, {op: GatherElements, delegate: vulkan}]}\n"
+      "scheduler: {max_in_flight: 2}\n");
+  auto a = open(*graph, profile);
+  auto b = open(*graph, profile);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(SharedGpuContextRegistry::get().keys().size(), 1u);  // one context, shared
+  constexpr int kInputs = 16, kThreads = 8, kRequests = 500;
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (int i = 0; i < kInputs; ++i) {
+    inputs.push_back(testing::random_tensor({1, 3, 8, 8}, 100 + i));
+    auto out = a->run({inputs.back()});
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    expected.push_back(*out);
+  }
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Session& s = t % 2 ? *a : *b;
+      for (int r = 0; r < kRequests; ++r) {
+        const int i = (t * 7 + r) % kInputs;
+        auto out = s.run({inputs[i]});
+        if (!out.is_ok()) {
+          failures++;
+          continue;
+        }
+        if (!bit_identical(*out, expected[i])) mismatches++;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+// submit() with four lanes: a CPU → GPU → CPU chain, 24 requests in flight,
+// each result equal to the sequential run of its input.
+TEST_F(SchedulerGpuTest, SubmittedRequestsInFlightMatchSequentialRuns) {
+  examples::SchedulerModelOptions o{.channels = 8, .size = 8, .gpu_layers = 2, .cpu_layers = 1};
+  auto graph = examples::make_cpu_gpu_cpu(o);
+  ASSERT_TRUE(graph.is_ok());
+  auto session = open(*graph, profile_from(vulkan_profile(4)));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->max_in_flight(), 4);
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (int i = 0; i < 24; ++i) {
+    inputs.push_back(testing::random_tensor({1, 8, 8, 8}, 500 + i));
+    auto out = session->run({inputs.back()});
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    expected.push_back(*out);
+  }
+  std::vector<std::future<Result<RunResult>>> futures;
+  for (const Tensor& x : inputs) futures.push_back(session->submit({x}, true));
+  std::set<int64_t> requests;
+  for (size_t i = 0; i < futures.size(); ++i) {
+    Result<RunResult> r = futures[i].get();
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    EXPECT_TRUE(bit_identical(r->outputs, expected[i])) << "request " << i;
+    requests.insert(r->stats.request);
+    for (const TraceEvent& e : r->stats.events) EXPECT_EQ(e.request, r->stats.request);
+  }
+  EXPECT_EQ(requests.size(), futures.size());  // every request has its own id
+}
+
+// A failing request (wrong input type) gives its lane back: the next runs.
+TEST(SchedulerTest, ABadRequestDoesNotKeepItsLane) {
+  auto graph = examples::make_rfc_model();
+  ASSERT_TRUE(graph.is_ok());
+  auto session = open(*graph, default_profile());
+  ASSERT_NE(session, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    auto bad = session->run({testing::random_tensor({1, 3, 4, 4}, 1)});
+    ASSERT_FALSE(bad.is_ok());
+    EXPECT_NE(bad.status().message().find("must be f32[1,3,8,8]"), std::string::npos) << bad.status().message();
+  }
+  EXPECT_TRUE(session->run({examples::rfc_model_input()}).is_ok());
+}
+
+TEST(SchedulerTest, MaxInFlightBelowOneIsRefused) {
+  auto graph = examples::make_rfc_model();
+  ASSERT_TRUE(graph.is_ok());
+  Profile profile = default_profile();
+  profile.max_in_flight = 0;
+  auto program = build_program(*graph, profile);
+  ASSERT_TRUE(program.is_ok());
+  auto session = Session::create(std::move(program).value(), profile);
+  ASSERT_FALSE(session.is_ok());
+  EXPECT_NE(session.status().message().find("max_in_flight must be at least 1"), std::string::npos);
+}
+
+// CPU-only: many threads on one session with two lanes (the variant the
+// ThreadSanitizer build runs).
+TEST(SchedulerTest, ConcurrentCpuRequestsMatchSequentialRuns) {
+  examples::SchedulerModelOptions o{.channels = 4, .size = 8, .gpu_layers = 2, .cpu_layers = 1};
+  auto graph = examples::make_cpu_gpu_cpu(o);
+  ASSERT_TRUE(graph.is_ok());
+  auto session = open(*graph, profile_from("name: cpu\ndelegates: {cpu: {enabled: true, threads: 1}}\n"
+                                           "scheduler: {max_in_flight: 2}\n"));
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (int i = 0; i < 8; ++i) {
+    inputs.push_back(testing::random_tensor({1, 4, 8, 8}, 900 + i));
+    expected.push_back(*session->run({inputs.back()}));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 100; ++r) {
+        const int i = (t + r) % 8;
+        auto out = (r % 2) ? session->submit({inputs[i]}).get() : Result<RunResult>(RunResult{*session->run({inputs[i]}), {}});
+        if (!out.is_ok() || !bit_identical(out->outputs, expected[i])) bad++;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
+}  // namespace hetsched
