@@ -54,7 +54,10 @@ class IslandStep final : public StepRunner {
       for (int t : island_.inputs) in_refs_.push_back({&slots[t].type(), slots[t].raw()});
       for (int t : island_.outputs) out_refs_.push_back({&slots[t].type(), slots[t].raw()});
       std::unique_lock<std::mutex> lock;
-      if (resource_lock_) lock = std::unique_lock(*resource_lock_);
+      if (resource_lock_) {
+        lock = std::unique_lock(*resource_lock_);
+        state.waited_until = std::chrono::steady_clock::now();  // the trace shows the island, not the queue for the pool
+      }
       status = handle_.execute(ctx, in_refs_, out_refs_);
     }
     return status.with_context(label_ + ": ");
