@@ -65,13 +65,10 @@ int run_bench(BenchOptions o) {
   if (!profile.is_ok()) return report_error(profile.status());
   if (o.in_flight > 0) profile->max_in_flight = o.in_flight;
   if (o.threads >= 0) profile->delegates["cpu"].threads = o.threads;
-  auto shapes = parse_input_shapes(o.common.input_shapes);
-  if (!shapes.is_ok()) return report_error(shapes.status());
-  auto session = open_session(o.model, *profile, *shapes);
-  if (!session.is_ok()) return report_error(session.status());
-  Session& s = **session;
-  auto inputs = make_inputs(s.input_names(), s.input_types(), o.inputs);
-  if (!inputs.is_ok()) return report_error(inputs.status());
+  auto ready = open_with_inputs(*profile, o.common, o.model, o.inputs);
+  if (!ready.is_ok()) return report_error(ready.status());
+  Session& s = *ready->session;
+  const std::vector<Tensor>* inputs = &ready->inputs;
 
   for (int i = 0; i < o.warmup; ++i)
     if (auto r = s.run(*inputs); !r.is_ok()) return report_error(r.status());

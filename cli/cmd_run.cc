@@ -45,13 +45,10 @@ Status write_outputs(const Session& session, const std::vector<Tensor>& outputs,
 int run_run(const RunOptions& o) {
   auto profile = load_profile_for(o.common);
   if (!profile.is_ok()) return report_error(profile.status());
-  auto shapes = parse_input_shapes(o.common.input_shapes);
-  if (!shapes.is_ok()) return report_error(shapes.status());
-  auto session = open_session(o.model, *profile, *shapes);
-  if (!session.is_ok()) return report_error(session.status());
-  Session& s = **session;
-  auto inputs = make_inputs(s.input_names(), s.input_types(), o.inputs);
-  if (!inputs.is_ok()) return report_error(inputs.status());
+  auto ready = open_with_inputs(*profile, o.common, o.model, o.inputs);
+  if (!ready.is_ok()) return report_error(ready.status());
+  Session& s = *ready->session;
+  const std::vector<Tensor>* inputs = &ready->inputs;
 
   RunStats stats;
   Result<std::vector<Tensor>> outputs = std::vector<Tensor>{};
@@ -79,11 +76,11 @@ int run_run(const RunOptions& o) {
                 total_ms / o.repeat, stats.host_waits);
   else
     std::printf("%.3f ms · %d host wait%s\n", stats.total_ms, stats.host_waits, stats.host_waits == 1 ? "" : "s");
+  // logging.trace is written by the session after every run; --trace names another file.
+  if (!o.trace.empty())
+    if (Status st = Session::write_trace(stats, o.trace); !st.is_ok()) return report_error(st);
   const std::string trace = o.trace.empty() ? profile->trace_path : o.trace;
-  if (!trace.empty()) {
-    if (Status st = Session::write_trace(stats, trace); !st.is_ok()) return report_error(st);
-    std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
-  }
+  if (!trace.empty()) std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
   for (const TraceEvent& e : stats.events)
     spdlog::info("[sched] {} on {}: {:.3f} ms{}", e.name, e.track, e.ms, e.gpu_clock ? " (GPU timestamps)" : "");
   return kExitOk;

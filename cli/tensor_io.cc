@@ -1,5 +1,7 @@
 #include "cli/tensor_io.h"
 
+#include "scheduler/pipeline.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -113,6 +115,16 @@ std::string summarize_tensor(const Tensor& t) {
     s += buf;
   }
   return s + (v.size() > 6 ? ", ...]" : "]");
+}
+
+Result<ReadySession> open_with_inputs(const Profile& profile, const CommonOptions& common, const std::string& model,
+                                      const std::vector<std::string>& input_args) {
+  HS_ASSIGN_OR_RETURN(InputShapes shapes, parse_input_shapes(common.input_shapes));
+  ReadySession ready;
+  HS_ASSIGN_OR_RETURN(ready.session, open_session(model, profile, shapes));
+  HS_ASSIGN_OR_RETURN(ready.inputs,
+                      make_inputs(ready.session->input_names(), ready.session->input_types(), input_args));
+  return ready;
 }
 
 }  // namespace hetsched::cli

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_common.h"
 #include "graph/tensor.h"
+#include "scheduler/session.h"
 
 namespace hetsched::cli {
 
@@ -23,6 +25,15 @@ Result<std::vector<Tensor>> make_inputs(const std::vector<std::string>& names, c
 // A reproducible input: f32 values in [-1, 1) from a fixed-seed generator,
 // integers in [0, 4).
 Tensor deterministic_input(const TensorType& type, uint32_t seed);
+
+// A session for `model` under `profile` (with the --input-shape options of
+// `common`) and its inputs made from `input_args` (make_inputs).
+struct ReadySession {
+  std::unique_ptr<Session> session;
+  std::vector<Tensor> inputs;
+};
+Result<ReadySession> open_with_inputs(const Profile& profile, const CommonOptions& common, const std::string& model,
+                                      const std::vector<std::string>& input_args);
 
 Status write_tensor_file(const Tensor& t, const std::string& path);
 // "min -0.93 max 1.02 mean 0.01 · [0.12, -0.5, ...]"

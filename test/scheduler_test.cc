@@ -132,25 +132,33 @@ TEST_F(SchedulerGpuTest, IndependentIslandsOverlapInTheTrace) {
   const Tensor x = testing::random_tensor({1, 16, 24, 24}, 7);
   auto first = session->run({x});  // warm-up: lavapipe compiles shaders on first use
   ASSERT_TRUE(first.is_ok()) << first.status().message();
-  auto out = session->run({x});  // logging.trace: the library writes the trace of this run
-  ASSERT_TRUE(out.is_ok()) << out.status().message();
-  EXPECT_TRUE(bit_identical(*first, *out));
-
-  const std::vector<ParsedEvent> events = read_trace(trace);
-  const ParsedEvent* gpu = nullptr;
-  const ParsedEvent* cpu = nullptr;
-  for (const ParsedEvent& e : events) {
-    if (e.name == "island 0 (vulkan)") gpu = &e;
-    if (e.name == "island 1 (cpu)") cpu = &e;
+  // On a loaded 2-core machine lavapipe's queue thread may get no core until
+  // the CPU island is done, so a single run may not overlap; a scheduler that
+  // runs the islands one after the other never does. Up to 5 runs.
+  bool overlapped = false;
+  std::string last;
+  for (int attempt = 0; attempt < 5 && !overlapped; ++attempt) {
+    auto out = session->run({x});  // logging.trace: the library writes the trace of this run
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    EXPECT_TRUE(bit_identical(*first, *out));
+    const std::vector<ParsedEvent> events = read_trace(trace);
+    const ParsedEvent* gpu = nullptr;
+    const ParsedEvent* cpu = nullptr;
+    for (const ParsedEvent& e : events) {
+      if (e.name == "island 0 (vulkan)") gpu = &e;
+      if (e.name == "island 1 (cpu)") cpu = &e;
+    }
+    ASSERT_NE(gpu, nullptr) << "no GPU island event in " << trace;
+    ASSERT_NE(cpu, nullptr) << "no CPU island event in " << trace;
+    EXPECT_EQ(gpu->track, "gpu:sched_test:1");
+    EXPECT_EQ(cpu->track, "cpu");
+    EXPECT_EQ(gpu->request, attempt + 1);
+    // Overlap: each starts before the other ends.
+    overlapped = cpu->ts < gpu->ts + gpu->dur && gpu->ts < cpu->ts + cpu->dur;
+    last = "cpu island " + std::to_string(cpu->ts) + "+" + std::to_string(cpu->dur) + " µs, gpu island " +
+           std::to_string(gpu->ts) + "+" + std::to_string(gpu->dur) + " µs";
   }
-  ASSERT_NE(gpu, nullptr) << "no GPU island event in " << trace;
-  ASSERT_NE(cpu, nullptr) << "no CPU island event in " << trace;
-  EXPECT_EQ(gpu->track, "gpu:sched_test:1");
-  EXPECT_EQ(cpu->track, "cpu");
-  EXPECT_EQ(gpu->request, 1);
-  // Overlap: each starts before the other ends.
-  EXPECT_LT(cpu->ts, gpu->ts + gpu->dur) << "cpu island at " << cpu->ts << " µs, gpu island " << gpu->ts << "+" << gpu->dur;
-  EXPECT_LT(gpu->ts, cpu->ts + cpu->dur) << "cpu island at " << cpu->ts << " µs, gpu island " << gpu->ts << "+" << gpu->dur;
+  EXPECT_TRUE(overlapped) << "the islands never overlapped; last run: " << last;
   std::filesystem::remove(trace);
 }
 
