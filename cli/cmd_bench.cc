@@ -166,7 +166,7 @@ void register_bench(CLI::App& app, std::function<int()>& run) {
                   "Requests in flight at once (overrides scheduler.max_in_flight)")->check(CLI::PositiveNumber);
   cmd->add_option("--requests,-n", options->requests, "Requests to time (default 200)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", options->warmup, "Untimed requests first (default 5)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", options->threads, "CPU delegate threads (overrides delegates.cpu.threads; 0 = all)")
+  cmd->add_option("--threads", options->threads, "CPU delegate threads (overrides delegates.cpu.threads; 0 = all cores, less one per extra request in flight)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", options->json,
                 "Print one JSON object: latency_ms {p50, p99, min}, throughput_rps, busy {resource: fraction}, ...");

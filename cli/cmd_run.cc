@@ -78,7 +78,7 @@ int run_run(const RunOptions& o) {
     std::printf("%.3f ms · %d host wait%s\n", stats.total_ms, stats.host_waits, stats.host_waits == 1 ? "" : "s");
   // logging.trace is written by the session after every run; --trace names another file.
   if (!o.trace.empty())
-    if (Status st = Session::write_trace(stats, o.trace); !st.is_ok()) return report_error(st);
+    if (Status st = write_trace(stats, o.trace); !st.is_ok()) return report_error(st);
   const std::string trace = o.trace.empty() ? profile->trace_path : o.trace;
   if (!trace.empty()) std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
   for (const TraceEvent& e : stats.events)

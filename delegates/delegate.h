@@ -109,14 +109,6 @@ struct ExecContext {
   uint64_t signalled_value = 0;
 };
 
-// The command buffers of one GPU island's submit: ctx.gpu_before, `own`,
-// ctx.gpu_after, skipping null ones. Returns how many it wrote to `out`.
-inline uint32_t island_command_buffers(const ExecContext& ctx, VkCommandBuffer own, VkCommandBuffer (&out)[3]) {
-  uint32_t n = 0;
-  for (VkCommandBuffer cmd : {ctx.gpu_before, own, ctx.gpu_after})
-    if (cmd) out[n++] = cmd;
-  return n;
-}
 
 // One compiled island, ready to run. Owned by the Session.
 //

@@ -20,16 +20,33 @@ BufferRange range_of(const DeviceTensor& t) { return {t.buffer, t.offset, t.size
 
 const std::string kHandoffTrack = "handoffs";
 
+// A host-visible buffer the size of an island's tensor and a recorded GPU
+// copy between the two: staging → tensor for uploads, tensor → staging
+// (host-cached) for readbacks.
+struct Staging {
+  Buffer buffer;
+  VkCommandBuffer copy = VK_NULL_HANDLE;  // freed with the transfers
+};
+
+Result<Staging> make_staging(const DeviceEnd& end, bool upload) {
+  Staging staging;
+  HS_ASSIGN_OR_RETURN(staging.buffer,
+                      Buffer::create(end.transfers->context(), std::max<uint64_t>(end.tensor->size, 4),
+                                     upload ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT : VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     upload ? MemoryUsage::kUpload : MemoryUsage::kReadback));
+  const BufferRange staged{&staging.buffer, 0, end.tensor->size};
+  HS_ASSIGN_OR_RETURN(staging.copy, upload ? end.transfers->record_copy(staged, range_of(*end.tensor))
+                                           : end.transfers->record_copy(range_of(*end.tensor), staged));
+  return staging;
+}
+
 class UploadStep final : public StepRunner {
  public:
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
                                                     std::string label) {
     auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
     if (!to.tensor->buffer->mapped()) {
-      HS_ASSIGN_OR_RETURN(step->staging_, Buffer::create(to.transfers->context(), std::max<uint64_t>(to.tensor->size, 4),
-                                                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryUsage::kUpload));
-      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy({&step->staging_, 0, to.tensor->size},
-                                                                 range_of(*to.tensor)));
+      HS_ASSIGN_OR_RETURN(step->staging_, make_staging(to, true));
       step->label_ += " (staged)";
     }
     return std::unique_ptr<StepRunner>(std::move(step));
@@ -42,14 +59,14 @@ class UploadStep final : public StepRunner {
 
   Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
     const Tensor& src = (*state.slots)[tensor_];
-    std::byte* dst = copy_ ? staging_.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
+    std::byte* dst = staging_.copy ? staging_.buffer.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
     if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
       permute_layout(src.raw(), dst, type_.shape, dtype_size(type_.dtype), true);
     else
       std::memcpy(dst, src.raw(), src.byte_size());
-    if (!copy_) return Status::ok();  // host writes to coherent memory are visible to later submits
+    if (!staging_.copy) return Status::ok();  // host writes to coherent memory are visible to later submits
     const GpuStepSync sync = plan_gpu_step(state.mode, call.wait_value);
-    HS_ASSIGN_OR_RETURN(const uint64_t value, to_.transfers->submit(copy_, sync, call.before, call.after));
+    HS_ASSIGN_OR_RETURN(const uint64_t value, to_.transfers->submit(staging_.copy, sync, call.before, call.after));
     done = {&to_.transfers->context(), value, call.before != nullptr};
     if (sync.queue_wait_idle_after) state.host_waits++;
     // Without device-side waits (sync none) the island would not wait for
@@ -71,8 +88,7 @@ class UploadStep final : public StepRunner {
   TensorType type_;
   DeviceEnd to_;
   std::string label_;
-  Buffer staging_;                     // host-visible; only for unmapped destinations
-  VkCommandBuffer copy_ = VK_NULL_HANDLE;  // staging → island input; freed with the transfers
+  Staging staging_;  // only for unmapped destinations
 };
 
 class ReadbackStep final : public StepRunner {
@@ -83,10 +99,7 @@ class ReadbackStep final : public StepRunner {
     const Buffer& src = *from.tensor->buffer;
     if (!src.mapped() || host_reads_are_slow(src)) {
       // The CPU reads uncached device memory very slowly: copy to host-cached staging first.
-      HS_ASSIGN_OR_RETURN(step->staging_, Buffer::create(from.transfers->context(), std::max<uint64_t>(from.tensor->size, 4),
-                                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemoryUsage::kReadback));
-      HS_ASSIGN_OR_RETURN(step->copy_, from.transfers->record_copy(range_of(*from.tensor),
-                                                                   {&step->staging_, 0, from.tensor->size}));
+      HS_ASSIGN_OR_RETURN(step->staging_, make_staging(from, false));
       step->label_ += " (staged)";
     }
     return std::unique_ptr<StepRunner>(std::move(step));
@@ -100,16 +113,16 @@ class ReadbackStep final : public StepRunner {
   Status run(RequestState& state, const StepCall& call, GpuCompletion&) override {
     SharedGpuContext& context = from_.transfers->context();
     uint64_t wait = call.wait_value;
-    if (copy_) {
+    if (staging_.copy) {
       // One submit after the producer, one host wait for both.
       const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
                                              call.wait_value);
-      HS_ASSIGN_OR_RETURN(wait, from_.transfers->submit(copy_, sync));
+      HS_ASSIGN_OR_RETURN(wait, from_.transfers->submit(staging_.copy, sync));
     }
     if (wait) HS_RETURN_IF_ERROR(context.wait(wait));
     state.host_waits++;
     state.waited_until = std::chrono::steady_clock::now();
-    const std::byte* src = copy_ ? staging_.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
+    const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
     Tensor& dst = (*state.slots)[tensor_];
     if (needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
       permute_layout(src, dst.raw(), type_.shape, dtype_size(type_.dtype), false);
@@ -128,8 +141,7 @@ class ReadbackStep final : public StepRunner {
   TensorType type_;
   DeviceEnd from_;
   std::string label_;
-  Buffer staging_;                         // host-cached; only for slow-to-read sources
-  VkCommandBuffer copy_ = VK_NULL_HANDLE;  // island output → staging
+  Staging staging_;  // only for sources the host reads slowly
 };
 
 class DeviceCopyStep final : public StepRunner {
@@ -139,17 +151,16 @@ class DeviceCopyStep final : public StepRunner {
     const bool permute = needs_permute(type, from.tensor->layout, to.tensor->layout);
     auto step = std::unique_ptr<DeviceCopyStep>(new DeviceCopyStep(to.transfers));
     step->label_ = label + " (device copy" + layout_note(type, from.tensor->layout, to.tensor->layout) + ")";
-    if (permute) {
-      if (dtype_size(type.dtype) != 4)
-        return unsupported("failed to plan device copy of " + type.to_string() +
-                           ": layout conversion on the GPU handles 32-bit elements only");
-      const Permute4d p{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
-                        static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
-                        to.tensor->layout == TensorLayout::kNhwc};
-      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor), &p));
-    } else {
-      HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor)));
-    }
+    if (permute && dtype_size(type.dtype) != 4)
+      return unsupported("failed to plan device copy of " + type.to_string() +
+                         ": layout conversion on the GPU handles 32-bit elements only");
+    Permute4d p;
+    if (permute)
+      p = {static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
+           static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
+           to.tensor->layout == TensorLayout::kNhwc};
+    HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor),
+                                                               permute ? &p : nullptr));
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 

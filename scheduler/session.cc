@@ -246,10 +246,6 @@ std::vector<std::string> Session::output_names() const {
   return names;
 }
 
-Status Session::write_trace(const RunStats& stats, const std::string& path) {
-  return hetsched::write_trace(std::vector<const RunStats*>{&stats}, path);
-}
-
 Lane* Session::acquire_lane() {
   std::unique_lock lock(lanes_mutex_);
   lane_freed_.wait(lock, [this] { return !free_lanes_.empty(); });

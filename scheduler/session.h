@@ -66,9 +66,6 @@ class Session {
   // runs queued requests in order of submission. `with_stats` records events.
   std::future<Result<RunResult>> submit(std::vector<Tensor> inputs, bool with_stats = false);
 
-  // Writes `stats` as Chrome trace JSON (scheduler/trace.h).
-  static Status write_trace(const RunStats& stats, const std::string& path);
-
  private:
   Session(Program program, DelegateSet delegates, const Profile& profile);
   Status init_shared_islands(const Profile& profile);

@@ -41,6 +41,10 @@ Status write_trace(const std::vector<const RunStats*>& runs, const std::string& 
   return Status::ok();
 }
 
+Status write_trace(const RunStats& run, const std::string& path) {
+  return write_trace(std::vector<const RunStats*>{&run}, path);
+}
+
 std::vector<std::pair<std::string, double>> busy_fractions(const std::vector<const RunStats*>& runs, double from_ms,
                                                            double to_ms) {
   std::map<std::string, std::vector<std::pair<double, double>>> intervals;

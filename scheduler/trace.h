@@ -38,6 +38,9 @@ struct RunStats {
 // request id in args.
 Status write_trace(const std::vector<const RunStats*>& runs, const std::string& path);
 
+// The same for one request.
+Status write_trace(const RunStats& run, const std::string& path);
+
 // Busy time per track: the length of the union of its events' intervals
 // within [from_ms, to_ms], divided by to_ms - from_ms.
 std::vector<std::pair<std::string, double>> busy_fractions(const std::vector<const RunStats*>& runs, double from_ms,

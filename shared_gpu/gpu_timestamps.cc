@@ -16,16 +16,6 @@ uint32_t timestamp_valid_bits(const SharedGpuContext& context) {
   return context.queue_family_index() < families ? properties[context.queue_family_index()].timestampValidBits : 0;
 }
 
-Result<VkHandle<VkQueryPool>> make_query_pool(VkDevice device, uint32_t queries) {
-  VkQueryPoolCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  info.queryCount = queries;
-  VkQueryPool pool = VK_NULL_HANDLE;
-  HS_VK_RETURN_IF_ERROR(vkCreateQueryPool(device, &info, nullptr, &pool));
-  return VkHandle<VkQueryPool>(device, pool);
-}
-
 double steady_ns() {
   return static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -34,6 +24,18 @@ double steady_ns() {
 
 bool queue_has_timestamps(const SharedGpuContext& context) { return timestamp_valid_bits(context) > 0; }
 
+Result<VkHandle<VkQueryPool>> create_timestamp_query_pool(const SharedGpuContext& context, uint32_t queries) {
+  if (!queue_has_timestamps(context))
+    return unsupported("failed to create a timestamp query pool: the queue family has no timestamps");
+  VkQueryPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = queries;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  HS_VK_RETURN_IF_ERROR(vkCreateQueryPool(context.device(), &info, nullptr, &pool));
+  return VkHandle<VkQueryPool>(context.device(), pool);
+}
+
 Result<GpuClock> calibrate_gpu_clock(CommandPool& pool) {
   SharedGpuContext& context = pool.context();
   const uint32_t bits = timestamp_valid_bits(context);
@@ -41,7 +43,7 @@ Result<GpuClock> calibrate_gpu_clock(CommandPool& pool) {
   GpuClock clock;
   clock.ns_per_tick = context.limits().timestampPeriod;
   clock.valid_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
-  HS_ASSIGN_OR_RETURN(VkHandle<VkQueryPool> queries, make_query_pool(context.device(), 1));
+  HS_ASSIGN_OR_RETURN(VkHandle<VkQueryPool> queries, create_timestamp_query_pool(context, 1));
   // Five tries; the shortest round trip bounds the error best. The first
   // also warms the queue up.
   double best_round_trip = INFINITY;
@@ -67,10 +69,8 @@ Result<GpuTimestamps> GpuTimestamps::create(CommandPool& pool, uint32_t pairs) {
   GpuTimestamps t;
   if (pairs == 0) return t;
   SharedGpuContext& context = pool.context();
-  if (!queue_has_timestamps(context))
-    return unsupported("failed to create GPU timestamps: the queue family has no timestamps");
   t.device_ = context.device();
-  HS_ASSIGN_OR_RETURN(t.pool_, make_query_pool(context.device(), 2 * pairs));
+  HS_ASSIGN_OR_RETURN(t.pool_, create_timestamp_query_pool(context, 2 * pairs));
   for (uint32_t i = 0; i < 2 * pairs; ++i) {
     HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool.allocate());
     t.commands_.push_back(cmd);

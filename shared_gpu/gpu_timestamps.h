@@ -40,6 +40,9 @@ struct GpuClock {
 
 // True when the context's queue family writes timestamps.
 bool queue_has_timestamps(const SharedGpuContext& context);
+// A query pool of `queries` timestamps on the context's device. kUnsupported
+// when its queue family has no timestamps.
+Result<VkHandle<VkQueryPool>> create_timestamp_query_pool(const SharedGpuContext& context, uint32_t queries);
 
 // Calibrates `context`'s clock against steady_clock (see above). kUnsupported
 // when its queue has no timestamps.

@@ -96,6 +96,18 @@ struct GpuSubmit {
   VkFence fence = VK_NULL_HANDLE;
 };
 
+// The command buffers of one submit: an optional `before`, the caller's own,
+// an optional `after` (the executor's timestamp writes), nulls left out.
+struct CommandBufferTriple {
+  CommandBufferTriple(VkCommandBuffer before, VkCommandBuffer own, VkCommandBuffer after) {
+    for (VkCommandBuffer cmd : {before, own, after})
+      if (cmd) cmds[count++] = cmd;
+  }
+  std::span<const VkCommandBuffer> span() const { return {cmds, count}; }
+  VkCommandBuffer cmds[3] = {};
+  uint32_t count = 0;
+};
+
 class SharedGpuContext : public std::enable_shared_from_this<SharedGpuContext> {
  public:
   // Creates instance, device, queue, timeline semaphore and pipeline cache on

@@ -81,12 +81,9 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
 
 Result<uint64_t> GpuTransfers::submit(VkCommandBuffer cmd, const GpuStepSync& sync, VkCommandBuffer before,
                                       VkCommandBuffer after) {
-  VkCommandBuffer cmds[3];
-  uint32_t n = 0;
-  for (VkCommandBuffer c : {before, cmd, after})
-    if (c) cmds[n++] = c;
+  const CommandBufferTriple cmds(before, cmd, after);
   GpuSubmit batch;
-  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, n);
+  batch.command_buffers = cmds.span();
   batch.wait_value = sync.wait_value;
   batch.signal = sync.signal;
   HS_ASSIGN_OR_RETURN(const uint64_t value, pool_.submit(batch));

@@ -266,11 +266,8 @@ Status VgfSession::record() {
 
 Result<uint64_t> VgfSession::submit(const GpuStepSync& sync, VkCommandBuffer before, VkCommandBuffer after) {
   GpuSubmit batch;
-  ExecContext cmds_ctx;
-  cmds_ctx.gpu_before = before;
-  cmds_ctx.gpu_after = after;
-  VkCommandBuffer cmds[3];
-  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, island_command_buffers(cmds_ctx, command_buffer_, cmds));
+  const CommandBufferTriple cmds(before, command_buffer_, after);
+  batch.command_buffers = cmds.span();
   batch.wait_value = sync.wait_value;
   batch.signal = sync.signal;
   HS_ASSIGN_OR_RETURN(const uint64_t value, context_->submit(batch));

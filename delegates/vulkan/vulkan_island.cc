@@ -1,10 +1,13 @@
 #include "delegates/vulkan/vulkan_island.h"
 
+#include "shared_gpu/gpu_timestamps.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "shared_gpu/gpu_timestamps.h"
 #include "shared_gpu/vk_check.h"
 
 namespace hetsched::vulkan {
@@ -134,7 +137,6 @@ Status VulkanIsland::upload_constants(const LoweredIsland& lowered) {
 }
 
 Status VulkanIsland::record(const LoweredIsland& lowered) {
-  const VkDevice device = context_->device();
   uint32_t max_bindings = 1;
   for (const Step& step : lowered.steps) max_bindings = std::max<uint32_t>(max_bindings, step.bindings.size());
   HS_ASSIGN_OR_RETURN(descriptors_,
@@ -151,19 +153,9 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
   }
 
   if (options_.gpu_timestamps) {
-    uint32_t families = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(context_->physical_device(), &families, nullptr);
-    std::vector<VkQueueFamilyProperties> properties(families);
-    vkGetPhysicalDeviceQueueFamilyProperties(context_->physical_device(), &families, properties.data());
-    if (properties[context_->queue_family_index()].timestampValidBits == 0)
-      return unsupported("failed to record Vulkan island: the queue family has no timestamps");
-    VkQueryPoolCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = 2;
-    VkQueryPool query_pool = VK_NULL_HANDLE;
-    HS_VK_RETURN_IF_ERROR(vkCreateQueryPool(device, &info, nullptr, &query_pool));
-    timestamps_ = VkHandle<VkQueryPool>(device, query_pool);
+    auto pool = create_timestamp_query_pool(*context_, 2);
+    if (!pool.is_ok()) return pool.status().with_context("failed to record Vulkan island: ");
+    timestamps_ = std::move(pool).value();
   }
 
   std::lock_guard lock(pool_->mutex);
@@ -221,8 +213,8 @@ Status VulkanIsland::execute(ExecContext& ctx, std::span<const TensorRef> inputs
   (void)inputs;
   (void)outputs;
   GpuSubmit batch;
-  VkCommandBuffer cmds[3];
-  batch.command_buffers = std::span<const VkCommandBuffer>(cmds, island_command_buffers(ctx, command_buffer_, cmds));
+  const CommandBufferTriple cmds(ctx.gpu_before, command_buffer_, ctx.gpu_after);
+  batch.command_buffers = cmds.span();
   batch.wait_value = ctx.gpu.wait_value;
   batch.signal = ctx.gpu.signal;
   Result<uint64_t> signalled = context_->submit(batch);
