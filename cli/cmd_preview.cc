@@ -3,7 +3,9 @@
 
 #include "cli/cli_common.h"
 #include "partitioner/preview.h"
+#include "scheduler/compiler.h"
 #include "scheduler/model_loader.h"
+#include "scheduler/program_preview.h"
 #include "scheduler/pipeline.h"
 
 namespace hetsched::cli {
@@ -32,10 +34,17 @@ int run_preview(const PreviewOptions& o) {
   }
   auto planned = plan_model(*graph, *profile);
   if (!planned.is_ok()) return report_error(planned.status());
+  // The compiled program says how each handoff is done and plans memory.
+  auto program = compile_program(*graph, planned->plan, planned->delegates, *profile);
+  if (!program.is_ok()) return report_error(program.status());
+  PreviewHeader extras;
+  extras.handoffs = program_handoffs(*program);
+  extras.memory_text = format_memory_text(program->memory);
+  extras.memory_json = format_memory_json(program->memory);
   std::string text;
-  if (o.format == "json") text = format_plan_json(*graph, planned->plan, *profile);
+  if (o.format == "json") text = format_plan_json(*graph, planned->plan, *profile, extras);
   else if (o.format == "dot") text = format_plan_dot(*graph, planned->plan);
-  else text = format_plan_text(*graph, planned->plan, *profile);
+  else text = format_plan_text(*graph, planned->plan, *profile, extras);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

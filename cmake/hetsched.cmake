@@ -1,5 +1,15 @@
 # Shared CMake helpers for hetsched targets.
 
+# HETSCHED_SANITIZE (thread | address,undefined): instruments every target
+# defined after this file is included, i.e. all of the project's (scripts/tsan.sh).
+if(HETSCHED_SANITIZE)
+  if(NOT HETSCHED_SANITIZE MATCHES "^(thread|address,undefined)$")
+    message(FATAL_ERROR "HETSCHED_SANITIZE must be empty, thread or address,undefined, not '${HETSCHED_SANITIZE}'")
+  endif()
+  add_compile_options(-fsanitize=${HETSCHED_SANITIZE} -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=${HETSCHED_SANITIZE})
+endif()
+
 # Warnings for our own code (not third-party or generated headers).
 function(hetsched_warnings target)
   # -Wno-restrict: GCC 12 reports false positives for std::string operator+

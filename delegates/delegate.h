@@ -95,6 +95,48 @@ struct DeviceTensor {
   TensorLayout layout = TensorLayout::kNchw;
 };
 
+// Device arenas: a session plans, per lane and per shared GPU context, one
+// buffer that holds every device island's inputs, outputs and scratch
+// (memory/arena_planner.h), so that memory of islands never live together
+// is shared. Offsets in it are multiples of this, the largest
+// minStorageBufferOffsetAlignment Vulkan allows, so a plan made at compile
+// time binds on any device.
+inline constexpr uint64_t kDeviceArenaAlignment = 256;
+
+// What a device island needs from its arena, known at compile time from its
+// blob alone (no device). Every size is at least 4 bytes (a descriptor range
+// is never empty).
+struct DeviceMemoryNeeds {
+  uint64_t scratch_bytes = 0;        // the island's own intermediates, one block it plans inside itself
+  uint64_t scratch_lower_bound = 0;  // the most intermediate bytes live at once inside it (<= scratch_bytes)
+  std::vector<uint64_t> input_bytes, output_bytes;  // in the island's input/output order
+  std::vector<TensorLayout> input_layouts, output_layouts;
+};
+
+// Where a device island's memory is, handed to init(): offsets into `arena`
+// (on the island's context), each a multiple of kDeviceArenaAlignment, with
+// the sizes of DeviceMemoryNeeds. Inputs, outputs and scratch of one island
+// never overlap each other, but may overlap other islands' memory.
+struct DevicePlacement {
+  Buffer* arena = nullptr;  // not owned; outlives the handle
+  uint64_t scratch_offset = 0;
+  std::vector<uint64_t> input_offsets, output_offsets;
+};
+
+// A placement of `needs` in an arena of the island's own, for islands
+// initialised without one: scratch first, then inputs and outputs, each at
+// kDeviceArenaAlignment. `arena` stays null; `arena_bytes` gets the size.
+DevicePlacement pack_placement(const DeviceMemoryNeeds& needs, uint64_t& arena_bytes);
+
+// Checks `placement` against `needs` before a delegate binds it: one offset
+// per input and output, each a multiple of kDeviceArenaAlignment and of the
+// device's `min_offset_alignment`, every range inside the arena buffer
+// (`arena_bytes`), and an island's inputs, outputs and scratch disjoint.
+// kInvalidArgument naming the first violation (a program whose plan does
+// not fit what the delegate now compiles: recompile it).
+Status check_placement(const DeviceMemoryNeeds& needs, const DevicePlacement& placement, uint64_t arena_bytes,
+                       uint64_t min_offset_alignment);
+
 // Per-run state a handle may use.
 struct ExecContext {
   int run_index = 0;
@@ -140,6 +182,9 @@ class IslandHandle {
 struct InitContext {
   CompileSpecs options;  // e.g. {"threads", "2"}
   int island_id = 0;
+  // Device islands: their memory in the session's arena. Null: the island
+  // allocates its own (tools and tests that run one island alone).
+  const DevicePlacement* placement = nullptr;
 };
 
 class Delegate {
@@ -154,6 +199,18 @@ class Delegate {
   // compiler plans upload/readback/device-copy steps from it.
   virtual MemoryDomain::Kind memory_kind() const { return MemoryDomain::Kind::kHost; }
   virtual Result<Blob> compile(const Island& island, const CompileSpecs& specs) const = 0;
+  // Device delegates: what an island compiled to `blob` with `specs` needs
+  // from the device arena (the compiler plans it). kFailedPrecondition for
+  // host delegates.
+  virtual Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const {
+    (void)blob;
+    (void)specs;
+    return failed_precondition("delegate '" + std::string(name()) + "' keeps its tensors in host memory");
+  }
+  // Device delegates: the shared GPU context their islands run on (resolved
+  // through the registry on first use), so the session can make arenas on
+  // it before init(). Null for host delegates.
+  virtual Result<std::shared_ptr<SharedGpuContext>> gpu_context() { return std::shared_ptr<SharedGpuContext>(); }
   virtual Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) = 0;
 };
 

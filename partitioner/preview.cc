@@ -63,6 +63,16 @@ std::string handoff_kind(const PartitionPlan& plan, const CutEdge& e) {
   return "host";
 }
 
+// The program's handoffs when the header has them, else the cut edges.
+std::vector<PreviewHandoff> handoffs_of(const Graph& graph, const PartitionPlan& plan, const PreviewHeader& header) {
+  if (header.handoffs) return *header.handoffs;
+  std::vector<PreviewHandoff> out;
+  for (const auto& e : plan.edges)
+    out.push_back({graph.value(e.value).name, endpoint(plan, e.from_island), endpoint(plan, e.to_island),
+                   handoff_kind(plan, e), "", e.bytes});
+  return out;
+}
+
 // Op types of an island, in first-seen order, de-duplicated.
 std::vector<std::string> island_ops(const Graph& graph, const PlannedIsland& island) {
   std::vector<std::string> ops;
@@ -145,9 +155,10 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
         << pad(format_bytes(island.input_bytes), 10) << format_bytes(island.output_bytes) << "\n";
   }
   out << "\nhandoffs\n";
-  for (const auto& e : plan.edges) {
-    out << " " << pad(endpoint(plan, e.from_island) + " → " + endpoint(plan, e.to_island), 22) << pad(format_bytes(e.bytes), 10)
-        << pad(handoff_kind(plan, e), 13) << graph.value(e.value).name << "\n";
+  for (const PreviewHandoff& h : handoffs_of(graph, plan, header)) {
+    const std::string kind = h.layout.empty() || h.kind == "layout conversion" ? h.kind : h.kind + " " + h.layout;
+    out << " " << pad(h.from + " → " + h.to, 22) << pad(format_bytes(h.bytes), 10) << pad(kind, 21) << h.value
+        << (h.kind == "layout conversion" ? " (" + h.layout + ")" : "") << "\n";
   }
   if (!plan.pruned.empty()) {
     out << "\npruned\n";
@@ -161,10 +172,12 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
     cov += (cov.empty() ? " " : " · ") + d + " " + std::to_string(n) + "/" + std::to_string(graph.num_nodes());
   out << cov << "\n";
   for (const auto& [d, lines] : plan.unsupported) out << "not on " << d << ": " << join(lines, "; ") << "\n";
+  out << header.memory_text;
   return out.str();
 }
 
-std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const Profile& profile) {
+std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+                             const PreviewHeader& header) {
   std::ostringstream out;
   out << "{\n  \"model\": " << json_quote(graph.name()) << ",\n  \"profile\": " << json_quote(profile.name)
       << ",\n  \"policy\": " << json_quote(plan.policy) << ",\n  \"order\": [";
@@ -181,11 +194,12 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     out << "], \"input_bytes\": " << island.input_bytes << ", \"output_bytes\": " << island.output_bytes << "}";
   }
   out << "\n  ],\n  \"handoffs\": [";
-  for (size_t i = 0; i < plan.edges.size(); ++i) {
-    const auto& e = plan.edges[i];
-    out << (i ? "," : "") << "\n    {\"value\": " << json_quote(graph.value(e.value).name)
-        << ", \"from\": " << json_quote(endpoint(plan, e.from_island)) << ", \"to\": " << json_quote(endpoint(plan, e.to_island))
-        << ", \"bytes\": " << e.bytes << ", \"kind\": " << json_quote(handoff_kind(plan, e)) << "}";
+  const std::vector<PreviewHandoff> handoffs = handoffs_of(graph, plan, header);
+  for (size_t i = 0; i < handoffs.size(); ++i) {
+    const PreviewHandoff& h = handoffs[i];
+    out << (i ? "," : "") << "\n    {\"value\": " << json_quote(h.value) << ", \"from\": " << json_quote(h.from)
+        << ", \"to\": " << json_quote(h.to) << ", \"bytes\": " << h.bytes << ", \"kind\": " << json_quote(h.kind)
+        << ", \"layout\": " << json_quote(h.layout) << "}";
   }
   out << "\n  ],\n  \"pruned\": [";
   for (size_t i = 0; i < plan.pruned.size(); ++i) {
@@ -216,7 +230,9 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
       out << (k ? ", " : "") << json_quote(plan.unsupported[i].second[k]);
     out << "]";
   }
-  out << "}\n}\n";
+  out << "}";
+  if (!header.memory_json.empty()) out << ",\n  \"memory\": " << header.memory_json;
+  out << "\n}\n";
   return out.str();
 }
 

@@ -3,6 +3,8 @@
 #include <map>
 
 #include "hetsched/version.h"
+#include "scheduler/layout.h"
+#include "scheduler/memory_plan.h"
 
 namespace hetsched {
 
@@ -67,12 +69,64 @@ Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, c
     // A model output that is a constant (no island writes it) travels as data.
     if (graph.value(v).is_constant()) program.constants.emplace_back(idx, *graph.value(v).constant);
   }
-  HS_ASSIGN_OR_RETURN(program.steps, plan_steps(program, delegates));
+  HS_ASSIGN_OR_RETURN(const auto needs, device_memory_needs(program, delegates));
+  HS_ASSIGN_OR_RETURN(program.steps, plan_steps(program, delegates, needs));
+  HS_RETURN_IF_ERROR(plan_memory(program, delegates, needs));
   HS_RETURN_IF_ERROR(validate_program(program));
   return program;
 }
 
-Result<std::vector<ProgramStep>> plan_steps(const Program& program, const DelegateSet& delegates) {
+Result<std::vector<std::optional<DeviceMemoryNeeds>>> device_memory_needs(const Program& program,
+                                                                          const DelegateSet& delegates) {
+  std::vector<std::optional<DeviceMemoryNeeds>> needs(program.islands.size());
+  for (size_t i = 0; i < program.islands.size(); ++i) {
+    const ProgramIsland& island = program.islands[i];
+    const Delegate* delegate = delegates.find(island.delegate);
+    if (!delegate)
+      return failed_precondition("failed to plan memory of island " + std::to_string(island.id) + ": it runs on '" +
+                                 island.delegate + "', which the profile does not enable");
+    if (delegate->memory_kind() != MemoryDomain::Kind::kDevice) continue;
+    Result<DeviceMemoryNeeds> n = delegate->device_memory(island.blob, island.compile_specs);
+    if (!n.is_ok()) return n.status().with_context("failed to plan memory of island " + std::to_string(island.id) + ": ");
+    needs[i] = std::move(n).value();
+  }
+  return needs;
+}
+
+Status plan_memory(Program& program, const DelegateSet& delegates,
+                   const std::vector<std::optional<DeviceMemoryNeeds>>& needs) {
+  std::vector<std::string> domains;
+  for (const ProgramIsland& island : program.islands) {
+    const Delegate* delegate = delegates.find(island.delegate);
+    domains.push_back(delegate ? delegate->resource() : "");
+  }
+  HS_ASSIGN_OR_RETURN(program.memory, plan_program_memory(program, needs, domains));
+  return Status::ok();
+}
+
+namespace {
+std::string layout_change(const TensorType& type, TensorLayout from, TensorLayout to) {
+  if (from == to || !layout_applies(type)) return "";
+  return std::string(tensor_layout_name(from)) + "->" + std::string(tensor_layout_name(to));
+}
+}  // namespace
+
+Result<std::vector<ProgramStep>> plan_steps(const Program& program, const DelegateSet& delegates,
+                                            const std::vector<std::optional<DeviceMemoryNeeds>>& needs) {
+  // Layouts of device islands' inputs and outputs, NCHW where the delegate did not say.
+  const auto layout_of = [&](int island, int tensor, bool input) {
+    if (island < 0 || !needs[island]) return TensorLayout::kNchw;
+    const ProgramIsland& pi = program.islands[island];
+    const auto& list = input ? pi.inputs : pi.outputs;
+    const auto& layouts = input ? needs[island]->input_layouts : needs[island]->output_layouts;
+    for (size_t k = 0; k < list.size() && k < layouts.size(); ++k)
+      if (list[k] == tensor) return layouts[k];
+    return TensorLayout::kNchw;
+  };
+  const auto resource_of = [&](int island) {
+    const Delegate* d = delegates.find(program.islands[island].delegate);
+    return d ? d->resource() : std::string();
+  };
   // Where each tensor currently is: -1 on the host, else the index of the
   // device island holding it.
   std::vector<int> on_device(program.tensors.size(), -1);
@@ -92,6 +146,7 @@ Result<std::vector<ProgramStep>> plan_steps(const Program& program, const Delega
     s.island = on_device[t];
     s.from = label(on_device[t]);
     s.to = "host";
+    s.layout = layout_change(program.tensors[t].type, layout_of(on_device[t], t, false), TensorLayout::kNchw);
     steps.push_back(s);
     on_host[t] = true;
   };
@@ -109,12 +164,20 @@ Result<std::vector<ProgramStep>> plan_steps(const Program& program, const Delega
       s.tensor = t;
       s.island = static_cast<int>(i);
       s.to = label(static_cast<int>(i));
+      const TensorType& type = program.tensors[t].type;
+      const TensorLayout to = layout_of(static_cast<int>(i), t, true);
       if (on_device[t] >= 0) {
-        s.handoff = HandoffKind::kDeviceCopy;
+        const TensorLayout from = layout_of(on_device[t], t, false);
+        // One context and one layout: the reader uses the writer's bytes.
+        const bool alias = resource_of(on_device[t]) == resource_of(static_cast<int>(i)) &&
+                           (from == to || !layout_applies(type));
+        s.handoff = alias ? HandoffKind::kAlias : HandoffKind::kDeviceCopy;
         s.from = label(on_device[t]);
+        s.layout = layout_change(type, from, to);
       } else {
         s.handoff = HandoffKind::kUpload;
         s.from = "host";
+        s.layout = layout_change(type, TensorLayout::kNchw, to);
       }
       steps.push_back(s);
     }

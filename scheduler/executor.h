@@ -28,6 +28,7 @@
 #include "scheduler/step_graph.h"
 #include "scheduler/step_runner.h"
 #include "scheduler/trace.h"
+#include "shared_gpu/buffer.h"
 #include "shared_gpu/gpu_timestamps.h"
 #include "shared_gpu/transfer.h"
 
@@ -38,13 +39,19 @@ namespace hetsched {
 // A session has max_in_flight lanes; a request holds one while it runs.
 struct Lane {
   // Declared in reverse order of destruction: runners use the buffers of
-  // handles and transfers; timestamps use the transfers' command pools.
+  // handles and transfers; timestamps use the transfers' command pools;
+  // handles bind the arenas.
+  AlignedBuffer host_arena;           // the memory plan's host domain
+  std::vector<Buffer> device_arenas;  // by memory plan domain (index 0, the host, unused)
   std::vector<std::unique_ptr<IslandHandle>> device_handles;  // by island; null for shared host islands
   std::vector<std::unique_ptr<GpuTransfers>> transfers;      // one per context
   std::map<const SharedGpuContext*, GpuTimestamps> timestamps;
   std::vector<std::unique_ptr<StepRunner>> runners;  // by program step
   std::vector<int> timestamp_pair;                   // by program step; -1: none
-  std::vector<Tensor> slots;                         // host tensors, by program tensor index
+  // Host tensors, by program tensor index: arena ranges and constants fixed
+  // at load, the request's inputs and outputs set per request, null for
+  // tensors that never reach the host.
+  std::vector<TensorRef> slots;
   int run_index = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "scheduler/layout.h"
+#include "shared_gpu/host_access.h"
 #include "sync/step_sync.h"
 
 namespace hetsched {
@@ -45,7 +46,8 @@ class UploadStep final : public StepRunner {
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
                                                     std::string label) {
     auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
-    if (!to.tensor->buffer->mapped()) {
+    const HostAccessPolicy policy = host_access_policy(to.transfers->context(), *to.tensor->buffer);
+    if (choose_upload(policy, to.tensor->size) == HostAccess::kStaged) {
       HS_ASSIGN_OR_RETURN(step->staging_, make_staging(to, true));
       step->label_ += " (staged)";
     }
@@ -57,13 +59,20 @@ class UploadStep final : public StepRunner {
   const std::string& track() const override { return kHandoffTrack; }
   const std::string& label() const override { return label_; }
 
+  bool writes_from_host() const override { return !staging_.copy; }
+
   Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
-    const Tensor& src = (*state.slots)[tensor_];
+    const std::byte* src = (*state.slots)[tensor_].host;
+    if (!staging_.copy && call.host_wait_value) {
+      // The arena may give these bytes to GPU work that ran before: let it finish.
+      HS_RETURN_IF_ERROR(to_.transfers->context().wait(call.host_wait_value));
+      state.host_waits++;
+    }
     std::byte* dst = staging_.copy ? staging_.buffer.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
     if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
-      permute_layout(src.raw(), dst, type_.shape, dtype_size(type_.dtype), true);
+      permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), true);
     else
-      std::memcpy(dst, src.raw(), src.byte_size());
+      std::memcpy(dst, src, type_.byte_size());
     if (!staging_.copy) return Status::ok();  // host writes to coherent memory are visible to later submits
     const GpuStepSync sync = plan_gpu_step(state.mode, call.wait_value);
     HS_ASSIGN_OR_RETURN(const uint64_t value, to_.transfers->submit(staging_.copy, sync, call.before, call.after));
@@ -96,9 +105,10 @@ class ReadbackStep final : public StepRunner {
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd from,
                                                     std::string label) {
     auto step = std::unique_ptr<ReadbackStep>(new ReadbackStep(tensor, type, from, std::move(label)));
-    const Buffer& src = *from.tensor->buffer;
-    if (!src.mapped() || host_reads_are_slow(src)) {
-      // The CPU reads uncached device memory very slowly: copy to host-cached staging first.
+    // The CPU reads uncached device memory very slowly (~30 MB/s from an
+    // H100's BAR): beyond the measured crossover, copy to host-cached staging first.
+    const HostAccessPolicy policy = host_access_policy(from.transfers->context(), *from.tensor->buffer);
+    if (choose_readback(policy, from.tensor->size) == HostAccess::kStaged) {
       HS_ASSIGN_OR_RETURN(step->staging_, make_staging(from, false));
       step->label_ += " (staged)";
     }
@@ -123,11 +133,11 @@ class ReadbackStep final : public StepRunner {
     state.host_waits++;
     state.waited_until = std::chrono::steady_clock::now();
     const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
-    Tensor& dst = (*state.slots)[tensor_];
+    std::byte* dst = (*state.slots)[tensor_].host;
     if (needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
-      permute_layout(src, dst.raw(), type_.shape, dtype_size(type_.dtype), false);
+      permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), false);
     else
-      std::memcpy(dst.raw(), src, dst.byte_size());
+      std::memcpy(dst, src, type_.byte_size());
     return Status::ok();
   }
 

@@ -8,8 +8,12 @@
 //                directly; otherwise through a staging buffer and a GPU copy
 //                that the reading island waits for on the device.
 //   readback     island output → host slot, after the producer's GPU work:
-//                host-cached memory is read through its mapping, device-local
-//                memory is first copied to host-cached staging on the GPU.
+//                host-cached memory is read through its mapping; a discrete
+//                GPU's BAR only up to a measured size (shared_gpu/host_access.h),
+//                beyond it and for device-local memory the GPU first copies
+//                to host-cached staging.
+//   alias        nothing moves: the reader's input is the writer's output in
+//                the device arena; the step passes the writer's timeline value on.
 //   device copy  island output → island input on one context: a recorded GPU
 //                copy (or NCHW↔NHWC permute), chained on the timeline.
 //                Between contexts: a readback then an upload.

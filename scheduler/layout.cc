@@ -4,7 +4,11 @@
 
 namespace hetsched {
 
-bool layout_applies(const TensorType& type) { return type.rank() == 4; }
+bool layout_applies(const TensorType& type) {
+  if (type.rank() != 4) return false;
+  // One channel, or one pixel per channel: both orders are the same bytes.
+  return type.shape[1] != 1 && type.shape[2] * type.shape[3] != 1;
+}
 
 void permute_layout(const std::byte* src, std::byte* dst, const Shape& nchw, size_t elem_size, bool to_nhwc) {
   const int64_t n = nchw[0], c = nchw[1], h = nchw[2], w = nchw[3];

@@ -1,5 +1,6 @@
 #include "scheduler/program.h"
 
+#include <cstdint>
 #include <set>
 
 namespace hetsched {
@@ -14,6 +15,8 @@ std::string_view handoff_kind_name(HandoffKind k) {
       return "readback";
     case HandoffKind::kDeviceCopy:
       return "device copy";
+    case HandoffKind::kAlias:
+      return "alias";
   }
   return "unknown handoff";
 }
@@ -81,8 +84,12 @@ Status validate_program(const Program& p) {
       case StepKind::kHandoff:
         HS_RETURN_IF_ERROR(check_tensor_index(step.tensor, p, where + " (handoff)"));
         if (step.from.empty() || step.to.empty()) return invalid(where + " (handoff) has no source or destination");
-        if (static_cast<uint8_t>(step.handoff) > static_cast<uint8_t>(HandoffKind::kDeviceCopy))
+        if (static_cast<uint8_t>(step.handoff) > static_cast<uint8_t>(HandoffKind::kAlias))
           return invalid(where + " has unknown handoff kind " + std::to_string(static_cast<int>(step.handoff)));
+        if (step.handoff != HandoffKind::kHostCopy && !in_range(step.island, p.islands.size()))
+          return invalid(where + " (" + std::string(handoff_kind_name(step.handoff)) + ") names island " +
+                         std::to_string(step.island) + ", but the program has " + std::to_string(p.islands.size()) +
+                         " islands");
         break;
       default:
         return invalid(where + " has unknown kind " + std::to_string(static_cast<int>(step.kind)));
@@ -91,6 +98,37 @@ Status validate_program(const Program& p) {
 
   HS_RETURN_IF_ERROR(check_tensor_list(p.inputs, p, "model input"));
   HS_RETURN_IF_ERROR(check_tensor_list(p.outputs, p, "model output"));
+  return validate_memory_plan(p);
+}
+
+// The plan's offsets are trusted by the session (they become pointers and
+// descriptor ranges): every one must lie inside its arena.
+Status validate_memory_plan(const Program& p) {
+  const MemoryPlan& m = p.memory;
+  if (m.domains.empty() && m.host_offsets.empty() && m.islands.empty()) return Status::ok();  // no plan: planned at load
+  if (m.domains.empty() || m.domains[0].domain != "host")
+    return invalid("the memory plan's first domain must be 'host'");
+  if (m.host_offsets.size() != p.tensors.size() || m.islands.size() != p.islands.size())
+    return invalid("the memory plan covers " + std::to_string(m.host_offsets.size()) + " tensors and " +
+                   std::to_string(m.islands.size()) + " islands, the program has " + std::to_string(p.tensors.size()) +
+                   " and " + std::to_string(p.islands.size()));
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const int64_t offset = m.host_offsets[t];
+    if (offset < 0) continue;
+    const uint64_t bytes = p.tensors[t].type.is_static() ? p.tensors[t].type.byte_size() : UINT64_MAX;
+    if (static_cast<uint64_t>(offset) > m.domains[0].planned_bytes ||
+        bytes > m.domains[0].planned_bytes - static_cast<uint64_t>(offset))
+      return invalid("the memory plan puts tensor '" + p.tensors[t].name + "' at host offset " +
+                     std::to_string(offset) + ", past the host arena's " +
+                     std::to_string(m.domains[0].planned_bytes) + " bytes");
+  }
+  for (size_t i = 0; i < m.islands.size(); ++i) {
+    const int d = m.islands[i].domain;
+    if (d != -1 && (d < 1 || static_cast<size_t>(d) >= m.domains.size()))
+      return invalid("the memory plan puts island " + std::to_string(i) + " in domain " + std::to_string(d) +
+                     ", but it has " + std::to_string(m.domains.size()) + " domains (the host is 0)");
+    // Sizes are the delegate's: it checks its placement at init (check_placement).
+  }
   return Status::ok();
 }
 

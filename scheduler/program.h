@@ -15,8 +15,9 @@
 
 namespace hetsched {
 
-// Version 1: first format. Bump when a reader of the old version would misread a new file.
-inline constexpr uint32_t kProgramFormatVersion = 1;
+// Version 1: first format. Version 2: the memory plan, alias handoffs.
+// Bump when a reader of the old version would misread a new file.
+inline constexpr uint32_t kProgramFormatVersion = 2;
 
 struct ProgramTensor {
   std::string name;
@@ -35,7 +36,9 @@ struct ProgramIsland {
 };
 
 enum class StepKind : uint8_t { kRunIsland, kHandoff };
-enum class HandoffKind : uint8_t { kHostCopy, kUpload, kReadback, kDeviceCopy };
+// kAlias: the reading island's input is the writing island's output, same
+// bytes (one context, one layout): the step moves nothing, it only orders.
+enum class HandoffKind : uint8_t { kHostCopy, kUpload, kReadback, kDeviceCopy, kAlias };
 
 struct ProgramStep {
   StepKind kind = StepKind::kRunIsland;
@@ -44,6 +47,44 @@ struct ProgramStep {
   HandoffKind handoff = HandoffKind::kHostCopy;
   std::string from, to;             // delegate names, or "host" for program inputs/outputs
   std::string layout;               // "" or a conversion such as "NCHW->NHWC"
+};
+
+// One buffer of a domain's arena, for previews: a tensor, an island's
+// input/output, or an island's scratch block.
+struct PlannedBuffer {
+  std::string name;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  int first = 0, last = 0;  // the program steps that write it first and touch it last
+};
+
+// One arena: "host", or a GPU resource ("gpu:<token>:<group>") whose
+// context holds the device islands' memory. Each lane of a session has one
+// arena per domain.
+struct DomainPlan {
+  std::string domain;
+  uint64_t planned_bytes = 0;
+  // The most bytes live at one step in program order (island scratch
+  // counted at its own lower bound): no plan can be smaller.
+  uint64_t lower_bound = 0;
+  std::vector<PlannedBuffer> buffers;
+};
+
+// Where a device island's memory is in its domain's arena.
+struct IslandPlacementPlan {
+  int domain = -1;  // index into MemoryPlan::domains; -1 for host islands
+  uint64_t scratch_offset = 0;
+  std::vector<uint64_t> input_offsets, output_offsets;
+};
+
+// The memory plan (scheduler/memory_plan.h): domains[0] is the host.
+struct MemoryPlan {
+  std::vector<DomainPlan> domains;
+  // Per program tensor: its offset in the host arena, or -1 where it is not
+  // there (model inputs and outputs, which are the caller's memory;
+  // constants; tensors that never reach the host).
+  std::vector<int64_t> host_offsets;
+  std::vector<IslandPlacementPlan> islands;  // per program island
 };
 
 struct Program {
@@ -57,9 +98,12 @@ struct Program {
   std::vector<int> inputs;          // tensor indices of the model inputs, in order
   std::vector<int> outputs;
   CompileSpecs metadata;            // free-form: "policy", "hetsched_version", ...
+  MemoryPlan memory;
 };
 
-std::string_view handoff_kind_name(HandoffKind k);  // "host copy", "upload", "readback", "device copy"
+// "host copy", "upload", "readback", "device copy", "alias"; a handoff with a
+// layout conversion on the way is shown as "layout conversion".
+std::string_view handoff_kind_name(HandoffKind k);
 
 // Structural checks (indices in range, steps refer to existing islands/tensors). Loaders run it.
 // Also: tensor names non-empty and unique, island ids unique, node_names and
@@ -69,5 +113,8 @@ std::string_view handoff_kind_name(HandoffKind k);  // "host copy", "upload", "r
 // message is the reason alone ("step 3 runs island 7, but the program has 2
 // islands"), for callers to put after their own context.
 Status validate_program(const Program& p);
+// Part of validate_program: a memory plan, when the program has one, covers
+// every tensor and island, and every host offset lies inside the host arena.
+Status validate_memory_plan(const Program& p);
 
 }  // namespace hetsched

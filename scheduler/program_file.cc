@@ -34,7 +34,8 @@ static_assert(static_cast<uint8_t>(fbp::StepKind::RunIsland) == static_cast<uint
 static_assert(static_cast<uint8_t>(fbp::HandoffKind::HostCopy) == static_cast<uint8_t>(HandoffKind::kHostCopy) &&
                   static_cast<uint8_t>(fbp::HandoffKind::Upload) == static_cast<uint8_t>(HandoffKind::kUpload) &&
                   static_cast<uint8_t>(fbp::HandoffKind::Readback) == static_cast<uint8_t>(HandoffKind::kReadback) &&
-                  static_cast<uint8_t>(fbp::HandoffKind::DeviceCopy) == static_cast<uint8_t>(HandoffKind::kDeviceCopy),
+                  static_cast<uint8_t>(fbp::HandoffKind::DeviceCopy) == static_cast<uint8_t>(HandoffKind::kDeviceCopy) &&
+                  static_cast<uint8_t>(fbp::HandoffKind::Alias) == static_cast<uint8_t>(HandoffKind::kAlias),
               "program.fbs HandoffKind must number handoffs as hetsched::HandoffKind does");
 
 // --- writing -------------------------------------------------------------------
@@ -64,8 +65,9 @@ class ProgramWriter {
     auto inputs = fbb_.CreateVector(p.inputs);
     auto outputs = fbb_.CreateVector(p.outputs);
     auto metadata = specs(p.metadata);
+    auto memory = write_memory(p.memory);
     auto root = fbp::CreateProgram(fbb_, p.format_version, model_name, profile_name, fb_tensors, fb_constants,
-                                   fb_islands, fb_steps, inputs, outputs, metadata);
+                                   fb_islands, fb_steps, inputs, outputs, metadata, memory);
     fbb_.FinishSizePrefixed(root, fbp::ProgramIdentifier());
     return Blob(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
   }
@@ -111,6 +113,28 @@ class ProgramWriter {
     auto layout = str(s.layout);
     return fbp::CreateStep(fbb_, static_cast<fbp::StepKind>(s.kind), s.island, s.tensor,
                            static_cast<fbp::HandoffKind>(s.handoff), from, to, layout);
+  }
+
+  flatbuffers::Offset<fbp::MemoryPlan> write_memory(const MemoryPlan& m) {
+    std::vector<flatbuffers::Offset<fbp::DomainPlan>> domains;
+    for (const DomainPlan& d : m.domains) {
+      std::vector<flatbuffers::Offset<fbp::PlannedBuffer>> buffers;
+      for (const PlannedBuffer& b : d.buffers)
+        buffers.push_back(fbp::CreatePlannedBuffer(fbb_, str(b.name), b.offset, b.bytes, b.first, b.last));
+      auto name = str(d.domain);
+      auto fb_buffers = fbb_.CreateVector(buffers);
+      domains.push_back(fbp::CreateDomainPlan(fbb_, name, d.planned_bytes, d.lower_bound, fb_buffers));
+    }
+    std::vector<flatbuffers::Offset<fbp::IslandPlacement>> islands;
+    for (const IslandPlacementPlan& i : m.islands) {
+      auto inputs = fbb_.CreateVector(i.input_offsets);
+      auto outputs = fbb_.CreateVector(i.output_offsets);
+      islands.push_back(fbp::CreateIslandPlacement(fbb_, i.domain, i.scratch_offset, inputs, outputs));
+    }
+    auto fb_domains = fbb_.CreateVector(domains);
+    auto host = fbb_.CreateVector(m.host_offsets);
+    auto fb_islands = fbb_.CreateVector(islands);
+    return fbp::CreateMemoryPlan(fbb_, fb_domains, host, fb_islands);
   }
 
   flatbuffers::FlatBufferBuilder fbb_{1024};
@@ -195,6 +219,7 @@ class ProgramReader {
     p.inputs = read_vec(root_.inputs());
     p.outputs = read_vec(root_.outputs());
     p.metadata = read_specs(root_.metadata());
+    if (root_.memory()) p.memory = read_memory(*root_.memory());
     return p;
   }
 
@@ -242,6 +267,24 @@ class ProgramReader {
     if (list)
       for (const flatbuffers::String* s : *list) out.push_back(read_str(s));
     return out;
+  }
+
+  static MemoryPlan read_memory(const fbp::MemoryPlan& fm) {
+    MemoryPlan m;
+    if (fm.domains())
+      for (const fbp::DomainPlan* fd : *fm.domains()) {
+        DomainPlan d{read_str(fd->domain()), fd->planned_bytes(), fd->lower_bound(), {}};
+        if (fd->buffers())
+          for (const fbp::PlannedBuffer* b : *fd->buffers())
+            d.buffers.push_back({read_str(b->name()), b->offset(), b->bytes(), b->first(), b->last()});
+        m.domains.push_back(std::move(d));
+      }
+    m.host_offsets = read_vec(fm.host_offsets());
+    if (fm.islands())
+      for (const fbp::IslandPlacement* fi : *fm.islands())
+        m.islands.push_back({fi->domain(), fi->scratch_offset(), read_vec(fi->input_offsets()),
+                             read_vec(fi->output_offsets())});
+    return m;
   }
 
   static ProgramIsland read_island(const fbp::Island& fi) {

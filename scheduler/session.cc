@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "scheduler/compiler.h"
 #include "scheduler/handoff.h"
 
 namespace hetsched {
@@ -54,6 +55,14 @@ Result<std::unique_ptr<Session>> Session::create(Program program, const Profile&
   auto session = std::unique_ptr<Session>(new Session(std::move(program), std::move(delegates), profile));
   HS_RETURN_IF_ERROR(session->init_shared_islands(profile));
   HS_RETURN_IF_ERROR(session->check_sync_mode());
+  if (session->program_.memory.domains.empty()) {
+    // A program without a plan (format 1, or built in code): plan it now.
+    Program& program = session->program_;
+    HS_ASSIGN_OR_RETURN(const auto needs, device_memory_needs(program, session->delegates_));
+    Status planned = plan_memory(program, session->delegates_, needs);
+    if (!planned.is_ok()) return planned.with_context("failed to open session: ");
+  }
+  session->plan_outputs();
   session->graph_ = build_step_graph(session->program_, session->device_island_);
   for (int i = 0; i < profile.max_in_flight; ++i) {
     HS_ASSIGN_OR_RETURN(auto lane, session->make_lane(profile));
@@ -108,21 +117,63 @@ Status Session::calibrate_clocks() {
   return Status::ok();
 }
 
+// Which output slot each model output fills: the first output naming a
+// tensor that is neither a model input nor a constant gets the request's
+// output memory as its slot; the others are copied after the run.
+void Session::plan_outputs() {
+  std::vector<bool> preset(program_.tensors.size(), false);
+  for (int t : program_.inputs) preset[t] = true;
+  for (const auto& [t, data] : program_.constants) preset[t] = true;
+  output_fills_slot_.assign(program_.outputs.size(), false);
+  for (size_t k = 0; k < program_.outputs.size(); ++k) {
+    const int t = program_.outputs[k];
+    output_fills_slot_[k] = !preset[t];
+    preset[t] = true;
+  }
+}
+
 Result<std::unique_ptr<Lane>> Session::make_lane(const Profile& profile) {
+  const MemoryPlan& plan = program_.memory;
   auto lane = std::make_unique<Lane>();
+  // Arenas: the host's, and one per GPU domain on the context its islands use.
+  lane->host_arena = AlignedBuffer(std::max<uint64_t>(plan.domains[0].planned_bytes, 1));
+  lane->device_arenas.resize(plan.domains.size());
+  for (size_t d = 1; d < plan.domains.size(); ++d) {
+    std::shared_ptr<SharedGpuContext> context;
+    for (size_t i = 0; i < program_.islands.size() && !context; ++i) {
+      if (plan.islands[i].domain != static_cast<int>(d) || !device_island_[i]) continue;
+      HS_ASSIGN_OR_RETURN(context, delegates_.find(program_.islands[i].delegate)->gpu_context());
+    }
+    if (!context) continue;  // a domain no island of this profile uses
+    Result<Buffer> arena = Buffer::create_arena(*context, plan.domains[d].planned_bytes);
+    if (!arena.is_ok())
+      return arena.status().with_context("failed to allocate the " + plan.domains[d].domain + " arena (" +
+                                         std::to_string(plan.domains[d].planned_bytes) + " bytes): ");
+    lane->device_arenas[d] = std::move(arena).value();
+  }
   lane->device_handles.resize(program_.islands.size());
   for (size_t i = 0; i < program_.islands.size(); ++i) {
     if (!device_island_[i]) continue;
     const ProgramIsland& island = program_.islands[i];
+    const IslandPlacementPlan& where = plan.islands[i];
+    if (where.domain < 1 || !lane->device_arenas[where.domain].handle())
+      return failed_precondition("failed to load island " + std::to_string(island.id) +
+                                 ": the memory plan gives it no device arena (recompile the program)");
+    const DevicePlacement placement{&lane->device_arenas[where.domain], where.scratch_offset, where.input_offsets,
+                                    where.output_offsets};
     Delegate* delegate = delegates_.find(island.delegate);
-    InitContext ctx{delegate_options(profile, island.delegate), island.id};
+    InitContext ctx{delegate_options(profile, island.delegate), island.id, &placement};
     HS_ASSIGN_OR_RETURN(lane->device_handles[i], delegate->init(island.blob, ctx));
     if (!lane->device_handles[i]->gpu_context())
       return internal_error("failed to load island " + std::to_string(island.id) + ": delegate '" + island.delegate +
                             "' keeps device memory but its handle has no GPU context");
   }
-  for (const ProgramTensor& t : program_.tensors) lane->slots.emplace_back(t.type);
-  for (const auto& [idx, data] : program_.constants) lane->slots[idx] = data;
+  for (size_t t = 0; t < program_.tensors.size(); ++t) {
+    const int64_t offset = plan.host_offsets[t];
+    lane->slots.push_back({&program_.tensors[t].type, offset < 0 ? nullptr : lane->host_arena.data() + offset});
+  }
+  // Constants are read, never written: steps see them in place.
+  for (auto& [idx, data] : program_.constants) lane->slots[idx].host = data.raw();
   HS_RETURN_IF_ERROR(bind_steps(*lane));
   return lane;
 }
@@ -199,6 +250,11 @@ Status Session::bind_steps(Lane& lane) {
         HS_ASSIGN_OR_RETURN(DeviceEnd to, device_end(step.island, step.tensor, true));
         HS_ASSIGN_OR_RETURN(auto runner, make_device_copy(step.tensor, t.type, from, to, label));
         lane.runners.push_back(std::move(runner));
+        break;
+      }
+      case HandoffKind::kAlias: {
+        HS_ASSIGN_OR_RETURN(DeviceEnd to, device_end(step.island, step.tensor, true));
+        lane.runners.push_back(make_alias_step(&to.transfers->context(), label + " (alias: no copy)"));
         break;
       }
       case HandoffKind::kHostCopy:
@@ -285,13 +341,22 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
     stats->start_ms = std::chrono::duration<double, std::milli>(start - epoch_).count();
     stats->queued_ms = std::chrono::duration<double, std::milli>(start - queued).count();
   }
+  // Steps read the caller's inputs and write the outputs in place: no copies.
+  // (Inputs are only read; TensorRef is the delegates' one tensor view.)
   for (size_t i = 0; i < inputs.size(); ++i)
-    std::memcpy(lane->slots[program_.inputs[i]].raw(), inputs[i].raw(), inputs[i].byte_size());
+    lane->slots[program_.inputs[i]].host = const_cast<std::byte*>(inputs[i].raw());
+  std::vector<Tensor> outputs;
+  outputs.reserve(program_.outputs.size());
+  for (size_t k = 0; k < program_.outputs.size(); ++k) {
+    outputs.emplace_back(program_.tensors[program_.outputs[k]].type);
+    if (output_fills_slot_[k]) lane->slots[program_.outputs[k]].host = outputs.back().raw();
+  }
   const ExecutorConfig config{&program_, &graph_, sync_, epoch_, &clocks_};
   Status status = run_request(config, *lane, request, stats);
-  std::vector<Tensor> outputs;
   if (status.is_ok())
-    for (int i : program_.outputs) outputs.push_back(lane->slots[i]);
+    for (size_t k = 0; k < program_.outputs.size(); ++k)
+      if (!output_fills_slot_[k])
+        std::memcpy(outputs[k].raw(), lane->slots[program_.outputs[k]].host, outputs[k].byte_size());
   release_lane(lane);
   if (!status.is_ok()) return status;
   if (stats) stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -71,6 +71,7 @@ class Session {
   Status init_shared_islands(const Profile& profile);
   Status check_sync_mode() const;
   Status calibrate_clocks();
+  void plan_outputs();
   Result<std::unique_ptr<Lane>> make_lane(const Profile& profile);
   Status bind_steps(Lane& lane);
   Lane* acquire_lane();
@@ -83,6 +84,7 @@ class Session {
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
   StepGraph graph_;
   std::vector<bool> device_island_;  // by island
+  std::vector<bool> output_fills_slot_;  // by model output: written in place (plan_outputs)
   // Destruction order: lanes (their handles and buffers) go before the
   // shared host handles, which go before the delegates.
   DelegateSet delegates_;

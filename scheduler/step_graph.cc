@@ -48,6 +48,7 @@ StepGraph build_step_graph(const Program& program, const std::vector<bool>& devi
           writes.push_back({Where::kHostSlot, step.tensor, -1});
           break;
         case HandoffKind::kDeviceCopy:
+        case HandoffKind::kAlias:
           read(s, {Where::kDeviceOutput, step.tensor, producer[static_cast<size_t>(step.tensor)]});
           writes.push_back({Where::kDeviceInput, step.tensor, step.island});
           break;

@@ -19,6 +19,24 @@ class NoopStep final : public StepRunner {
   std::string track_ = "handoffs";
 };
 
+class AliasStep final : public StepRunner {
+ public:
+  AliasStep(SharedGpuContext* context, std::string label) : context_(context), label_(std::move(label)) {}
+  Kind kind() const override { return Kind::kGpu; }
+  SharedGpuContext* context() const override { return context_; }
+  const std::string& track() const override { return track_; }
+  const std::string& label() const override { return label_; }
+  Status run(RequestState&, const StepCall& call, GpuCompletion& done) override {
+    done = {context_, call.wait_value, false};
+    return Status::ok();
+  }
+
+ private:
+  SharedGpuContext* context_;
+  std::string label_;
+  std::string track_ = "handoffs";
+};
+
 class IslandStep final : public StepRunner {
  public:
   IslandStep(const ProgramIsland& island, IslandHandle& handle, std::string track, std::mutex* resource_lock)
@@ -48,11 +66,11 @@ class IslandStep final : public StepRunner {
         if (ctx.gpu.queue_wait_idle_after) state.host_waits++;
       }
     } else {
-      std::vector<Tensor>& slots = *state.slots;
+      const std::vector<TensorRef>& slots = *state.slots;
       in_refs_.clear();
       out_refs_.clear();
-      for (int t : island_.inputs) in_refs_.push_back({&slots[t].type(), slots[t].raw()});
-      for (int t : island_.outputs) out_refs_.push_back({&slots[t].type(), slots[t].raw()});
+      for (int t : island_.inputs) in_refs_.push_back(slots[t]);
+      for (int t : island_.outputs) out_refs_.push_back(slots[t]);
       std::unique_lock<std::mutex> lock;
       if (resource_lock_) {
         lock = std::unique_lock(*resource_lock_);
@@ -76,6 +94,10 @@ class IslandStep final : public StepRunner {
 }  // namespace
 
 std::unique_ptr<StepRunner> make_noop_step(std::string label) { return std::make_unique<NoopStep>(std::move(label)); }
+
+std::unique_ptr<StepRunner> make_alias_step(SharedGpuContext* context, std::string label) {
+  return std::make_unique<AliasStep>(context, std::move(label));
+}
 
 std::unique_ptr<StepRunner> make_island_step(const ProgramIsland& island, IslandHandle& handle, std::string track,
                                              std::mutex* resource_lock) {

@@ -27,7 +27,9 @@ struct GpuCompletion {
 // What the steps of one request share. The slots are the lane's own.
 struct RequestState {
   SyncMode mode = SyncMode::kTimeline;
-  std::vector<Tensor>* slots = nullptr;  // host tensors, by program tensor index
+  // Host tensors, by program tensor index: the lane's host arena, the
+  // request's inputs and outputs, the program's constants.
+  std::vector<TensorRef>* slots = nullptr;
   int run_index = 0;
   int host_waits = 0;
   // Set by a host step after it waited for the GPU, so its trace event shows
@@ -40,6 +42,11 @@ struct StepCall {
   // The highest timeline value, on the step's context(), of the GPU work it
   // reads (0: none): kGpu steps wait for it on the device, kHost steps on the host.
   uint64_t wait_value = 0;
+  // For steps that write device memory from the host (writes_from_host):
+  // the highest value, on context(), of any step before it in the DAG. The
+  // memory plan lets such a step reuse bytes those steps touched, so the
+  // host must see them finished before it writes.
+  uint64_t host_wait_value = 0;
   // Timestamp writes to submit around the step's own commands (may be null).
   VkCommandBuffer before = nullptr;
   VkCommandBuffer after = nullptr;
@@ -58,12 +65,19 @@ class StepRunner {
   // The trace track: the island's resource ("cpu", "gpu:<key>") or "handoffs".
   virtual const std::string& track() const = 0;
   virtual const std::string& label() const = 0;
+  // True for a kGpu step that writes device memory from the host (a mapped upload).
+  virtual bool writes_from_host() const { return false; }
   // Runs the step for one request. kGpu steps report what they submitted in `done`.
   virtual Status run(RequestState& state, const StepCall& call, GpuCompletion& done) = 0;
 };
 
 // A step that moves nothing (a host island's output read by another host island).
 std::unique_ptr<StepRunner> make_noop_step(std::string label);
+
+// An alias handoff: the reading island's input is the writing island's
+// output, so nothing moves; the step passes the writer's completion on
+// `context` to the reader (a kGpu step that submits nothing).
+std::unique_ptr<StepRunner> make_alias_step(SharedGpuContext* context, std::string label);
 
 // Runs `island` on `handle`. Host islands read and write the request's slots
 // and hold `resource_lock` while they run (one island at a time on a CPU

@@ -1,5 +1,7 @@
 #include "shared_gpu/buffer.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -50,6 +52,27 @@ Result<uint32_t> find_memory_type(const VkPhysicalDeviceMemoryProperties& memory
   char flags[16];
   std::snprintf(flags, sizeof(flags), "0x%x", required);
   return unsupported(std::string("failed to find a memory type: none of the allowed types has properties ") + flags);
+}
+
+namespace {
+bool has_device_local_host_visible(const VkPhysicalDeviceMemoryProperties& memory) {
+  constexpr VkMemoryPropertyFlags kWanted =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+    if ((memory.memoryTypes[i].propertyFlags & kWanted) == kWanted) return true;
+  return false;
+}
+}  // namespace
+
+Result<Buffer> Buffer::create_arena(SharedGpuContext& context, VkDeviceSize size) {
+  constexpr VkBufferUsageFlags kUsage =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  size = std::max<VkDeviceSize>(size, 4);
+  if (has_device_local_host_visible(context.memory_properties())) {
+    Result<Buffer> mapped = create(context, size, kUsage, MemoryUsage::kDeviceLocalHostVisible);
+    if (mapped.is_ok()) return mapped;
+  }
+  return create(context, size, kUsage, MemoryUsage::kDeviceLocal);
 }
 
 Result<Buffer> Buffer::create(SharedGpuContext& context, VkDeviceSize size, VkBufferUsageFlags usage,

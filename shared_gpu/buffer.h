@@ -48,6 +48,13 @@ class Buffer {
   static Result<Buffer> create(SharedGpuContext& context, VkDeviceSize size, VkBufferUsageFlags usage,
                                MemoryUsage memory_usage);
 
+  // A device arena (memory/): device-local storage that transfers read and
+  // write, host-visible too where the device has device-local mapped memory
+  // (integrated GPUs, lavapipe, resizable BAR) so the host can reach small
+  // tensors in it directly; plain device-local when that heap is missing or
+  // too small (a 256 MiB BAR window).
+  static Result<Buffer> create_arena(SharedGpuContext& context, VkDeviceSize size);
+
   Buffer() = default;
   Buffer(Buffer&&) noexcept = default;
   // Swaps, so the previous buffer is destroyed before its context is released.

@@ -47,21 +47,25 @@ Program make_program() {
 
   ProgramStep in{StepKind::kHandoff, -1, 0, HandoffKind::kHostCopy, "host", "cpu", ""};
   ProgramStep run_cpu{StepKind::kRunIsland, 0, -1, HandoffKind::kHostCopy, "", "", ""};
-  ProgramStep up{StepKind::kHandoff, -1, 2, HandoffKind::kUpload, "cpu", "vulkan", "NCHW->NHWC"};
+  ProgramStep up{StepKind::kHandoff, 1, 2, HandoffKind::kUpload, "cpu", "vulkan", "NCHW->NHWC"};
   ProgramStep run_gpu{StepKind::kRunIsland, 1, -1, HandoffKind::kHostCopy, "", "", ""};
-  ProgramStep down{StepKind::kHandoff, -1, 4, HandoffKind::kReadback, "vulkan", "host", ""};
-  ProgramStep dev{StepKind::kHandoff, -1, 4, HandoffKind::kDeviceCopy, "vulkan", "vgf", ""};
+  ProgramStep down{StepKind::kHandoff, 1, 4, HandoffKind::kReadback, "vulkan", "host", ""};
+  ProgramStep dev{StepKind::kHandoff, 1, 4, HandoffKind::kAlias, "vulkan", "vgf", ""};
   p.steps = {in, run_cpu, up, run_gpu, down, dev};
   p.inputs = {0, 3};
   p.outputs = {4};
   p.metadata = {{"policy", "vulkan_first"}, {"hetsched_version", "0.1.0"}};
+  p.memory.domains = {{"host", 1024, 768, {{"y", 0, 768, 1, 2}}},
+                      {"gpu:app:0", 4096, 3072, {{"vulkan#7 scratch", 256, 512, 3, 3}}}};
+  p.memory.host_offsets = {-1, -1, 0, -1, -1};
+  p.memory.islands = {{-1, 0, {}, {}}, {1, 256, {1024, 2048}, {3072}}};
   return p;
 }
 
 // Checks `p` against make_program()'s literals, written out again here so the
 // expectation does not come from the code under test.
 void expect_is_made_program(const Program& p) {
-  EXPECT_EQ(p.format_version, 1u);
+  EXPECT_EQ(p.format_version, 2u);
   EXPECT_EQ(p.model_name, "rfc_model");
   EXPECT_EQ(p.profile_name, "gpu-first");
   ASSERT_EQ(p.tensors.size(), 5u);
@@ -110,10 +114,10 @@ void expect_is_made_program(const Program& p) {
   const Want want[] = {
       {StepKind::kHandoff, -1, 0, HandoffKind::kHostCopy, "host", "cpu", ""},
       {StepKind::kRunIsland, 0, -1, HandoffKind::kHostCopy, "", "", ""},
-      {StepKind::kHandoff, -1, 2, HandoffKind::kUpload, "cpu", "vulkan", "NCHW->NHWC"},
+      {StepKind::kHandoff, 1, 2, HandoffKind::kUpload, "cpu", "vulkan", "NCHW->NHWC"},
       {StepKind::kRunIsland, 1, -1, HandoffKind::kHostCopy, "", "", ""},
-      {StepKind::kHandoff, -1, 4, HandoffKind::kReadback, "vulkan", "host", ""},
-      {StepKind::kHandoff, -1, 4, HandoffKind::kDeviceCopy, "vulkan", "vgf", ""},
+      {StepKind::kHandoff, 1, 4, HandoffKind::kReadback, "vulkan", "host", ""},
+      {StepKind::kHandoff, 1, 4, HandoffKind::kAlias, "vulkan", "vgf", ""},
   };
   for (size_t i = 0; i < 6; ++i) {
     const ProgramStep& s = p.steps[i];
@@ -128,6 +132,27 @@ void expect_is_made_program(const Program& p) {
   EXPECT_EQ(p.inputs, (std::vector<int>{0, 3}));
   EXPECT_EQ(p.outputs, (std::vector<int>{4}));
   EXPECT_EQ(p.metadata, (CompileSpecs{{"policy", "vulkan_first"}, {"hetsched_version", "0.1.0"}}));
+
+  const MemoryPlan& m = p.memory;
+  ASSERT_EQ(m.domains.size(), 2u);
+  EXPECT_EQ(m.domains[0].domain, "host");
+  EXPECT_EQ(m.domains[0].planned_bytes, 1024u);
+  EXPECT_EQ(m.domains[0].lower_bound, 768u);
+  ASSERT_EQ(m.domains[0].buffers.size(), 1u);
+  EXPECT_EQ(m.domains[0].buffers[0].name, "y");
+  EXPECT_EQ(m.domains[0].buffers[0].bytes, 768u);
+  EXPECT_EQ(m.domains[0].buffers[0].first, 1);
+  EXPECT_EQ(m.domains[0].buffers[0].last, 2);
+  EXPECT_EQ(m.domains[1].domain, "gpu:app:0");
+  ASSERT_EQ(m.domains[1].buffers.size(), 1u);
+  EXPECT_EQ(m.domains[1].buffers[0].offset, 256u);
+  EXPECT_EQ(m.host_offsets, (std::vector<int64_t>{-1, -1, 0, -1, -1}));
+  ASSERT_EQ(m.islands.size(), 2u);
+  EXPECT_EQ(m.islands[0].domain, -1);
+  EXPECT_EQ(m.islands[1].domain, 1);
+  EXPECT_EQ(m.islands[1].scratch_offset, 256u);
+  EXPECT_EQ(m.islands[1].input_offsets, (std::vector<uint64_t>{1024, 2048}));
+  EXPECT_EQ(m.islands[1].output_offsets, (std::vector<uint64_t>{3072}));
 }
 
 Status load_status(const Blob& bytes, const std::string& name = "p.hsp") {
@@ -332,7 +357,7 @@ TEST(ProgramFileTest, RejectsNewerFormatVersion) {
   Status s = load_status(serialize_program(p), "new.hsp");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_EQ(s.message(),
-            "program file 'new.hsp' has format version 2; this hetsched reads version 1 — rebuild it with "
+            "program file 'new.hsp' has format version 3; this hetsched reads version 2 — rebuild it with "
             "`hetsched compile`");
 }
 
@@ -345,7 +370,7 @@ TEST(ProgramFileTest, NewerFormatVersionIsReportedEvenWhenTheRestIsUnreadable) {
   for (size_t i = bytes.size() - 64; i < bytes.size(); ++i) bytes[i] = 0xEE;
   Status s = load_status(bytes, "new.hsp");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.message();
-  EXPECT_NE(s.message().find("has format version 2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("has format version 3"), std::string::npos) << s.message();
 }
 
 TEST(ProgramFileTest, RejectsFormatVersionZero) {
@@ -370,9 +395,9 @@ TEST(ProgramFileTest, RejectsUnknownStepAndHandoffKinds) {
   EXPECT_EQ(load_status(serialize_program(p)).message(),
             "failed to load program file 'p.hsp': step 0 has unknown kind 9");
   p = make_program();
-  p.steps[2].handoff = static_cast<HandoffKind>(4);
+  p.steps[2].handoff = static_cast<HandoffKind>(9);
   EXPECT_EQ(load_status(serialize_program(p)).message(),
-            "failed to load program file 'p.hsp': step 2 has unknown handoff kind 4");
+            "failed to load program file 'p.hsp': step 2 has unknown handoff kind 9");
 }
 
 TEST(ProgramFileTest, RejectsConstantOfWrongSize) {
@@ -416,6 +441,14 @@ TEST(ProgramValidateTest, RejectsEachBrokenIndex) {
             "constant for tensor 'x' is f32[2,2], but the tensor is f32[1,3,8,8]");
   EXPECT_EQ(error_of([](Program& p) { p.constants[0].first = 5; }),
             "a constant refers to tensor 5, but the program has 5 tensors");
+  EXPECT_EQ(error_of([](Program& p) { p.steps[4].island = 2; }),
+            "step 4 (readback) names island 2, but the program has 2 islands");
+  EXPECT_EQ(error_of([](Program& p) { p.memory.host_offsets[2] = 512; }),
+            "the memory plan puts tensor 'y' at host offset 512, past the host arena's 1024 bytes");
+  EXPECT_EQ(error_of([](Program& p) { p.memory.islands[1].domain = 5; }),
+            "the memory plan puts island 1 in domain 5, but it has 2 domains (the host is 0)");
+  EXPECT_EQ(error_of([](Program& p) { p.memory.islands.pop_back(); }),
+            "the memory plan covers 5 tensors and 1 islands, the program has 5 and 2");
 }
 
 TEST(ProgramValidateTest, HandoffKindNames) {

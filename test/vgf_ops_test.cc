@@ -640,7 +640,7 @@ TEST_F(VgfOpsTest, TransientsOfAChainShareOneAllocation) {
   ASSERT_TRUE(session.is_ok()) << session.status().message();
   // Five 1 KiB intermediates, each alive from its producer to its consumer:
   // two slots are enough, and two are needed.
-  const uint64_t alignment = std::max<uint64_t>(16, context_->limits().minStorageBufferOffsetAlignment);
+  const uint64_t alignment = kDeviceArenaAlignment;
   const uint64_t slot = (4 * 8 * 8 * 4 + alignment - 1) / alignment * alignment;
   EXPECT_EQ((*session)->transient_lower_bound(), 2 * slot);
   EXPECT_EQ((*session)->transient_bytes(), 2 * slot);

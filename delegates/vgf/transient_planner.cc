@@ -1,70 +1,60 @@
 #include "delegates/vgf/transient_planner.h"
 
 #include <algorithm>
-#include <limits>
-#include <numeric>
+#include <map>
+
+#include "delegates/vgf/dispatch_plan.h"
+#include "memory/arena_planner.h"
 
 namespace hetsched::vgf {
 
-namespace {
-
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
-
-bool overlaps(const TransientBlock& a, const TransientBlock& b) {
-  return a.first_step <= b.last_step && b.first_step <= a.last_step;
-}
-
-}  // namespace
-
-TransientPlan plan_transient_memory(std::span<const TransientBlock> blocks, uint64_t alignment) {
-  TransientPlan plan;
-  plan.offsets.assign(blocks.size(), 0);
-  std::vector<size_t> order(blocks.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
-    return blocks[a].first_step < blocks[b].first_step;
-  });
-
-  std::vector<size_t> placed;
-  for (size_t index : order) {
-    const TransientBlock& block = blocks[index];
-    const uint64_t size = align_up(block.size, alignment);
-    // The placed blocks alive at the same time, lowest offset first.
-    std::vector<size_t> live;
-    for (size_t p : placed)
-      if (overlaps(blocks[p], block)) live.push_back(p);
-    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
-
-    uint64_t best_offset = 0;
-    uint64_t best_gap = std::numeric_limits<uint64_t>::max();
-    uint64_t cursor = 0;
-    for (size_t p : live) {
-      const uint64_t start = plan.offsets[p];
-      if (start >= cursor && start - cursor >= size && start - cursor < best_gap) {
-        best_gap = start - cursor;
-        best_offset = cursor;
+Result<TransientLayout> plan_transients(const VgfFile& file) {
+  const auto& resources = file.resources;
+  const auto block_key = [&](size_t id) -> int64_t {
+    return resources[id].alias_group >= 0 ? -1 - resources[id].alias_group : static_cast<int64_t>(id);
+  };
+  std::map<int64_t, size_t> block_of;
+  std::vector<memory::BufferRequest> blocks;
+  int step = 0;
+  for (const SegmentDispatches& seg : plan_dispatches(file)) {
+    for (const Dispatch& d : seg.dispatches) {
+      for (uint32_t id : d.bindings) {
+        if (resources[id].kind != ResourceKind::kIntermediate) continue;
+        auto [it, inserted] = block_of.try_emplace(block_key(id), blocks.size());
+        if (inserted) blocks.push_back({resources[id].name, 0, kDeviceArenaAlignment, step, step});
+        memory::BufferRequest& block = blocks[it->second];
+        block.bytes = std::max(block.bytes, resources[id].bytes());
+        block.last = step;
       }
-      cursor = std::max(cursor, start + align_up(blocks[p].size, alignment));
+      ++step;
     }
-    if (best_gap == std::numeric_limits<uint64_t>::max()) best_offset = cursor;
-    plan.offsets[index] = best_offset;
-    plan.total = std::max(plan.total, best_offset + size);
-    placed.push_back(index);
   }
-  return plan;
+  HS_ASSIGN_OR_RETURN(const memory::ArenaPlan plan, memory::plan_arena(blocks));
+  TransientLayout layout;
+  layout.offsets.assign(resources.size(), -1);
+  for (size_t id = 0; id < resources.size(); ++id) {
+    if (resources[id].kind != ResourceKind::kIntermediate) continue;
+    auto it = block_of.find(block_key(id));
+    if (it != block_of.end()) layout.offsets[id] = static_cast<int64_t>(plan.offsets[it->second]);
+  }
+  layout.bytes = plan.planned_bytes;
+  layout.lower_bound = plan.lower_bound;
+  return layout;
 }
 
-uint64_t max_live_bytes(std::span<const TransientBlock> blocks, uint64_t alignment) {
-  uint64_t best = 0;
-  for (const TransientBlock& at : blocks) {
-    // The maximum is reached at some block's first step.
-    uint64_t live = 0;
-    for (const TransientBlock& b : blocks)
-      if (b.first_step <= at.first_step && at.first_step <= b.last_step) live += align_up(b.size, alignment);
-    best = std::max(best, live);
+DeviceMemoryNeeds vgf_memory_needs(const VgfFile& file, const TransientLayout& transients) {
+  DeviceMemoryNeeds needs;
+  needs.scratch_bytes = transients.bytes;
+  needs.scratch_lower_bound = transients.lower_bound;
+  for (uint32_t id : file.inputs) {
+    needs.input_bytes.push_back(std::max<uint64_t>(file.resources[id].bytes(), 4));
+    needs.input_layouts.push_back(file.resources[id].layout);
   }
-  return best;
+  for (uint32_t id : file.outputs) {
+    needs.output_bytes.push_back(std::max<uint64_t>(file.resources[id].bytes(), 4));
+    needs.output_layouts.push_back(file.resources[id].layout);
+  }
+  return needs;
 }
 
 }  // namespace hetsched::vgf

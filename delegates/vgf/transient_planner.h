@@ -1,36 +1,33 @@
-// Transient memory of a VGF session: every intermediate tensor gets an
-// offset in one device allocation, and tensors whose lifetimes do not
-// overlap share bytes.
+// Transient memory of a VGF island: every intermediate tensor gets an offset
+// in the island's scratch block (memory/arena_planner.h), and tensors whose
+// lifetimes, in dispatch order, do not overlap share bytes. A group of
+// aliases (a Reshape of a tensor) is one block, alive from the first to the
+// last use by any member.
 //
-// Pure functions over plain values, so the plan can be tested without a GPU.
+// Host-only, so the compiler can size the scratch block without a device
+// (Delegate::device_memory) and tests need no GPU.
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
+
+#include "delegates/delegate.h"
+#include "delegates/vgf/vgf_format.h"
+#include "hetsched/status.h"
 
 namespace hetsched::vgf {
 
-// One intermediate: its size and the first and last step (inclusive) that
-// touch it.
-struct TransientBlock {
-  uint64_t size = 0;
-  int first_step = 0;
-  int last_step = 0;
+struct TransientLayout {
+  std::vector<int64_t> offsets;  // per resource: bytes into the scratch block, -1 for non-intermediates
+  uint64_t bytes = 0;            // the scratch block (planned bytes)
+  uint64_t lower_bound = 0;      // the most intermediate bytes live at one dispatch
 };
 
-struct TransientPlan {
-  std::vector<uint64_t> offsets;  // per block, multiples of the alignment
-  uint64_t total = 0;             // bytes of the one allocation
-};
+// Offsets are multiples of kDeviceArenaAlignment, valid on any device.
+Result<TransientLayout> plan_transients(const VgfFile& file);
 
-// Greedy best fit by size: blocks are placed largest first (ties: earlier
-// first step, then lower index); each goes into the smallest gap between the
-// already placed blocks whose lifetimes overlap its own, or above all of them
-// when no gap fits. Sizes are rounded up to `alignment` (a power of two).
-TransientPlan plan_transient_memory(std::span<const TransientBlock> blocks, uint64_t alignment);
-
-// The lower bound any plan needs: the most (aligned) bytes live at one step.
-uint64_t max_live_bytes(std::span<const TransientBlock> blocks, uint64_t alignment);
+// What the island needs from a device arena: its scratch block, and its
+// inputs and outputs (in their VGF layouts).
+DeviceMemoryNeeds vgf_memory_needs(const VgfFile& file, const TransientLayout& transients);
 
 }  // namespace hetsched::vgf

@@ -8,6 +8,7 @@
 
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/vgf_format.h"
+#include "delegates/vgf/transient_planner.h"
 #include "delegates/vgf/vgf_runtime.h"
 #include "shared_gpu/shared_gpu_registry.h"
 
@@ -117,6 +118,22 @@ class VgfDelegate final : public Delegate {
     return blob;
   }
 
+  Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
+    (void)specs;
+    const std::string what = "failed to plan the VGF island's memory: ";
+    Result<VgfFile> file = decode_vgf(blob);
+    if (!file.is_ok()) return file.status().with_context(what);
+    if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
+    Result<TransientLayout> transients = plan_transients(*file);
+    if (!transients.is_ok()) return transients.status().with_context(what);
+    return vgf_memory_needs(*file, *transients);
+  }
+
+  Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {
+    HS_ASSIGN_OR_RETURN(Gpu gpu, resolve(settings_));
+    return gpu.context;
+  }
+
   Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
     const std::string what = "failed to init VGF island " + std::to_string(ctx.island_id) + ": ";
     Result<VgfFile> file = decode_vgf(blob);
@@ -131,7 +148,8 @@ class VgfDelegate final : public Delegate {
     Result<Gpu> gpu = resolve(settings);
     if (!gpu.is_ok()) return gpu.status().with_context(what);
     const size_t ops = file->op_count();
-    Result<std::unique_ptr<VgfSession>> session = VgfSession::create(gpu->context, gpu->pool, std::move(*file), ctx.island_id);
+    Result<std::unique_ptr<VgfSession>> session = VgfSession::create(gpu->context, gpu->pool, std::move(*file), ctx.island_id,
+                                                                        ctx.placement);
     if (!session.is_ok()) return session.status().with_context(what);
     spdlog::debug("[VGF] init: island {}, {} ops, context {} ({})", ctx.island_id, ops, settings.spec.key(),
                   gpu->created ? "created" : "reused");

@@ -68,25 +68,26 @@ VgfSession::~VgfSession() {
 
 Result<std::unique_ptr<VgfSession>> VgfSession::create(std::shared_ptr<SharedGpuContext> context,
                                                        std::shared_ptr<DelegatePool> pool, VgfFile file,
-                                                       int island_id) {
+                                                       int island_id, const DevicePlacement* placement) {
   if (!context || !pool) return invalid_argument("failed to create VGF session: no GPU context or command pool");
   if (Status s = check_vgf(file); !s.is_ok()) return s.with_context("failed to create VGF session: ");
   std::unique_ptr<VgfSession> session(new VgfSession(std::move(context), std::move(pool), std::move(file), island_id));
-  if (Status s = session->build(); !s.is_ok())
+  if (Status s = session->build(placement); !s.is_ok())
     return s.with_context("failed to create VGF session for island " + std::to_string(island_id) + ": ");
   return session;
 }
 
-Status VgfSession::build() {
+Status VgfSession::build(const DevicePlacement* placement) {
   const std::vector<SegmentDispatches> plan = plan_dispatches(file_);
-  HS_RETURN_IF_ERROR(allocate_memory(plan));
+  HS_RETURN_IF_ERROR(allocate_memory(placement));
   HS_RETURN_IF_ERROR(make_pipelines(plan));
   return record();
 }
 
-// Transients get lifetimes in global dispatch order; a group of aliases is
-// one block alive from its first to its last use by any member.
-Status VgfSession::allocate_memory(const std::vector<SegmentDispatches>& plan) {
+// Transients go at the offsets of the scratch block (transient_planner.h),
+// inputs and outputs at the placement's, all in one arena: the session's,
+// or one of the island's own.
+Status VgfSession::allocate_memory(const DevicePlacement* placement) {
   const auto& resources = file_.resources;
   // Each resource is bound whole to one storage-buffer descriptor.
   const uint64_t max_range = context_->limits().maxStorageBufferRange;
@@ -95,33 +96,23 @@ Status VgfSession::allocate_memory(const std::vector<SegmentDispatches>& plan) {
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') of " +
                          std::to_string(resources[id].bytes()) + " bytes exceeds the device's maxStorageBufferRange (" +
                          std::to_string(max_range) + ")");
-  placements_.assign(resources.size(), {});
-  auto block_key = [&](uint32_t id) -> int64_t {
-    return resources[id].alias_group >= 0 ? -1 - resources[id].alias_group : static_cast<int64_t>(id);
-  };
-  std::map<int64_t, size_t> block_of;
-  std::vector<TransientBlock> blocks;
-  int step = 0;
-  for (const SegmentDispatches& seg : plan) {
-    for (const Dispatch& d : seg.dispatches) {
-      for (uint32_t id : d.bindings) {
-        if (resources[id].kind != ResourceKind::kIntermediate) continue;
-        auto [it, inserted] = block_of.try_emplace(block_key(id), blocks.size());
-        if (inserted) blocks.push_back(TransientBlock{resources[id].bytes(), step, step});
-        blocks[it->second].last_step = step;
-      }
-      ++step;
-    }
+  HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_));
+  const DeviceMemoryNeeds needs = vgf_memory_needs(file_, transients);
+  transient_bytes_ = transients.bytes;
+  transient_lower_bound_ = transients.lower_bound;
+  DevicePlacement own;
+  if (!placement) {
+    uint64_t total = 0;
+    own = pack_placement(needs, total);
+    HS_ASSIGN_OR_RETURN(own_arena_, Buffer::create_arena(*context_, total));
+    own.arena = &own_arena_;
+    placement = &own;
   }
+  HS_RETURN_IF_ERROR(check_placement(needs, *placement, placement->arena->size(),
+                                     context_->limits().minStorageBufferOffsetAlignment));
   const uint64_t alignment =
       std::max<uint64_t>(kSectionAlignment, context_->limits().minStorageBufferOffsetAlignment);
-  const TransientPlan transient = plan_transient_memory(blocks, alignment);
-  transient_bytes_ = transient.total;
-  transient_lower_bound_ = max_live_bytes(blocks, alignment);
-  if (transient.total > 0) {
-    HS_ASSIGN_OR_RETURN(transient_, Buffer::create(*context_, transient.total, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                                                   MemoryUsage::kDeviceLocal));
-  }
+  placements_.assign(resources.size(), {});
 
   // Constants, re-laid at the device's descriptor offset alignment.
   std::vector<uint8_t> constant_bytes;
@@ -141,30 +132,21 @@ Status VgfSession::allocate_memory(const std::vector<SegmentDispatches>& plan) {
     HS_RETURN_IF_ERROR(upload(pool_->pool, constants_, std::as_bytes(std::span(constant_bytes))));
   }
 
-  // Island I/O: one host-visible buffer each, so handoffs and the host can map them.
-  io_buffers_.reserve(file_.inputs.size() + file_.outputs.size());
+  // Island I/O: ranges of the arena, so handoffs and the host can reach them.
   for (const auto* list : {&file_.inputs, &file_.outputs}) {
-    for (uint32_t id : *list) {
-      HS_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(*context_, resources[id].bytes(), kIoUsage,
-                                                        MemoryUsage::kDeviceLocalHostVisible));
-      io_buffers_.push_back(std::move(buffer));
-    }
-  }
-  size_t io = 0;
-  for (const auto* list : {&file_.inputs, &file_.outputs}) {
-    for (uint32_t id : *list) {
-      Buffer& buffer = io_buffers_[io++];
-      placements_[id] = {&buffer, 0};
-      DeviceTensor t{&buffer, 0, resources[id].bytes(), resources[id].layout};
-      (list == &file_.inputs ? inputs_ : outputs_).push_back(t);
+    const bool inputs = list == &file_.inputs;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const uint32_t id = (*list)[i];
+      const uint64_t offset = inputs ? placement->input_offsets[i] : placement->output_offsets[i];
+      placements_[id] = {placement->arena, offset};
+      (inputs ? inputs_ : outputs_).push_back({placement->arena, offset, resources[id].bytes(), resources[id].layout});
     }
   }
   for (size_t id = 0; id < resources.size(); ++id) {
     const Resource& r = resources[id];
     if (r.kind == ResourceKind::kConstant) placements_[id] = {&constants_, constant_offset[id]};
-    if (r.kind != ResourceKind::kIntermediate) continue;
-    auto it = block_of.find(block_key(static_cast<uint32_t>(id)));
-    if (it != block_of.end()) placements_[id] = {&transient_, transient.offsets[it->second]};
+    if (r.kind == ResourceKind::kIntermediate && transients.offsets[id] >= 0)
+      placements_[id] = {placement->arena, placement->scratch_offset + static_cast<uint64_t>(transients.offsets[id])};
   }
   return Status::ok();
 }

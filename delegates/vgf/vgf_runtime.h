@@ -6,10 +6,12 @@
 //        segment becomes a GraphPipeline: the list of TOSA-operator compute
 //        pipelines it runs, in order;
 //     2. plans the transient tensors (intermediates, alias groups merged)
-//        into ONE device allocation by lifetime (transient_planner.h);
+//        into one scratch block by lifetime (transient_planner.h);
 //     3. uploads the constants once;
-//     4. makes one host-visible buffer per island input and output (the
-//        DeviceTensors the executor's handoffs fill and drain);
+//     4. places the scratch block and the island's inputs and outputs (the
+//        DeviceTensors the executor's handoffs fill and drain) in a device
+//        arena: the session's, at the offsets init() was given, or one of
+//        its own;
 //     5. records ONE command buffer for the whole island.
 //   VgfSession::submit (per run): one queue submit, no host wait.
 //
@@ -64,7 +66,8 @@ class VgfSession {
   // `file` must come from decode_vgf or lower_island (checked). Errors name
   // the Vulkan call or the operator that failed.
   static Result<std::unique_ptr<VgfSession>> create(std::shared_ptr<SharedGpuContext> context,
-                                                    std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
+                                                    std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id,
+                                                    const DevicePlacement* placement = nullptr);
   ~VgfSession();
   VgfSession(const VgfSession&) = delete;
   VgfSession& operator=(const VgfSession&) = delete;
@@ -74,11 +77,11 @@ class VgfSession {
   const std::shared_ptr<SharedGpuContext>& shared_context() const { return context_; }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
-  // Island input/output i: a whole host-visible buffer, NHWC for rank 4.
+  // Island input/output i: a range of the arena, NHWC for rank 4.
   const DeviceTensor& input(size_t i) const { return inputs_.at(i); }
   const DeviceTensor& output(size_t i) const { return outputs_.at(i); }
   const std::vector<GraphPipeline>& pipelines() const { return pipelines_; }
-  // Bytes of the one transient allocation, and the most bytes live at once.
+  // Bytes of the transients' scratch block, and the most bytes live at once.
   uint64_t transient_bytes() const { return transient_bytes_; }
   uint64_t transient_lower_bound() const { return transient_lower_bound_; }
 
@@ -91,8 +94,8 @@ class VgfSession {
 
  private:
   VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
-  Status build();
-  Status allocate_memory(const std::vector<SegmentDispatches>& plan);
+  Status build(const DevicePlacement* placement);
+  Status allocate_memory(const DevicePlacement* placement);
   Status make_pipelines(const std::vector<SegmentDispatches>& plan);
   Status record();
   VkDescriptorBufferInfo binding(uint32_t resource) const;
@@ -109,9 +112,8 @@ class VgfSession {
     uint64_t offset = 0;
   };
   std::vector<Placement> placements_;
-  Buffer transient_;
+  Buffer own_arena_;  // inputs, outputs and transients when no placement was given
   Buffer constants_;
-  std::vector<Buffer> io_buffers_;  // inputs, then outputs
   std::vector<DeviceTensor> inputs_;
   std::vector<DeviceTensor> outputs_;
   uint64_t transient_bytes_ = 0;

@@ -14,6 +14,7 @@
 #include "delegates/vulkan/kernel_params.h"
 #include "delegates/vulkan/op_semantics.h"
 #include "graph/op_schema.h"
+#include "memory/arena_planner.h"
 
 namespace hetsched::vulkan {
 
@@ -208,6 +209,7 @@ class Lowering {
     HS_RETURN_IF_ERROR(group_nodes());
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
+    HS_RETURN_IF_ERROR(plan_scratch());
     plan_barriers();
     // The parameter buffer also stands in for unused bindings, so it is never empty.
     if (params_.empty()) params_.assign(4, 0u);
@@ -1132,29 +1134,73 @@ class Lowering {
     return Status::ok();
   }
 
-  // --- pass 4: barriers ---------------------------------------------------
+  // --- pass 4: scratch -----------------------------------------------------
 
-  // A step waits (barrier_before) when it reads what an earlier step wrote
-  // since the last barrier, or writes what one read or wrote — except
-  // pieces of one Concat, which write disjoint ranges.
+  // Every intermediate lives from the first step that touches it to the
+  // last; the arena planner gives those never live together the same bytes.
+  Status plan_scratch() {
+    std::vector<int> first(out_.buffers.size(), -1), last(out_.buffers.size(), -1);
+    for (size_t s = 0; s < out_.steps.size(); ++s)
+      for (const auto* list : {&out_.steps[s].reads, &out_.steps[s].writes})
+        for (int b : *list) {
+          if (first[b] < 0) first[b] = static_cast<int>(s);
+          last[b] = static_cast<int>(s);
+        }
+    std::vector<memory::BufferRequest> requests;
+    std::vector<int> buffer_of;
+    for (size_t b = 0; b < out_.buffers.size(); ++b) {
+      if (out_.buffers[b].role != BufferPlan::Role::kIntermediate) continue;
+      // A buffer no step touches (none today) still gets bytes of its own.
+      const int from = first[b] < 0 ? 0 : first[b];
+      const int to = first[b] < 0 ? static_cast<int>(out_.steps.size()) : last[b];
+      requests.push_back({out_.buffers[b].name, std::max<uint64_t>(out_.buffers[b].bytes, 4), kDeviceArenaAlignment,
+                          from, to});
+      buffer_of.push_back(static_cast<int>(b));
+    }
+    Result<memory::ArenaPlan> plan = memory::plan_arena(requests);
+    if (!plan.is_ok()) return plan.status().with_context("failed to plan the island's scratch memory: ");
+    for (size_t i = 0; i < requests.size(); ++i) out_.buffers[buffer_of[i]].offset = plan->offsets[i];
+    out_.scratch_bytes = plan->planned_bytes;
+    out_.scratch_lower_bound = plan->lower_bound;
+    return Status::ok();
+  }
+
+  // --- pass 5: barriers ---------------------------------------------------
+
+  // Whether buffers a and b share bytes: the same buffer, or intermediates
+  // the scratch plan overlapped.
+  bool share_bytes(int a, int b) const {
+    if (a == b) return true;
+    const BufferPlan& x = out_.buffers[a];
+    const BufferPlan& y = out_.buffers[b];
+    if (x.role != BufferPlan::Role::kIntermediate || y.role != BufferPlan::Role::kIntermediate) return false;
+    const uint64_t x_end = x.offset + std::max<uint64_t>(x.bytes, 4);
+    const uint64_t y_end = y.offset + std::max<uint64_t>(y.bytes, 4);
+    return x.offset < y_end && y.offset < x_end;
+  }
+
+  // A step waits (barrier_before) when it reads bytes an earlier step wrote
+  // since the last barrier, or writes bytes one read or wrote — except
+  // pieces of one Concat, which write disjoint ranges of one buffer.
   void plan_barriers() {
-    std::map<int, int> written;  // buffer → write group of its writer
-    std::set<int> read;
+    std::vector<std::pair<int, int>> written;  // buffer, write group of its writer
+    std::vector<int> read;
     for (Step& step : out_.steps) {
       bool hazard = false;
-      for (int r : step.reads) hazard |= written.count(r) != 0;
+      for (int r : step.reads)
+        for (const auto& [w, group] : written) hazard |= share_bytes(r, w);
       for (int w : step.writes) {
-        auto it = written.find(w);
-        hazard |= read.count(w) != 0;
-        hazard |= it != written.end() && (step.write_group < 0 || it->second != step.write_group);
+        for (int r : read) hazard |= share_bytes(w, r);
+        for (const auto& [prev, group] : written)
+          hazard |= share_bytes(w, prev) && (w != prev || step.write_group < 0 || group != step.write_group);
       }
       if (hazard) {
         step.barrier_before = true;
         written.clear();
         read.clear();
       }
-      for (int r : step.reads) read.insert(r);
-      for (int w : step.writes) written[w] = step.write_group;
+      for (int r : step.reads) read.push_back(r);
+      for (int w : step.writes) written.emplace_back(w, step.write_group);
     }
   }
 
@@ -1197,6 +1243,21 @@ Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b) {
     layout.b_batch_stride[first + i] = walk.strides[1][i];
   }
   return layout;
+}
+
+DeviceMemoryNeeds device_memory_needs(const LoweredIsland& lowered) {
+  DeviceMemoryNeeds needs;
+  needs.scratch_bytes = lowered.scratch_bytes;
+  needs.scratch_lower_bound = lowered.scratch_lower_bound;
+  for (int b : lowered.input_buffers) {
+    needs.input_bytes.push_back(std::max<uint64_t>(lowered.buffers[b].bytes, 4));
+    needs.input_layouts.push_back(TensorLayout::kNchw);
+  }
+  for (int b : lowered.output_buffers) {
+    needs.output_bytes.push_back(std::max<uint64_t>(lowered.buffers[b].bytes, 4));
+    needs.output_layouts.push_back(TensorLayout::kNchw);
+  }
+  return needs;
 }
 
 Result<LoweredIsland> lower_island(const Graph& graph, const LoweringOptions& options) {

@@ -16,7 +16,10 @@
 //               the parameter blocks of its kernels;
 //   3. outputs: give island outputs that no step wrote (inputs passed
 //               through, aliases) a buffer of their own and a copy;
-//   4. barriers: mark the steps that must wait for earlier ones.
+//   4. scratch: place intermediates in one block by their step lifetimes
+//               (memory/arena_planner.h), sharing bytes where they can;
+//   5. barriers: mark the steps that must wait for earlier ones, on bytes
+//               (two intermediates sharing bytes are one hazard).
 #pragma once
 
 #include <array>
@@ -27,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "delegates/delegate.h"
 #include "delegates/vulkan/conv_tiling.h"
 #include "graph/graph.h"
 #include "hetsched/status.h"
@@ -69,6 +73,9 @@ struct BufferPlan {
   int io_index = -1;  // kInput: position among the island's inputs
   std::vector<std::byte> data;
   std::string name;  // the value it holds, for logs and errors
+  // kIntermediate: bytes into the island's scratch block (pass 4). Buffers
+  // whose steps never overlap share bytes.
+  uint64_t offset = 0;
 };
 
 // One command of the island's command buffer.
@@ -105,6 +112,11 @@ struct LoweredIsland {
   std::vector<Step> steps;
   std::vector<int> input_buffers;   // per island input (graph input order)
   std::vector<int> output_buffers;  // per island output (graph output order)
+  // Intermediates, placed by the arena planner at multiples of
+  // kDeviceArenaAlignment: the block they need, and the most bytes live at
+  // one step (what no placement can beat).
+  uint64_t scratch_bytes = 0;
+  uint64_t scratch_lower_bound = 0;
   size_t node_count = 0;
   size_t dispatch_count() const;
 };
@@ -123,6 +135,11 @@ struct LoweringOptions {
 // accepted by vulkan_supports) to buffers and steps. Errors name the node:
 // "node 'x' (Op): ..." — reached only for graphs supports() would refuse.
 Result<LoweredIsland> lower_island(const Graph& graph, const LoweringOptions& options = {});
+
+// What the island needs from a device arena (the delegate contract's
+// DeviceMemoryNeeds): its scratch block and its inputs' and outputs' sizes,
+// all in the graph's NCHW order.
+DeviceMemoryNeeds device_memory_needs(const LoweredIsland& lowered);
 
 // How MatMul's broadcast batch dims map onto gemm.comp's three batch grid
 // dims: sizes and strides (in elements) of A and B per merged dim.

@@ -178,6 +178,24 @@ class VulkanDelegate final : public Delegate {
     return encode_island_blob(sub);
   }
 
+  // Lowering is host-only: the scratch block is known without a device.
+  Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
+    const std::string prefix = "failed to plan the Vulkan island's memory: ";
+    Result<Graph> graph = decode_island_blob(blob);
+    if (!graph.is_ok()) return graph.status().with_context(prefix);
+    Result<Settings> settings = parse_settings(specs, settings_);
+    if (!settings.is_ok()) return settings.status().with_context(prefix);
+    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
+    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    return device_memory_needs(*lowered);
+  }
+
+  Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {
+    bool created = false;
+    HS_ASSIGN_OR_RETURN(ContextState state, context_for(settings_, created));
+    return state.context;
+  }
+
   Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
     const std::string prefix = "failed to init Vulkan island " + std::to_string(ctx.island_id) + ": ";
     Result<Graph> graph = decode_island_blob(blob);
@@ -202,7 +220,8 @@ class VulkanDelegate final : public Delegate {
     options.gpu_timestamps = settings->timestamps;
     const size_t dispatches = lowered->dispatch_count();
     Result<std::unique_ptr<VulkanIsland>> island =
-        VulkanIsland::create(state->context, state->pool, state->library, std::move(lowered).value(), options);
+        VulkanIsland::create(state->context, state->pool, state->library, std::move(lowered).value(), options,
+                             ctx.placement);
     if (!island.is_ok()) return island.status().with_context(prefix);
     spdlog::debug("[Vulkan] init: island {}, {} ops ({} dispatches), context {} ({}) on {}", ctx.island_id,
                   graph->num_nodes(), dispatches, settings->spec.key(), created ? "created" : "reused",

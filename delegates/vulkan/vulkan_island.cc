@@ -29,20 +29,13 @@ constexpr VkAccessFlags kStepWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRA
 constexpr VkAccessFlags kStepAccess =
     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
-bool has_device_local_host_visible(const VkPhysicalDeviceMemoryProperties& memory) {
-  constexpr VkMemoryPropertyFlags kWanted =
-      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
-    if ((memory.memoryTypes[i].propertyFlags & kWanted) == kWanted) return true;
-  return false;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<VulkanIsland>> VulkanIsland::create(std::shared_ptr<SharedGpuContext> context,
                                                            std::shared_ptr<DelegatePool> pool,
                                                            std::shared_ptr<KernelLibrary> library,
-                                                           LoweredIsland lowered, const VulkanIslandOptions& options) {
+                                                           LoweredIsland lowered, const VulkanIslandOptions& options,
+                                                           const DevicePlacement* placement) {
   std::unique_ptr<VulkanIsland> island(new VulkanIsland());
   island->context_ = std::move(context);
   island->pool_ = std::move(pool);
@@ -50,13 +43,15 @@ Result<std::unique_ptr<VulkanIsland>> VulkanIsland::create(std::shared_ptr<Share
   island->options_ = options;
   island->node_count_ = lowered.node_count;
   island->dispatch_count_ = lowered.dispatch_count();
-  HS_RETURN_IF_ERROR(island->allocate_buffers(lowered));
+  HS_RETURN_IF_ERROR(island->allocate_buffers(lowered, placement));
   HS_RETURN_IF_ERROR(island->upload_constants(lowered));
   HS_RETURN_IF_ERROR(island->record(lowered));
-  for (int b : lowered.input_buffers)
-    island->inputs_.push_back({&island->buffers_[b], 0, lowered.buffers[b].bytes, TensorLayout::kNchw});
-  for (int b : lowered.output_buffers)
-    island->outputs_.push_back({&island->buffers_[b], 0, lowered.buffers[b].bytes, TensorLayout::kNchw});
+  for (const auto* list : {&lowered.input_buffers, &lowered.output_buffers})
+    for (int b : *list) {
+      const View& v = island->views_[b];
+      (list == &lowered.input_buffers ? island->inputs_ : island->outputs_)
+          .push_back({v.buffer, v.offset, lowered.buffers[b].bytes, TensorLayout::kNchw});
+    }
   return island;
 }
 
@@ -76,27 +71,43 @@ VulkanIsland::~VulkanIsland() {
   }
 }
 
-Status VulkanIsland::allocate_buffers(const LoweredIsland& lowered) {
-  // Inputs and outputs go where the executor can memcpy into them when the
-  // device has device-local mapped memory (integrated GPUs, resizable BAR);
-  // elsewhere they stay device-local and the executor stages copies.
-  const MemoryUsage io_usage = has_device_local_host_visible(context_->memory_properties())
-                                   ? MemoryUsage::kDeviceLocalHostVisible
-                                   : MemoryUsage::kDeviceLocal;
-  buffers_.reserve(lowered.buffers.size());
-  for (const BufferPlan& plan : lowered.buffers) {
-    const bool io = plan.role == BufferPlan::Role::kInput || plan.role == BufferPlan::Role::kOutput;
-    Result<Buffer> buffer = Buffer::create(*context_, std::max<uint64_t>(plan.bytes, 4), kStorageAndTransfer,
-                                           io ? io_usage : MemoryUsage::kDeviceLocal);
-    // The mapped heap can be small (a 256 MiB BAR window); plain device
-    // memory still works through staging copies.
-    if (!buffer.is_ok() && io && io_usage != MemoryUsage::kDeviceLocal)
-      buffer =
-          Buffer::create(*context_, std::max<uint64_t>(plan.bytes, 4), kStorageAndTransfer, MemoryUsage::kDeviceLocal);
-    if (!buffer.is_ok())
-      return buffer.status().with_context("failed to allocate buffer '" + plan.name + "' (" +
-                                          std::to_string(plan.bytes) + " bytes): ");
-    buffers_.push_back(std::move(buffer).value());
+Status VulkanIsland::allocate_buffers(const LoweredIsland& lowered, const DevicePlacement* placement) {
+  const DeviceMemoryNeeds needs = device_memory_needs(lowered);
+  owned_.reserve(lowered.buffers.size() + 1);  // views point into owned_: it never reallocates
+  DevicePlacement own;
+  if (!placement) {
+    uint64_t total = 0;
+    own = pack_placement(needs, total);
+    Result<Buffer> arena = Buffer::create_arena(*context_, total);
+    if (!arena.is_ok())
+      return arena.status().with_context("failed to allocate the island's memory (" + std::to_string(total) +
+                                         " bytes): ");
+    owned_.push_back(std::move(arena).value());
+    own.arena = &owned_.back();
+    placement = &own;
+  }
+  HS_RETURN_IF_ERROR(check_placement(needs, *placement, placement->arena->size(),
+                                     context_->limits().minStorageBufferOffsetAlignment));
+  views_.resize(lowered.buffers.size());
+  for (size_t i = 0; i < lowered.input_buffers.size(); ++i)
+    views_[lowered.input_buffers[i]] = {placement->arena, placement->input_offsets[i], needs.input_bytes[i]};
+  for (size_t i = 0; i < lowered.output_buffers.size(); ++i)
+    views_[lowered.output_buffers[i]] = {placement->arena, placement->output_offsets[i], needs.output_bytes[i]};
+  for (size_t b = 0; b < lowered.buffers.size(); ++b) {
+    const BufferPlan& plan = lowered.buffers[b];
+    const uint64_t bytes = std::max<uint64_t>(plan.bytes, 4);
+    if (plan.role == BufferPlan::Role::kIntermediate) {
+      views_[b] = {placement->arena, placement->scratch_offset + plan.offset, bytes};
+    } else if (plan.role == BufferPlan::Role::kConstant) {
+      Result<Buffer> buffer = Buffer::create(*context_, bytes, kStorageAndTransfer, MemoryUsage::kDeviceLocal);
+      if (!buffer.is_ok())
+        return buffer.status().with_context("failed to allocate buffer '" + plan.name + "' (" + std::to_string(bytes) +
+                                            " bytes): ");
+      owned_.push_back(std::move(buffer).value());
+      views_[b] = {&owned_.back(), 0, bytes};
+    } else if (!views_[b].buffer) {
+      return internal_error("failed to allocate buffer '" + plan.name + "': an input or output the island does not list");
+    }
   }
   return Status::ok();
 }
@@ -126,7 +137,7 @@ Status VulkanIsland::upload_constants(const LoweredIsland& lowered) {
     HS_RETURN_IF_ERROR(pool_->pool.run_one_shot([&](VkCommandBuffer cmd) {
       for (const auto& [buffer, at] : copies) {
         const VkBufferCopy region{at, 0, lowered.buffers[buffer].data.size()};
-        vkCmdCopyBuffer(cmd, staging.handle(), buffers_[buffer].handle(), 1, &region);
+        vkCmdCopyBuffer(cmd, staging.handle(), views_[buffer].buffer->handle(), 1, &region);
       }
       record_memory_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT);
@@ -148,7 +159,7 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     if (step.kind != Step::Kind::kDispatch) continue;
     HS_ASSIGN_OR_RETURN(pipelines[i], library_->pipeline(step.kernel, step.specialization));
     std::vector<VkDescriptorBufferInfo> infos;
-    for (int b : step.bindings) infos.push_back(buffers_[b].descriptor());
+    for (int b : step.bindings) infos.push_back(views_[b].descriptor());
     HS_ASSIGN_OR_RETURN(sets[i], descriptors_.allocate(*pipelines[i], infos));
   }
 
@@ -179,8 +190,10 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     const Step& step = lowered.steps[i];
     if (step.barrier_before) record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
     if (step.kind == Step::Kind::kCopy) {
-      const VkBufferCopy region{0, 0, step.copy_bytes};
-      vkCmdCopyBuffer(cmd, buffers_[step.reads[0]].handle(), buffers_[step.writes[0]].handle(), 1, &region);
+      const View& src = views_[step.reads[0]];
+      const View& dst = views_[step.writes[0]];
+      const VkBufferCopy region{src.offset, dst.offset, step.copy_bytes};
+      vkCmdCopyBuffer(cmd, src.buffer->handle(), dst.buffer->handle(), 1, &region);
       continue;
     }
     record_dispatch(cmd, *pipelines[i], sets[i], std::as_bytes(std::span(step.push_constants)), step.groups[0],

@@ -1,7 +1,8 @@
-// VulkanIsland: one island initialised by the Vulkan delegate — its buffers
-// (weights uploaded once, a buffer per input, output and intermediate), one
-// descriptor set per dispatch, and ONE command buffer recorded at init and
-// replayed by every execute().
+// VulkanIsland: one island initialised by the Vulkan delegate — its memory
+// (weights uploaded once into buffers of its own; inputs, outputs and the
+// scratch block of intermediates at the offsets of a device arena, the
+// session's or its own), one descriptor set per dispatch, and ONE command
+// buffer recorded at init and replayed by every execute().
 //
 // Ownership: holds the SharedGpuContext, the delegate's command pool (its
 // command buffer comes from it) and the delegate's kernel library, all by
@@ -49,10 +50,13 @@ class VulkanIsland final : public IslandHandle {
   // Allocates and fills the buffers of `lowered`, creates the pipelines and
   // descriptor sets, and records the command buffer. Waits on the host for
   // the weight uploads; nothing else runs yet.
+  // With `placement` (not retained), inputs, outputs and scratch live in
+  // its arena; without, the island allocates an arena of its own.
   static Result<std::unique_ptr<VulkanIsland>> create(std::shared_ptr<SharedGpuContext> context,
                                                       std::shared_ptr<DelegatePool> pool,
                                                       std::shared_ptr<KernelLibrary> library, LoweredIsland lowered,
-                                                      const VulkanIslandOptions& options);
+                                                      const VulkanIslandOptions& options,
+                                                      const DevicePlacement* placement = nullptr);
   ~VulkanIsland() override;
   VulkanIsland(const VulkanIsland&) = delete;
   VulkanIsland& operator=(const VulkanIsland&) = delete;
@@ -81,7 +85,14 @@ class VulkanIsland final : public IslandHandle {
 
  private:
   VulkanIsland() = default;
-  Status allocate_buffers(const LoweredIsland& lowered);
+  // A lowered buffer as the island binds it: a range of a Buffer.
+  struct View {
+    Buffer* buffer = nullptr;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    VkDescriptorBufferInfo descriptor() const { return buffer->descriptor(offset, size); }
+  };
+  Status allocate_buffers(const LoweredIsland& lowered, const DevicePlacement* placement);
   Status upload_constants(const LoweredIsland& lowered);
   Status record(const LoweredIsland& lowered);
 
@@ -89,7 +100,8 @@ class VulkanIsland final : public IslandHandle {
   std::shared_ptr<SharedGpuContext> context_;
   std::shared_ptr<DelegatePool> pool_;
   std::shared_ptr<KernelLibrary> library_;
-  std::vector<Buffer> buffers_;  // indexed like LoweredIsland::buffers
+  std::vector<Buffer> owned_;  // constants, and the arena when none was given
+  std::vector<View> views_;    // indexed like LoweredIsland::buffers
   DescriptorPool descriptors_;
   VkHandle<VkQueryPool> timestamps_;
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;  // freed by the destructor

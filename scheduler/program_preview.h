@@ -1,0 +1,23 @@
+// What `hetsched preview` shows of a compiled program beside its partition:
+// the handoffs as the program does them (alias, layout conversion, ...) and
+// the memory plan per domain.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "partitioner/preview.h"
+#include "scheduler/program.h"
+
+namespace hetsched {
+
+// One line per handoff step (host copies, which move nothing, left out).
+std::vector<PreviewHandoff> program_handoffs(const Program& program);
+
+// "memory (per request in flight)" with one row per domain: planned bytes,
+// lower bound, their ratio, buffer count.
+std::string format_memory_text(const MemoryPlan& plan);
+// [{"domain", "planned_bytes", "lower_bound", "buffers"}]
+std::string format_memory_json(const MemoryPlan& plan);
+
+}  // namespace hetsched
