@@ -71,7 +71,7 @@ Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, c
   }
   HS_ASSIGN_OR_RETURN(const auto needs, device_memory_needs(program, delegates));
   HS_ASSIGN_OR_RETURN(program.steps, plan_steps(program, delegates, needs));
-  HS_RETURN_IF_ERROR(plan_memory(program, delegates, needs));
+  HS_RETURN_IF_ERROR(plan_memory(program, delegates, needs, profile.sync));
   HS_RETURN_IF_ERROR(validate_program(program));
   return program;
 }
@@ -94,13 +94,13 @@ Result<std::vector<std::optional<DeviceMemoryNeeds>>> device_memory_needs(const 
 }
 
 Status plan_memory(Program& program, const DelegateSet& delegates,
-                   const std::vector<std::optional<DeviceMemoryNeeds>>& needs) {
+                   const std::vector<std::optional<DeviceMemoryNeeds>>& needs, SyncMode sync) {
   std::vector<std::string> domains;
   for (const ProgramIsland& island : program.islands) {
     const Delegate* delegate = delegates.find(island.delegate);
     domains.push_back(delegate ? delegate->resource() : "");
   }
-  HS_ASSIGN_OR_RETURN(program.memory, plan_program_memory(program, needs, domains));
+  HS_ASSIGN_OR_RETURN(program.memory, plan_program_memory(program, needs, domains, sync != SyncMode::kNone));
   return Status::ok();
 }
 

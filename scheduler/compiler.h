@@ -30,9 +30,10 @@ Result<std::vector<ProgramStep>> plan_steps(const Program& program, const Delega
 // islands), from its delegate.
 Result<std::vector<std::optional<DeviceMemoryNeeds>>> device_memory_needs(const Program& program,
                                                                           const DelegateSet& delegates);
-// Fills program.memory (scheduler/memory_plan.h) for its planned steps.
+// Fills program.memory (scheduler/memory_plan.h) for its planned steps;
+// under sync mode none device buffers are not reused.
 Status plan_memory(Program& program, const DelegateSet& delegates,
-                   const std::vector<std::optional<DeviceMemoryNeeds>>& needs);
+                   const std::vector<std::optional<DeviceMemoryNeeds>>& needs, SyncMode sync);
 
 Result<Program> compile_program(const Graph& graph, const PartitionPlan& plan, const DelegateSet& delegates,
                                 const Profile& profile);

@@ -32,7 +32,7 @@ int position(const std::vector<int>& list, int tensor) {
 
 // Plans one domain's buffers with the DAG's order as the only reuse licence.
 Result<DomainPlan> plan_domain(std::string name, const std::vector<Pending>& buffers, uint64_t alignment,
-                               const StepGraph& graph, std::vector<int>& index_in_plan) {
+                               const StepGraph& graph, bool reuse, std::vector<int>& index_in_plan) {
   std::vector<memory::BufferRequest> requests, bound_requests;
   std::vector<const Pending*> placed;
   index_in_plan.assign(buffers.size(), -1);
@@ -47,6 +47,7 @@ Result<DomainPlan> plan_domain(std::string name, const std::vector<Pending>& buf
   // Disjoint in program order is not enough: the later buffer's first
   // writer must wait for every step of the earlier one.
   const auto conflicts = [&](size_t i, size_t j) {
+    if (!reuse) return true;
     const Pending& a = *placed[i];
     const Pending& b = *placed[j];
     const Pending& earlier = a.steps.back() < b.steps.front() ? a : b;
@@ -69,7 +70,7 @@ Result<DomainPlan> plan_domain(std::string name, const std::vector<Pending>& buf
 }  // namespace
 
 Result<MemoryPlan> plan_program_memory(const Program& program, const std::vector<std::optional<DeviceMemoryNeeds>>& needs,
-                                       const std::vector<std::string>& domains) {
+                                       const std::vector<std::string>& domains, bool device_reuse) {
   const size_t islands = program.islands.size();
   if (needs.size() != islands || domains.size() != islands)
     return internal_error("failed to plan memory: needs for " + std::to_string(needs.size()) + " islands, the program has " +
@@ -207,7 +208,7 @@ Result<MemoryPlan> plan_program_memory(const Program& program, const std::vector
   std::vector<std::vector<int>> index_in_plan(buffers.size());
   for (size_t d = 0; d < buffers.size(); ++d) {
     Result<DomainPlan> domain = plan_domain(domain_names[d], buffers[d], d == 0 ? kHostAlignment : kDeviceArenaAlignment,
-                                            graph, index_in_plan[d]);
+                                            graph, d == 0 || device_reuse, index_in_plan[d]);
     if (!domain.is_ok()) return domain.status().with_context("failed to plan " + domain_names[d] + " memory: ");
     plan.domains.push_back(std::move(domain).value());
   }

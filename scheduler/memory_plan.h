@@ -29,9 +29,11 @@ namespace hetsched {
 
 // `needs[i]`: device island i's needs (nullopt for host islands);
 // `domains[i]`: its resource ("gpu:<key>"), ignored for host islands.
-// The program's steps must be planned already. kInvalidArgument when sizes
-// overflow.
+// The program's steps must be planned already. `device_reuse` false gives
+// every device buffer bytes of its own (sync mode none: GPU steps do not
+// wait for each other, so no order licenses reuse). kInvalidArgument when
+// sizes overflow.
 Result<MemoryPlan> plan_program_memory(const Program& program, const std::vector<std::optional<DeviceMemoryNeeds>>& needs,
-                                       const std::vector<std::string>& domains);
+                                       const std::vector<std::string>& domains, bool device_reuse = true);
 
 }  // namespace hetsched

@@ -55,11 +55,13 @@ Result<std::unique_ptr<Session>> Session::create(Program program, const Profile&
   auto session = std::unique_ptr<Session>(new Session(std::move(program), std::move(delegates), profile));
   HS_RETURN_IF_ERROR(session->init_shared_islands(profile));
   HS_RETURN_IF_ERROR(session->check_sync_mode());
-  if (session->program_.memory.domains.empty()) {
-    // A program without a plan (format 1, or built in code): plan it now.
+  if (session->program_.memory.domains.empty() || session->sync_ == SyncMode::kNone) {
+    // A program without a plan (format 1, or built in code) is planned now;
+    // under sync none, GPU steps do not wait for each other: plan again
+    // without device reuse.
     Program& program = session->program_;
     HS_ASSIGN_OR_RETURN(const auto needs, device_memory_needs(program, session->delegates_));
-    Status planned = plan_memory(program, session->delegates_, needs);
+    Status planned = plan_memory(program, session->delegates_, needs, session->sync_);
     if (!planned.is_ok()) return planned.with_context("failed to open session: ");
   }
   session->plan_outputs();

@@ -6,19 +6,10 @@
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/transient_planner.h"
 #include "graph/builder.h"
+#include "test/vulkan_test_driver.h"
 
 namespace hetsched::vgf {
 namespace {
-
-Island whole_graph_island(const Graph& g) {
-  Island island;
-  island.delegate = "vgf";
-  island.graph = &g;
-  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) island.nodes.push_back(n);
-  island.inputs = g.inputs();
-  island.outputs = g.outputs();
-  return island;
-}
 
 TEST(VgfTransientsTest, AChainNeedsTwoSlotsOfScratch) {
   GraphBuilder b("chain");
@@ -27,7 +18,7 @@ TEST(VgfTransientsTest, AChainNeedsTwoSlotsOfScratch) {
   b.output(t);
   Result<Graph> g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
-  Result<VgfFile> file = lower_island(whole_graph_island(*g));
+  Result<VgfFile> file = lower_island(testing::whole_graph_island(*g, "vgf"));
   ASSERT_TRUE(file.is_ok()) << file.status().message();
   Result<TransientLayout> layout = plan_transients(*file);
   ASSERT_TRUE(layout.is_ok()) << layout.status().message();
