@@ -103,7 +103,8 @@ Status Session::init_shared_islands(const Profile& profile) {
 Status Session::check_sync_mode() const {
   if (sync_ != SyncMode::kNone) return Status::ok();
   for (const ProgramStep& step : program_.steps)
-    if (step.kind == StepKind::kHandoff && step.handoff == HandoffKind::kDeviceCopy)
+    if (step.kind == StepKind::kHandoff &&
+        (step.handoff == HandoffKind::kDeviceCopy || step.handoff == HandoffKind::kAlias))
       return failed_precondition("sync mode 'none' cannot run this program: " + step.to + " reads '" +
                                  program_.tensors[step.tensor].name + "' from " + step.from +
                                  " on the shared queue (use timeline or queue_wait_idle)");
