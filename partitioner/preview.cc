@@ -20,6 +20,11 @@ std::string format_bytes(size_t bytes) {
   return buf;
 }
 
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -95,10 +100,6 @@ std::map<std::string, int> coverage(const PartitionPlan& plan) {
   return c;
 }
 
-std::string pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
 
 // One line per shared GPU context the plan's delegates use:
 // "vgf_vk_unified_e2e:7 (lookup_or_create) · shared by vgf, vulkan · device auto".

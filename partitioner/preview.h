@@ -40,6 +40,8 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
                              const PreviewHeader& header = {});
 std::string format_plan_dot(const Graph& graph, const PartitionPlan& plan);
 
+// `s` padded with spaces to `width` columns (bytes); longer strings unchanged.
+std::string pad(std::string s, size_t width);
 // "768 B", "1.5 KiB", "3.2 MiB".
 std::string format_bytes(size_t bytes);
 // JSON string literal with escapes.

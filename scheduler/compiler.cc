@@ -117,11 +117,9 @@ Result<std::vector<ProgramStep>> plan_steps(const Program& program, const Delega
   const auto layout_of = [&](int island, int tensor, bool input) {
     if (island < 0 || !needs[island]) return TensorLayout::kNchw;
     const ProgramIsland& pi = program.islands[island];
-    const auto& list = input ? pi.inputs : pi.outputs;
+    const int k = index_of(input ? pi.inputs : pi.outputs, tensor);
     const auto& layouts = input ? needs[island]->input_layouts : needs[island]->output_layouts;
-    for (size_t k = 0; k < list.size() && k < layouts.size(); ++k)
-      if (list[k] == tensor) return layouts[k];
-    return TensorLayout::kNchw;
+    return k >= 0 && static_cast<size_t>(k) < layouts.size() ? layouts[k] : TensorLayout::kNchw;
   };
   const auto resource_of = [&](int island) {
     const Delegate* d = delegates.find(program.islands[island].delegate);

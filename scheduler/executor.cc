@@ -77,14 +77,6 @@ class RequestRun {
     return v;
   }
 
-  // The highest value on `context` of any step step s depends on, directly or not.
-  uint64_t needed_by_ancestors(int s, const SharedGpuContext* context) const {
-    uint64_t v = 0;
-    for (int a = 0; a < s; ++a)
-      if (completion_[a].context == context && config_.graph->reaches(a, s)) v = std::max(v, completion_[a].value);
-    return v;
-  }
-
   // The first ready host step (in program order) whose GPU inputs are
   // already complete; else the first one.
   int pick_host_step() {
@@ -121,7 +113,7 @@ class RequestRun {
     }
     StepCall call;
     call.wait_value = context ? needed_on(s, context) : 0;
-    if (context && runner.writes_from_host()) call.host_wait_value = needed_by_ancestors(s, context);
+    for (int a : lane_.host_write_waits[s]) call.host_wait_value = std::max(call.host_wait_value, completion_[a].value);
     const int pair = lane_.timestamp_pair[s];
     GpuTimestamps* stamps = nullptr;
     if (stats_ && pair >= 0 && context) {

@@ -48,6 +48,10 @@ struct Lane {
   std::map<const SharedGpuContext*, GpuTimestamps> timestamps;
   std::vector<std::unique_ptr<StepRunner>> runners;  // by program step
   std::vector<int> timestamp_pair;                   // by program step; -1: none
+  // By program step, for steps that write device memory from the host
+  // (StepRunner::writes_from_host): the GPU steps on its context it depends
+  // on, directly or not, whose work must be done before it writes.
+  std::vector<std::vector<int>> host_write_waits;
   // Host tensors, by program tensor index: arena ranges and constants fixed
   // at load, the request's inputs and outputs set per request, null for
   // tensors that never reach the host.

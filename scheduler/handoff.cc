@@ -29,8 +29,13 @@ struct Staging {
   VkCommandBuffer copy = VK_NULL_HANDLE;  // freed with the transfers
 };
 
-Result<Staging> make_staging(const DeviceEnd& end, bool upload) {
+// Staging for a handoff that host_access.h says to stage (by memory kind and
+// size); an empty Staging (no copy) where the host reaches the tensor mapped.
+Result<Staging> staging_for(const DeviceEnd& end, bool upload) {
   Staging staging;
+  const HostAccessPolicy policy = host_access_policy(end.transfers->context(), *end.tensor->buffer);
+  const HostAccess access = upload ? choose_upload(policy, end.tensor->size) : choose_readback(policy, end.tensor->size);
+  if (access == HostAccess::kMapped) return staging;
   HS_ASSIGN_OR_RETURN(staging.buffer,
                       Buffer::create(end.transfers->context(), std::max<uint64_t>(end.tensor->size, 4),
                                      upload ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT : VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -46,11 +51,8 @@ class UploadStep final : public StepRunner {
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
                                                     std::string label) {
     auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
-    const HostAccessPolicy policy = host_access_policy(to.transfers->context(), *to.tensor->buffer);
-    if (choose_upload(policy, to.tensor->size) == HostAccess::kStaged) {
-      HS_ASSIGN_OR_RETURN(step->staging_, make_staging(to, true));
-      step->label_ += " (staged)";
-    }
+    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(to, true));
+    if (step->staging_.copy) step->label_ += " (staged)";
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 
@@ -107,11 +109,8 @@ class ReadbackStep final : public StepRunner {
     auto step = std::unique_ptr<ReadbackStep>(new ReadbackStep(tensor, type, from, std::move(label)));
     // The CPU reads uncached device memory very slowly (~30 MB/s from an
     // H100's BAR): beyond the measured crossover, copy to host-cached staging first.
-    const HostAccessPolicy policy = host_access_policy(from.transfers->context(), *from.tensor->buffer);
-    if (choose_readback(policy, from.tensor->size) == HostAccess::kStaged) {
-      HS_ASSIGN_OR_RETURN(step->staging_, make_staging(from, false));
-      step->label_ += " (staged)";
-    }
+    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(from, false));
+    if (step->staging_.copy) step->label_ += " (staged)";
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 

@@ -24,12 +24,6 @@ struct Pending {
   bool merged = false;       // an alias reader's input, merged into the writer's output
 };
 
-int position(const std::vector<int>& list, int tensor) {
-  for (size_t i = 0; i < list.size(); ++i)
-    if (list[i] == tensor) return static_cast<int>(i);
-  return -1;
-}
-
 // Plans one domain's buffers with the DAG's order as the only reuse licence.
 Result<DomainPlan> plan_domain(std::string name, const std::vector<Pending>& buffers, uint64_t alignment,
                                const StepGraph& graph, bool reuse, std::vector<int>& index_in_plan) {
@@ -139,7 +133,7 @@ Result<MemoryPlan> plan_program_memory(const Program& program, const std::vector
   }
   const auto device_key = [&](int island, bool input, int tensor) -> Result<Key> {
     const ProgramIsland& pi = program.islands[island];
-    const int k = position(input ? pi.inputs : pi.outputs, tensor);
+    const int k = index_of(input ? pi.inputs : pi.outputs, tensor);
     if (!device[island] || k < 0)
       return invalid_argument("failed to plan memory: island " + std::to_string(pi.id) + " has no device " +
                               (input ? "input '" : "output '") + program.tensors[tensor].name + "'");

@@ -43,6 +43,12 @@ Status check_tensor_list(const std::vector<int>& list, const Program& p, const s
 
 }  // namespace
 
+int index_of(const std::vector<int>& list, int tensor) {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i] == tensor) return static_cast<int>(i);
+  return -1;
+}
+
 Status validate_program(const Program& p) {
   std::set<std::string> names;
   for (size_t i = 0; i < p.tensors.size(); ++i) {

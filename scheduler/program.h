@@ -105,6 +105,9 @@ struct Program {
 // layout conversion on the way is shown as "layout conversion".
 std::string_view handoff_kind_name(HandoffKind k);
 
+// Position of `tensor` in an island's input or output list, or -1.
+int index_of(const std::vector<int>& list, int tensor);
+
 // Structural checks (indices in range, steps refer to existing islands/tensors). Loaders run it.
 // Also: tensor names non-empty and unique, island ids unique, node_names and
 // op_types of one island equally long, each constant's type equal to its

@@ -27,14 +27,8 @@ std::string format_memory_text(const MemoryPlan& plan) {
       std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(d.planned_bytes) / static_cast<double>(d.lower_bound));
     else
       std::snprintf(ratio, sizeof ratio, "%s", d.planned_bytes == 0 ? "-" : "inf");
-    std::string name = d.domain;
-    std::string planned = format_bytes(d.planned_bytes), bound = format_bytes(d.lower_bound);
-    name.resize(std::max<size_t>(name.size() + 1, 26), ' ');
-    planned.resize(std::max<size_t>(planned.size() + 1, 12), ' ');
-    bound.resize(std::max<size_t>(bound.size() + 1, 13), ' ');
-    std::string r = ratio;
-    r.resize(7, ' ');
-    out << " " << name << planned << bound << r << d.buffers.size() << "\n";
+    out << " " << pad(d.domain + " ", 26) << pad(format_bytes(d.planned_bytes) + " ", 12)
+        << pad(format_bytes(d.lower_bound) + " ", 13) << pad(ratio, 7) << d.buffers.size() << "\n";
   }
   return out.str();
 }

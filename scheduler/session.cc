@@ -181,15 +181,6 @@ Result<std::unique_ptr<Lane>> Session::make_lane(const Profile& profile) {
   return lane;
 }
 
-namespace {
-// Position of `tensor` in `list`, or -1.
-int position(const std::vector<int>& list, int tensor) {
-  for (size_t i = 0; i < list.size(); ++i)
-    if (list[i] == tensor) return static_cast<int>(i);
-  return -1;
-}
-}  // namespace
-
 // Makes a runner for every step of the program, bound to `lane`'s tensors.
 Status Session::bind_steps(Lane& lane) {
   const auto transfers_for = [&](const std::shared_ptr<SharedGpuContext>& context) -> Result<GpuTransfers*> {
@@ -208,7 +199,7 @@ Status Session::bind_steps(Lane& lane) {
 
   const auto device_end = [&](int island, int tensor, bool input) -> Result<DeviceEnd> {
     const ProgramIsland& pi = program_.islands[island];
-    const int pos = position(input ? pi.inputs : pi.outputs, tensor);
+    const int pos = index_of(input ? pi.inputs : pi.outputs, tensor);
     IslandHandle* handle = lane.device_handles[island].get();
     const DeviceTensor* dt = !handle || pos < 0 ? nullptr : (input ? handle->device_input(pos) : handle->device_output(pos));
     if (!dt)
@@ -264,6 +255,16 @@ Status Session::bind_steps(Lane& lane) {
         lane.runners.push_back(make_noop_step(label));  // host islands share the host slots: nothing moves
         break;
     }
+  }
+
+  lane.host_write_waits.assign(program_.steps.size(), {});
+  for (size_t s = 0; s < program_.steps.size(); ++s) {
+    const StepRunner& r = *lane.runners[s];
+    if (!r.writes_from_host()) continue;
+    for (size_t a = 0; a < s; ++a)
+      if (lane.runners[a]->kind() == StepRunner::Kind::kGpu && lane.runners[a]->context() == r.context() &&
+          graph_.reaches(static_cast<int>(a), static_cast<int>(s)))
+        lane.host_write_waits[s].push_back(static_cast<int>(a));
   }
 
   // Timestamp pairs for every step that submits GPU work (islands, device

@@ -43,9 +43,9 @@ struct StepCall {
   // reads (0: none): kGpu steps wait for it on the device, kHost steps on the host.
   uint64_t wait_value = 0;
   // For steps that write device memory from the host (writes_from_host):
-  // the highest value, on context(), of any step before it in the DAG. The
-  // memory plan lets such a step reuse bytes those steps touched, so the
-  // host must see them finished before it writes.
+  // the highest value, on context(), of the GPU steps before it in the DAG
+  // (Lane::host_write_waits). The memory plan lets such a step reuse bytes
+  // those steps touched, so the host must see them finished before it writes.
   uint64_t host_wait_value = 0;
   // Timestamp writes to submit around the step's own commands (may be null).
   VkCommandBuffer before = nullptr;

@@ -1,5 +1,7 @@
 #include "shared_gpu/buffer.h"
 
+#include "shared_gpu/host_access.h"
+
 #include <algorithm>
 
 #include <cstdio>
@@ -141,20 +143,14 @@ Status upload(CommandPool& pool, const Buffer& dst, std::span<const std::byte> d
   });
 }
 
-bool host_reads_are_slow(const Buffer& buffer) {
-  // Device-local memory mapped through the PCIe BAR is uncached for the CPU:
-  // reading it byte by byte over the bus runs at tens of MB/s (seen: 15 ms
-  // for 800 KB on an H200), where a GPU copy into host-cached memory plus a
-  // memcpy takes microseconds.
-  const VkMemoryPropertyFlags p = buffer.memory_properties();
-  return (p & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && !(p & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-}
-
 Status readback(CommandPool& pool, const Buffer& src, std::span<std::byte> out, VkDeviceSize offset, Buffer* staging) {
   HS_RETURN_IF_ERROR(check_range(src, offset, out.size(), "read back"));
   if (out.empty()) return Status::ok();
   const bool can_copy = (src.usage() & VK_BUFFER_USAGE_TRANSFER_SRC_BIT) != 0;
-  if (src.mapped() != nullptr && !(can_copy && host_reads_are_slow(src))) {
+  // Mapped or staged by memory kind and size (host_access.h); a buffer the
+  // GPU cannot copy from is read mapped whatever it costs.
+  const HostAccessPolicy policy = host_access_policy(pool.context(), src);
+  if (policy.mappable && (!can_copy || choose_readback(policy, out.size()) == HostAccess::kMapped)) {
     HS_RETURN_IF_ERROR(pool.run_one_shot([](VkCommandBuffer cmd) {
       record_memory_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
                             VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);

@@ -102,16 +102,13 @@ Status upload(CommandPool& pool, const Buffer& dst, std::span<const std::byte> d
 
 // Copies `out.size()` bytes of `src` at `offset` into `out`, after all work
 // submitted earlier to the context's queue has finished writing it (a
-// one-shot barrier, waited for). Host-cached or host-only `src` memory is
-// read through its mapping; device-local memory (mapped through the BAR or
-// not) is copied on the GPU into host-cached staging first, since the CPU
-// reads uncached device memory very slowly. `staging`, when given, is reused
-// (and replaced when too small) so repeated readbacks allocate nothing.
-// kInvalidArgument when the range does not fit or an unmapped `src` lacks
-// TRANSFER_SRC usage.
+// one-shot barrier, waited for). Read through the mapping or copied on the
+// GPU into host-cached staging first, as host_access.h chooses by memory kind
+// and size (the CPU reads a discrete GPU's BAR very slowly). `staging`, when
+// given, is reused (and replaced when too small) so repeated readbacks
+// allocate nothing. kInvalidArgument when the range does not fit or an
+// unmapped `src` lacks TRANSFER_SRC usage.
 Status readback(CommandPool& pool, const Buffer& src, std::span<std::byte> out, VkDeviceSize offset = 0,
                 Buffer* staging = nullptr);
-// True when the CPU reads `buffer`'s memory slowly (device-local, uncached).
-bool host_reads_are_slow(const Buffer& buffer);
 
 }  // namespace hetsched

@@ -382,17 +382,23 @@ TEST(ArenaPlannerTest, PlansAResNetLikeProfileWithinTenPercentOfTheLowerBound) {
 
 // Not a benchmark: a guard against quadratic-with-a-big-constant regressions,
 // with a limit loose enough for a loaded two-core machine.
-TEST(ArenaPlannerTest, PlansTenThousandBuffersQuickly) {
-  const std::vector<BufferRequest> requests = random_cnn_like(10000, 42);
+// Plans `requests`, prints the time and planned / lower bound, and checks
+// the plan with the independent checker.
+void plan_quickly(const std::vector<BufferRequest>& requests, const char* what) {
   const auto start = std::chrono::steady_clock::now();
   Result<ArenaPlan> plan = plan_arena(requests);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  std::printf("10,000 CNN-like buffers: %.1f ms, planned / lower bound %.3f\n", ms,
+  std::printf("%s: %.1f ms, planned / lower bound %.3f\n", what, ms,
               double(plan->planned_bytes) / double(plan->lower_bound));
   EXPECT_LT(ms, 2000.0);
   const Status verified = verify_arena_plan(requests, *plan);
   EXPECT_TRUE(verified.is_ok()) << verified.message();
+}
+
+TEST(ArenaPlannerTest, PlansTenThousandBuffersQuickly) {
+  const std::vector<BufferRequest> requests = random_cnn_like(10000, 42);
+  plan_quickly(requests, "10,000 CNN-like buffers");
 }
 
 TEST(ArenaPlannerTest, PlansTenThousandLongLivedBuffersQuickly) {
@@ -405,15 +411,7 @@ TEST(ArenaPlannerTest, PlansTenThousandLongLivedBuffersQuickly) {
     requests.push_back(buffer("d" + std::to_string(i), 256 + rng() % 65536, first,
                               first + static_cast<int>(rng() % 2000), 256));
   }
-  const auto start = std::chrono::steady_clock::now();
-  Result<ArenaPlan> plan = plan_arena(requests);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  std::printf("10,000 long-lived buffers: %.1f ms, planned / lower bound %.3f\n", ms,
-              double(plan->planned_bytes) / double(plan->lower_bound));
-  EXPECT_LT(ms, 2000.0);
-  const Status verified = verify_arena_plan(requests, *plan);
-  EXPECT_TRUE(verified.is_ok()) << verified.message();
+  plan_quickly(requests, "10,000 long-lived buffers");
 }
 
 }  // namespace

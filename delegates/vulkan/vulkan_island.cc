@@ -1,7 +1,5 @@
 #include "delegates/vulkan/vulkan_island.h"
 
-#include "shared_gpu/gpu_timestamps.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
