@@ -70,6 +70,9 @@ Result<std::unique_ptr<Session>> Session::create(Program program, const Profile&
     HS_ASSIGN_OR_RETURN(auto lane, session->make_lane(profile));
     session->lanes_.push_back(std::move(lane));
   }
+  // Every island is initialised and delegates keep what they need: the
+  // blobs (a model's weights, once more) are not read again.
+  for (ProgramIsland& island : session->program_.islands) Blob().swap(island.blob);
   HS_RETURN_IF_ERROR(session->calibrate_clocks());
   for (auto& lane : session->lanes_) session->free_lanes_.push_back(lane.get());
   return session;

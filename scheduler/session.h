@@ -50,6 +50,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // The program run, without its island blobs: they are released once the
+  // islands are initialised (keep a copy of the Program to save it).
   const Program& program() const { return program_; }
   const StepGraph& step_graph() const { return graph_; }
   int max_in_flight() const { return static_cast<int>(lanes_.size()); }

@@ -64,7 +64,8 @@ Result<uint32_t> SubgraphLowering::internal_value(const std::vector<size_t>& dim
   return id;
 }
 
-Result<uint32_t> SubgraphLowering::static_value(const std::vector<float>& data, const std::vector<size_t>& dims) {
+Result<uint32_t> SubgraphLowering::static_value(const std::vector<float>& data, const std::vector<size_t>& dims,
+                                                bool packed) {
   const size_t bytes = data.size() * sizeof(float);
   AlignedBuffer buffer(bytes + XNN_EXTRA_BYTES);
   std::memcpy(buffer.data(), data.data(), bytes);
@@ -72,7 +73,7 @@ Result<uint32_t> SubgraphLowering::static_value(const std::vector<float>& data, 
   HS_RETURN_IF_ERROR(check_xnn(xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, dims.size(), dims.data(),
                                                        buffer.data(), XNN_INVALID_VALUE_ID, 0, &id),
                                "xnn_define_tensor_value"));
-  static_data_.push_back(std::move(buffer));
+  (packed ? packed_weights_ : static_data_).push_back(std::move(buffer));
   return id;
 }
 
@@ -207,8 +208,8 @@ Status SubgraphLowering::define_conv_core(const ConvParams& p, uint32_t input_id
   const Window2d& win = p.window;
   if (p.depthwise) {
     HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
-                        static_value(filter, {1, win.kernel_h, win.kernel_w, size_t(m)}));
-    HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(bias, {size_t(m)}));
+                        packed_weight(filter, {1, win.kernel_h, win.kernel_w, size_t(m)}));
+    HS_ASSIGN_OR_RETURN(const uint32_t bias_id, packed_weight(bias, {size_t(m)}));
     return check_xnn(xnn_define_depthwise_convolution_2d(
                          subgraph_, win.pad_top, win.pad_right, win.pad_bottom, win.pad_left, win.kernel_h,
                          win.kernel_w, win.stride_h, win.stride_w, win.dilation_h, win.dilation_w,
@@ -217,8 +218,8 @@ Status SubgraphLowering::define_conv_core(const ConvParams& p, uint32_t input_id
                      "xnn_define_depthwise_convolution_2d");
   }
   HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
-                      static_value(filter, {size_t(m), win.kernel_h, win.kernel_w, size_t(group_in)}));
-  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(bias, {size_t(m)}));
+                      packed_weight(filter, {size_t(m), win.kernel_h, win.kernel_w, size_t(group_in)}));
+  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, packed_weight(bias, {size_t(m)}));
   return check_xnn(
       xnn_define_convolution_2d(subgraph_, win.pad_top, win.pad_right, win.pad_bottom, win.pad_left, win.kernel_h,
                                 win.kernel_w, win.stride_h, win.stride_w, win.dilation_h, win.dilation_w,
@@ -253,8 +254,8 @@ Status SubgraphLowering::define_conv_transpose(const Node& node) {
     std::vector<size_t> dims = dims_of(node.inputs[0]);
     dims[3] = k * k * m;
     HS_ASSIGN_OR_RETURN(const uint32_t spread_id, internal_value(dims));
-    HS_ASSIGN_OR_RETURN(const uint32_t filter_id, static_value(filter, {k * k * m, 1, 1, c}));
-    HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(bias, {k * k * m}));
+    HS_ASSIGN_OR_RETURN(const uint32_t filter_id, packed_weight(filter, {k * k * m, 1, 1, c}));
+    HS_ASSIGN_OR_RETURN(const uint32_t bias_id, packed_weight(bias, {k * k * m}));
     HS_RETURN_IF_ERROR(check_xnn(xnn_define_convolution_2d(subgraph_, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, c, k * k * m,
                                                            kNoMin, kNoMax, input_id, filter_id, bias_id, spread_id, 0),
                                  "xnn_define_convolution_2d"));
@@ -262,9 +263,9 @@ Status SubgraphLowering::define_conv_transpose(const Node& node) {
                      "xnn_define_depth_to_space");
   }
   HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
-                      static_value(p.filter, {size_t(p.groups * p.group_out), win.kernel_h, win.kernel_w,
+                      packed_weight(p.filter, {size_t(p.groups * p.group_out), win.kernel_h, win.kernel_w,
                                               size_t(p.group_in)}));
-  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(p.bias, {p.bias.size()}));
+  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, packed_weight(p.bias, {p.bias.size()}));
   return check_xnn(xnn_define_deconvolution_2d(subgraph_, win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
                                                p.adjustment_h, p.adjustment_w, win.kernel_h, win.kernel_w,
                                                win.stride_h, win.stride_w, win.dilation_h, win.dilation_w,
@@ -311,8 +312,8 @@ Status SubgraphLowering::define_fully_connected(const Node& node) {
   HS_ASSIGN_OR_RETURN(const uint32_t input_id, activation(node.inputs[0]));
   HS_ASSIGN_OR_RETURN(const uint32_t output_id, activation(node.outputs[0]));
   HS_ASSIGN_OR_RETURN(const uint32_t filter_id,
-                      static_value(p.filter, {size_t(p.output_channels), size_t(p.input_channels)}));
-  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, static_value(p.bias, {size_t(p.output_channels)}));
+                      packed_weight(p.filter, {size_t(p.output_channels), size_t(p.input_channels)}));
+  HS_ASSIGN_OR_RETURN(const uint32_t bias_id, packed_weight(p.bias, {size_t(p.output_channels)}));
   return check_xnn(
       xnn_define_fully_connected(subgraph_, kNoMin, kNoMax, input_id, filter_id, bias_id, output_id, 0),
       "xnn_define_fully_connected");

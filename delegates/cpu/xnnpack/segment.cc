@@ -36,8 +36,12 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
   segment->threadpool_ = threadpool;
   segment->static_data_ = lowering.take_static_data();
   xnn_runtime_t raw_runtime = nullptr;
-  HS_RETURN_IF_ERROR(check_xnn(xnn_create_runtime_v2(subgraph.get(), threadpool, 0, &raw_runtime),
-                               "xnn_create_runtime_v2"));
+  {
+    // Read only while the runtime packs them, freed at the end of this scope.
+    const std::vector<AlignedBuffer> packed_weights = lowering.take_packed_weights();
+    HS_RETURN_IF_ERROR(check_xnn(xnn_create_runtime_v2(subgraph.get(), threadpool, 0, &raw_runtime),
+                                 "xnn_create_runtime_v2"));
+  }
   segment->runtime_.reset(raw_runtime);
 
   auto bind = [&](ValueId v, bool is_input) {

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Exports a torchvision classification model to ONNX with seeded random
+weights (no download), for the benchmarks and memory figures in docs/.
+
+  python3 scripts/models/export_torchvision.py resnet50 -o resnet50.onnx [--opset 17] [--size 224]
+
+Works with Debian 12's python3-torchvision (torch 1.13, opsets up to 17) and
+with PyTorch 2.x (add --dynamo for the current exporter, opset 18 and up).
+"""
+import argparse
+
+import torch
+import torchvision
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="a torchvision.models name, e.g. resnet50, mobilenet_v3_small")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--opset", type=int, default=17)
+    p.add_argument("--size", type=int, default=224, help="input is 1x3xSIZExSIZE")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dynamo", action="store_true", help="torch.onnx.export(..., dynamo=True) (PyTorch 2.x)")
+    a = p.parse_args()
+    torch.manual_seed(a.seed)
+    model = getattr(torchvision.models, a.model)(weights=None).eval()
+    x = torch.randn(1, 3, a.size, a.size)
+    kwargs = dict(opset_version=a.opset, input_names=["input"], output_names=["output"])
+    if a.dynamo:
+        kwargs["dynamo"] = True
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), a.output, **kwargs)
+
+
+if __name__ == "__main__":
+    main()
