@@ -10,7 +10,12 @@ set -euo pipefail
 hetsched=$1 make_examples=$2 profile=$3 c=$4 s=$5 g=$6 k=$7 threads=${8:-0} requests=${9:-200}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# The chain has CPU layers on both sides of its GPU stage: twice the GPU
+# layers keep its CPU and GPU work as balanced as the two branches are.
+mkdir -p "$dir/chain"
+"$make_examples" "$dir/chain" --scheduler-models "$c" "$s" "$((2 * g))" "$k" >/dev/null
 "$make_examples" "$dir" --scheduler-models "$c" "$s" "$g" "$k"
+mv "$dir/chain/cpu_gpu_cpu.hsg" "$dir/cpu_gpu_cpu.hsg"
 bench() { "$hetsched" bench "$dir/$1" --profile "$profile" --threads "$threads" -n "$requests" --json "${@:2}"; }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(eval('d'+sys.argv[2]))" "$1" "$2"; }
 

@@ -24,10 +24,6 @@ class RequestRun {
     const size_t n = config.program->steps.size();
     remaining_.resize(n);
     completion_.resize(n);
-    for (size_t s = 0; s < n; ++s) {
-      remaining_[s] = static_cast<int>(config.graph->deps[s].size());
-      if (remaining_[s] == 0) make_ready(static_cast<int>(s));
-    }
     state_.mode = config.sync;
     state_.slots = &lane.slots;
     state_.run_index = lane.run_index;
@@ -35,6 +31,10 @@ class RequestRun {
 
   Status run() {
     const size_t n = config_.program->steps.size();
+    for (size_t s = 0; s < n; ++s) {
+      remaining_[s] = static_cast<int>(config_.graph->deps[s].size());
+      if (remaining_[s] == 0) HS_RETURN_IF_ERROR(make_ready(static_cast<int>(s)));
+    }
     for (size_t issued = 0; issued < n; ++issued) {
       int s = -1;
       if (!ready_gpu_.empty()) {
@@ -64,9 +64,26 @@ class RequestRun {
   }
 
  private:
-  void make_ready(int s) {
-    auto& list = lane_.runners[s]->kind() == StepRunner::Kind::kGpu ? ready_gpu_ : ready_host_;
-    list.insert(std::upper_bound(list.begin(), list.end(), s), s);
+  // Every dependency of s is issued: queue it, and let a host step put the
+  // GPU side of its work on the queue now (StepRunner::prepare).
+  Status make_ready(int s) {
+    StepRunner& runner = *lane_.runners[s];
+    if (runner.kind() == StepRunner::Kind::kGpu) {
+      ready_gpu_.insert(std::upper_bound(ready_gpu_.begin(), ready_gpu_.end(), s), s);
+      return Status::ok();
+    }
+    if (runner.context()) HS_RETURN_IF_ERROR(runner.prepare(state_, call_for(s)));
+    ready_host_.insert(std::upper_bound(ready_host_.begin(), ready_host_.end(), s), s);
+    return Status::ok();
+  }
+
+  // What the executor tells step s (timestamp writes are added by issue()).
+  StepCall call_for(int s) const {
+    StepCall call;
+    SharedGpuContext* context = lane_.runners[s]->context();
+    call.wait_value = context ? needed_on(s, context) : 0;
+    for (int a : lane_.host_write_waits[s]) call.host_wait_value = std::max(call.host_wait_value, completion_[a].value);
+    return call;
   }
 
   // The GPU value on `context` that step s's inputs need (0: none).
@@ -111,9 +128,7 @@ class RequestRun {
         state_.host_waits++;
       }
     }
-    StepCall call;
-    call.wait_value = context ? needed_on(s, context) : 0;
-    for (int a : lane_.host_write_waits[s]) call.host_wait_value = std::max(call.host_wait_value, completion_[a].value);
+    StepCall call = call_for(s);
     const int pair = lane_.timestamp_pair[s];
     GpuTimestamps* stamps = nullptr;
     if (stats_ && pair >= 0 && context) {
@@ -136,7 +151,7 @@ class RequestRun {
       stats_->events.push_back({runner.label(), runner.track(), ms_since(config_.epoch, t0),
                                 std::chrono::duration<double, std::milli>(t1 - t0).count(), request_, false});
     for (int u : config_.graph->users[s])
-      if (--remaining_[u] == 0) make_ready(u);
+      if (--remaining_[u] == 0) HS_RETURN_IF_ERROR(make_ready(u));
     return Status::ok();
   }
 

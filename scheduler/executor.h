@@ -8,8 +8,11 @@
 // of GPU steps never blocks the host. Host steps (CPU islands, readbacks)
 // run on the driving thread once their inputs are complete; among ready host
 // steps it takes first those that need not wait for the GPU, so a CPU island
-// runs while an independent GPU island is still on the queue. The host waits
-// only where a host step or the caller needs a GPU result.
+// runs while an independent GPU island is still on the queue. A host step's
+// GPU side (a staged readback's copy) is submitted when the step becomes
+// ready, so it follows its producer on the queue while the thread runs CPU
+// islands. The host waits only where a host step or the caller needs a GPU
+// result.
 //
 // Concurrency: requests on different lanes run at the same time on their
 // own threads; CPU islands of all lanes take one lock per resource (one CPU

@@ -119,16 +119,23 @@ class ReadbackStep final : public StepRunner {
   const std::string& track() const override { return kHandoffTrack; }
   const std::string& label() const override { return label_; }
 
+  Status prepare(RequestState& state, const StepCall& call) override {
+    ready_at_ = std::chrono::steady_clock::now();
+    if (!staging_.copy) return Status::ok();
+    // One submit after the producer, one host wait (in run) for both.
+    const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
+                                           call.wait_value);
+    HS_ASSIGN_OR_RETURN(copied_value_, from_.transfers->submit(staging_.copy, sync));
+    prepared_ = true;
+    return Status::ok();
+  }
+
   Status run(RequestState& state, const StepCall& call, GpuCompletion&) override {
     SharedGpuContext& context = from_.transfers->context();
-    uint64_t wait = call.wait_value;
-    if (staging_.copy) {
-      // One submit after the producer, one host wait for both.
-      const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
-                                             call.wait_value);
-      HS_ASSIGN_OR_RETURN(wait, from_.transfers->submit(staging_.copy, sync));
-    }
-    if (wait) HS_RETURN_IF_ERROR(context.wait(wait));
+    if (staging_.copy && !prepared_) HS_RETURN_IF_ERROR(prepare(state, call));
+    prepared_ = false;
+    const uint64_t wait = staging_.copy ? copied_value_ : call.wait_value;
+    if (wait) HS_RETURN_IF_ERROR(wait_for_gpu(context, wait));
     state.host_waits++;
     state.waited_until = std::chrono::steady_clock::now();
     const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
@@ -150,7 +157,36 @@ class ReadbackStep final : public StepRunner {
   TensorType type_;
   DeviceEnd from_;
   std::string label_;
+  // Waits for `value`, sleeping in the driver until shortly before the GPU
+  // finished on the last request (from ready to done), then polling: on a
+  // GPU-only model the wake-up after the last island is most of the gap
+  // between the GPU's time and the latency. CPU devices (lavapipe) never
+  // poll: their "GPU" needs every core.
+  Status wait_for_gpu(const SharedGpuContext& context, uint64_t value) {
+    using namespace std::chrono;
+    constexpr auto kMargin = microseconds(100), kMaxSpin = microseconds(300);
+    const auto arrived = steady_clock::now();
+    const bool poll = expected_ > steady_clock::duration::zero() &&
+                      context.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (poll) {
+      HS_RETURN_IF_ERROR(context.wait_spinning_from(value, ready_at_ + expected_ - kMargin, kMaxSpin));
+    } else {
+      HS_RETURN_IF_ERROR(context.wait(value));
+    }
+    const auto done = steady_clock::now();
+    // Learn only from waits that waited: otherwise the GPU finished earlier
+    // than we looked, by an unknown time.
+    if (done - arrived > microseconds(5)) expected_ = done - ready_at_;
+    return Status::ok();
+  }
+
   Staging staging_;  // only for sources the host reads slowly
+  std::chrono::steady_clock::time_point ready_at_{};
+  std::chrono::steady_clock::duration expected_{};  // ready to GPU done, last time this lane waited
+  // This lane's request in progress (a lane runs one at a time): its copy
+  // to staging was submitted by prepare() and signals copied_value_.
+  bool prepared_ = false;
+  uint64_t copied_value_ = 0;
 };
 
 class DeviceCopyStep final : public StepRunner {

@@ -67,6 +67,12 @@ class StepRunner {
   virtual const std::string& label() const = 0;
   // True for a kGpu step that writes device memory from the host (a mapped upload).
   virtual bool writes_from_host() const { return false; }
+  // Called for a kHost step as soon as every step it depends on has been
+  // issued, before the host work of earlier host steps: a staged readback
+  // submits its copy to staging here, so the copy runs on the queue right
+  // after its producer instead of after the CPU islands the thread runs
+  // first. run() then only waits and reads. Same `call` as run() gets.
+  virtual Status prepare(RequestState& state, const StepCall& call) { return Status::ok(); }
   // Runs the step for one request. kGpu steps report what they submitted in `done`.
   virtual Status run(RequestState& state, const StepCall& call, GpuCompletion& done) = 0;
 };

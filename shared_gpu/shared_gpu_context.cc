@@ -251,6 +251,11 @@ Status SharedGpuContext::wait(uint64_t value, std::chrono::nanoseconds timeout) 
   return timeline_->wait(value, timeout);
 }
 
+Status SharedGpuContext::wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
+                                            std::chrono::nanoseconds max_spin) const {
+  return timeline_->wait_spinning_from(value, spin_from, max_spin, kGpuWaitTimeout);
+}
+
 size_t SharedGpuContext::validation_message_count() const {
   return validation_log_ ? validation_log_->message_count() : 0;
 }

@@ -164,6 +164,9 @@ class SharedGpuContext : public std::enable_shared_from_this<SharedGpuContext> {
   Status wait_idle() const;
   // Waits on the host until the timeline reaches `value`.
   Status wait(uint64_t value, std::chrono::nanoseconds timeout = kGpuWaitTimeout) const;
+  // wait(), polling from `spin_from` on (TimelineSemaphore::wait_spinning_from).
+  Status wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
+                            std::chrono::nanoseconds max_spin) const;
   // The queue lock, for callers that must call vkQueueSubmit (or
   // vkQueueBindSparse, ...) themselves. Signal the timeline only with values
   // reserved by timeline().next_value() while holding this lock.

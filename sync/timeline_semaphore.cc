@@ -75,6 +75,33 @@ Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout)
   return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
 }
 
+Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
+                                             std::chrono::nanoseconds max_spin, std::chrono::nanoseconds timeout) {
+  HS_RETURN_IF_ERROR(failure());
+  using clock = std::chrono::steady_clock;
+  const auto before_spin = spin_from - clock::now();
+  if (before_spin > std::chrono::nanoseconds(0)) {
+    VkSemaphoreWaitInfo wait_info{};
+    wait_info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+    wait_info.semaphoreCount = 1;
+    wait_info.pSemaphores = &semaphore_;
+    wait_info.pValues = &value;
+    const VkResult result = fn_.wait_semaphores(
+        device_, &wait_info, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(before_spin).count()));
+    if (result == VK_SUCCESS) return Status::ok();
+    if (result != VK_TIMEOUT)
+      return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+  }
+  const auto spin_end = clock::now() + max_spin;
+  do {
+    uint64_t current = 0;
+    HS_RETURN_IF_ERROR(check(fn_.get_semaphore_counter_value(device_, semaphore_, &current),
+                             "vkGetSemaphoreCounterValue", "failed to read the timeline: "));
+    if (current >= value) return Status::ok();
+  } while (clock::now() < spin_end);
+  return wait(value, timeout);
+}
+
 Status TimelineSemaphore::signal_from_host(uint64_t value) {
   HS_RETURN_IF_ERROR(failure());
   HS_ASSIGN_OR_RETURN(const uint64_t current, current_value());

@@ -77,6 +77,14 @@ class TimelineSemaphore {
   // "timed out waiting for timeline value N (current M) after T ms"; a
   // negative timeout polls once; nanoseconds::max() waits forever.
   Status wait(uint64_t value, std::chrono::nanoseconds timeout);
+  // Like wait(), but from `spin_from` on (steady clock) polls the counter for
+  // up to `max_spin` instead of sleeping in the driver: a sleeping thread
+  // wakes tens of microseconds after the GPU signals (~50 us on an H100's
+  // driver), a polling one within a microsecond. Callers set `spin_from`
+  // shortly before the GPU is expected to finish, so the core is busy only
+  // for that margin.
+  Status wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
+                            std::chrono::nanoseconds max_spin, std::chrono::nanoseconds timeout);
   // Sets the counter to `value` from the host. `value` must be above the
   // current counter (kInvalidArgument otherwise); later next_value() results
   // stay above it.

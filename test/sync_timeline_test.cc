@@ -78,6 +78,30 @@ TEST_F(TimelineSemaphoreTest, WaitTimesOutQuicklyNamingValues) {
   EXPECT_LT(elapsed, 2s);
 }
 
+// The sleeping phase ends at spin_from, then polling sees a signal another
+// thread makes during it; a value never signalled still times out by name
+// after the spin.
+TEST_F(TimelineSemaphoreTest, SpinningWaitSeesLateSignalAndStillTimesOut) {
+  auto context = make_context();
+  ASSERT_NE(context, nullptr);
+  auto timeline = make_timeline(*context);
+  ASSERT_NE(timeline, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(30ms);
+    EXPECT_TRUE(timeline->signal_from_host(1).is_ok());
+  });
+  const Status waited = timeline->wait_spinning_from(1, start + 10ms, 2s, 5s);
+  signaller.join();
+  EXPECT_TRUE(waited.is_ok()) << waited.message();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 25ms);
+
+  const Status never = timeline->wait_spinning_from(2, std::chrono::steady_clock::now(), 1ms, 20ms);
+  EXPECT_EQ(never.code(), StatusCode::kUnavailable);
+  EXPECT_NE(never.message().find("timed out waiting for timeline value 2 (current 1)"), std::string::npos)
+      << never.message();
+}
+
 TEST_F(TimelineSemaphoreTest, SignalNotAboveCurrentIsRejected) {
   auto context = make_context();
   ASSERT_NE(context, nullptr);

@@ -8,6 +8,7 @@ Works with Debian 12's python3-torchvision (torch 1.13, opsets up to 17) and
 with PyTorch 2.x (add --dynamo for the current exporter, opset 18 and up).
 """
 import argparse
+import inspect
 
 import torch
 import torchvision
@@ -26,8 +27,12 @@ def main():
     model = getattr(torchvision.models, a.model)(weights=None).eval()
     x = torch.randn(1, 3, a.size, a.size)
     kwargs = dict(opset_version=a.opset, input_names=["input"], output_names=["output"])
-    if a.dynamo:
-        kwargs["dynamo"] = True
+    # PyTorch 2.9+ defaults to the dynamo exporter (opset 18 and up): ask
+    # for the one wanted where export() knows the argument.
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = a.dynamo
+    elif a.dynamo:
+        raise SystemExit("this PyTorch has no dynamo exporter (torch.onnx.export has no 'dynamo' argument)")
     with torch.no_grad():
         torch.onnx.export(model, (x,), a.output, **kwargs)
 
