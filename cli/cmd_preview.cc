@@ -5,6 +5,7 @@
 #include "partitioner/preview.h"
 #include "scheduler/compiler.h"
 #include "scheduler/model_loader.h"
+#include "scheduler/partition_profile.h"
 #include "scheduler/program_preview.h"
 #include "scheduler/pipeline.h"
 
@@ -41,10 +42,11 @@ int run_preview(const PreviewOptions& o) {
   extras.handoffs = program_handoffs(*program);
   extras.memory_text = format_memory_text(program->memory);
   extras.memory_json = format_memory_json(program->memory);
+  const PreviewProfile shown = preview_profile_from(*profile);
   std::string text;
-  if (o.format == "json") text = format_plan_json(*graph, planned->plan, *profile, extras);
+  if (o.format == "json") text = format_plan_json(*graph, planned->plan, shown, extras);
   else if (o.format == "dot") text = format_plan_dot(*graph, planned->plan);
-  else text = format_plan_text(*graph, planned->plan, *profile, extras);
+  else text = format_plan_text(*graph, planned->plan, shown, extras);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

@@ -8,9 +8,8 @@
 
 #include "cli/cli_common.h"
 #include "cli/tensor_io.h"
-#include "delegates/vgf/tosa_ops.h"
-#include "delegates/vgf/vgf_delegate.h"
-#include "delegates/vgf/vgf_format.h"
+#include "delegates/registry.h"
+#include "delegates/vgf/vgf_api.h"
 #include "scheduler/layout.h"
 #include "scheduler/model_loader.h"
 #include "scheduler/pipeline.h"
@@ -21,26 +20,17 @@ namespace hetsched::cli {
 
 namespace {
 
-std::string io_text(const vgf::VgfFile& file, const std::vector<uint32_t>& ids) {
+std::string io_text(const std::vector<vgf::VgfTensorInfo>& tensors) {
   std::string s;
-  for (uint32_t id : ids) {
-    const vgf::Resource& r = file.resources[id];
-    s += (s.empty() ? "" : ", ") + r.name + " " + TensorType{DType::kFloat32, r.logical_shape()}.to_string() +
-         (r.layout == TensorLayout::kNhwc ? " (NHWC)" : "");
-  }
+  for (const vgf::VgfTensorInfo& t : tensors)
+    s += (s.empty() ? "" : ", ") + t.name + " " + t.type.to_string() +
+         (t.layout == TensorLayout::kNhwc ? " (NHWC)" : "");
   return s;
 }
 
-std::string op_list(const vgf::VgfFile& file) {
+std::string op_list(const vgf::VgfSummary& file) {
   std::string s;
-  for (const vgf::Segment& seg : file.segments) {
-    const vgf::Module& m = file.modules[seg.module];
-    if (m.type == vgf::ModuleType::kCompute) {
-      s += (s.empty() ? "" : ", ") + std::string("compute:") + m.name;
-      continue;
-    }
-    for (const vgf::Operator& op : m.ops) s += (s.empty() ? "" : ", ") + std::string(vgf::op_name(op.op));
-  }
+  for (const std::string& op : file.ops) s += (s.empty() ? "" : ", ") + op;
   return s;
 }
 
@@ -74,7 +64,7 @@ int run_export(const ExportOptions& o) {
                   planned_island.outputs};
     auto blob = vgf->compile(island, specs);
     if (!blob.is_ok()) return report_error(blob.status());
-    auto file = vgf::decode_vgf(*blob);
+    auto file = vgf::describe_vgf(*blob);
     if (!file.is_ok()) return report_error(file.status());
     const std::string path =
         (std::filesystem::path(o.out_dir) / (graph->name() + "_island" + std::to_string(island.id) + ".vgf")).string();
@@ -83,8 +73,8 @@ int run_export(const ExportOptions& o) {
     out.close();
     if (!out) return report_error(unavailable("failed to write '" + path + "': " + std::strerror(errno)));
     std::printf("wrote %s: island %d, %zu ops [%s], inputs %s, outputs %s, %zu bytes\n", path.c_str(), island.id,
-                file->op_count(), op_list(*file).c_str(), io_text(*file, file->inputs).c_str(),
-                io_text(*file, file->outputs).c_str(), blob->size());
+                file->op_count, op_list(*file).c_str(), io_text(file->inputs).c_str(), io_text(file->outputs).c_str(),
+                blob->size());
     ++written;
   }
   if (written == 0)
@@ -137,14 +127,14 @@ Status write_outputs(const std::vector<std::string>& names, const std::vector<Te
 // outputs back.
 Status run_vgf_file(const RunVgfOptions& o) {
   HS_ASSIGN_OR_RETURN(const Blob blob, read_file(o.file));
-  HS_ASSIGN_OR_RETURN(const vgf::VgfFile file, vgf::decode_vgf(blob));
+  HS_ASSIGN_OR_RETURN(const vgf::VgfSummary file, vgf::describe_vgf(blob));
   std::vector<std::string> in_names, out_names;
   std::vector<TensorType> in_types;
-  for (uint32_t id : file.inputs) {
-    in_names.push_back(file.resources[id].name);
-    in_types.push_back(TensorType{DType::kFloat32, file.resources[id].logical_shape()});
+  for (const vgf::VgfTensorInfo& t : file.inputs) {
+    in_names.push_back(t.name);
+    in_types.push_back(t.type);
   }
-  for (uint32_t id : file.outputs) out_names.push_back(file.resources[id].name);
+  for (const vgf::VgfTensorInfo& t : file.outputs) out_names.push_back(t.name);
   HS_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(in_names, in_types, o.inputs));
 
   const DelegateOptions options = {{"device", o.device},
@@ -152,7 +142,7 @@ Status run_vgf_file(const RunVgfOptions& o) {
                                    {"gpu_shared_group_id", "0"},
                                    {"gpu_shared_context_mode", "disabled"},
                                    {"validation", o.validate ? "1" : "0"}};
-  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> delegate, vgf::make_vgf_delegate(options));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<Delegate> delegate, make_delegate("vgf", options));
   HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, delegate->init(blob, InitContext{options, 0}));
 
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -171,8 +161,8 @@ Status run_vgf_file(const RunVgfOptions& o) {
 
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < file.outputs.size(); ++i) {
-    const vgf::Resource& r = file.resources[file.outputs[i]];
-    Tensor out(TensorType{DType::kFloat32, r.logical_shape()});
+    const vgf::VgfTensorInfo& r = file.outputs[i];
+    Tensor out(r.type);
     const DeviceTensor* t = handle->device_output(i);
     if (!t || !t->buffer->mapped()) return internal_error("failed to read output '" + r.name + "': not host-visible");
     const std::byte* src = t->buffer->mapped() + t->offset;
@@ -188,7 +178,7 @@ Status run_vgf_file(const RunVgfOptions& o) {
 
   std::vector<std::string> written_to;
   HS_RETURN_IF_ERROR(write_outputs(out_names, outputs, o.outputs, written_to));
-  std::printf("ran %s: %zu ops on %s\n", o.file.c_str(), file.op_count(),
+  std::printf("ran %s: %zu ops on %s\n", o.file.c_str(), file.op_count,
               std::string(handle->gpu_context()->device_name()).c_str());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];

@@ -50,6 +50,10 @@ struct MemoryDomain {
 // Ordered key/value options handed to a delegate at compile time and stored
 // in the program beside its blob (the RFC's compile specs).
 using CompileSpecs = std::vector<std::pair<std::string, std::string>>;
+// Options for making a delegate: the profile's settings for it as key/value
+// pairs (e.g. {"engine","xnnpack"}, {"threads","2"}, {"device","auto"},
+// {"gpu_shared_context_token","hetsched"}, ...).
+using DelegateOptions = CompileSpecs;
 // Returns the value for `key`, or `fallback`.
 std::string compile_spec_value(const CompileSpecs& specs, std::string_view key, std::string fallback = "");
 

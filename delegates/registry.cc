@@ -1,6 +1,7 @@
 #include "delegates/registry.h"
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/cpu_reference.h"
 #include "delegates/vgf/vgf_delegate.h"
 #include "delegates/vulkan/vulkan_delegate.h"
 
@@ -31,5 +32,7 @@ Result<std::unique_ptr<Delegate>> make_delegate(std::string_view name, const Del
   }
   return info->make(options);
 }
+
+NodeEvaluator reference_node_evaluator() { return cpu::reference_node_evaluator(); }
 
 }  // namespace hetsched

@@ -2,7 +2,7 @@
 //
 // A new engine is a new folder under delegates/ plus one line in
 // registry.cc. The scheduler and partitioner never name a concrete delegate;
-// they ask this registry.
+// they ask this registry (and only registry.cc includes the engines).
 #pragma once
 
 #include <functional>
@@ -11,13 +11,9 @@
 #include <vector>
 
 #include "delegates/delegate.h"
+#include "graph/passes/constant_folding.h"
 
 namespace hetsched {
-
-// Options for making a delegate: the profile's settings for it as key/value
-// pairs (e.g. {"engine","xnnpack"}, {"threads","2"}, {"device","auto"},
-// {"gpu_shared_context_token","hetsched"}, ...).
-using DelegateOptions = CompileSpecs;
 
 using DelegateFactory = std::function<Result<std::unique_ptr<Delegate>>(const DelegateOptions&)>;
 
@@ -33,5 +29,10 @@ const std::vector<DelegateInfo>& delegate_infos();
 const DelegateInfo* find_delegate_info(std::string_view name);
 // Makes a delegate by name; an unknown name is an error listing the known ones.
 Result<std::unique_ptr<Delegate>> make_delegate(std::string_view name, const DelegateOptions& options);
+
+// The evaluator constant folding runs nodes with (graph/passes/constant_folding.h):
+// the CPU engine's portable kernels, the reference for every op. Given here
+// so that the scheduler folds constants without naming the CPU engine.
+NodeEvaluator reference_node_evaluator();
 
 }  // namespace hetsched

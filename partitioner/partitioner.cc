@@ -19,16 +19,6 @@ std::string_view assign_pass_name(AssignPass pass) {
   return "?";
 }
 
-PartitionOptions partition_options_from(const Profile& profile) {
-  PartitionOptions o;
-  o.policy = profile.partition.prefer;
-  o.min_partition_size = profile.partition.min_partition_size;
-  o.retry_pruned = profile.partition.retry_pruned;
-  o.pins = profile.partition.pins;
-  o.fallback = profile.partition.fallback;
-  return o;
-}
-
 namespace {
 
 constexpr std::string_view kCpu = "cpu";
@@ -72,10 +62,10 @@ void query_capabilities(PartitionState& s) {
 Status apply_pins(PartitionState& s) {
   for (NodeId n = 0; n < s.num_nodes(); ++n) {
     const Node& node = s.graph.node(n);
-    const PinRule* match = nullptr;
-    for (const PinRule& pin : s.options.pins)
+    const PartitionPin* match = nullptr;
+    for (const PartitionPin& pin : s.options.pins)
       if (!pin.node.empty() && pin.node == node.name) match = &pin;
-    for (const PinRule& pin : s.options.pins)
+    for (const PartitionPin& pin : s.options.pins)
       if (!match && !pin.op.empty() && pin.op == node.op) match = &pin;
     if (!match) continue;
     const int d = s.index_of(match->delegate);

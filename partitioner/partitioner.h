@@ -1,23 +1,30 @@
 // The partitioner: Graph + delegates in policy order → PartitionPlan.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "delegates/delegate.h"
 #include "partitioner/partition_plan.h"
-#include "profile/profile.h"
 
 namespace hetsched {
 
-struct PartitionOptions {
-  std::string policy = "auto";
-  int min_partition_size = 1;
-  bool retry_pruned = false;
-  std::vector<PinRule> pins;
-  std::string fallback = "cpu";  // cpu | error
+// A pin: matching nodes go to `delegate` whatever the policy.
+struct PartitionPin {
+  std::string op;        // match by op type, or
+  std::string node;      // match by node name (exactly one of op/node is set)
+  std::string delegate;  // where matching nodes go
 };
 
-PartitionOptions partition_options_from(const Profile& profile);
+// The partition settings. The partitioner does not read profiles: the
+// scheduler fills this from one (scheduler/partition_profile.h).
+struct PartitionOptions {
+  std::string policy = "auto";  // as the profile spells it; recorded in the plan
+  int min_partition_size = 1;
+  bool retry_pruned = false;
+  std::vector<PartitionPin> pins;
+  std::string fallback = "cpu";  // cpu | error
+};
 
 // Partitions `graph` over `delegates` (already in policy order; each enabled
 // once). The graph must have passed check_graph(). The passes (partitioner.cc):

@@ -103,18 +103,17 @@ std::map<std::string, int> coverage(const PartitionPlan& plan) {
 
 // One line per shared GPU context the plan's delegates use:
 // "vgf_vk_unified_e2e:7 (lookup_or_create) · shared by vgf, vulkan · device auto".
-std::vector<std::string> gpu_context_lines(const Profile& profile, const PartitionPlan& plan) {
+std::vector<std::string> gpu_context_lines(const PreviewProfile& profile, const PartitionPlan& plan) {
   std::map<std::string, std::vector<std::string>> users;
   std::map<std::string, std::string> detail;
   for (const auto& island : plan.islands) {
-    auto it = profile.delegates.find(island.delegate);
-    if (it == profile.delegates.end() || island.delegate == "cpu") continue;
-    const SharedGpuKeys& k = it->second.shared_gpu;
-    const std::string key = k.mode == SharedContextMode::kDisabled ? island.delegate + " (private)"
-                                                                    : k.token + ":" + std::to_string(k.group);
+    auto it = profile.gpu_contexts.find(island.delegate);
+    if (it == profile.gpu_contexts.end()) continue;
+    const PreviewProfile::GpuContext& k = it->second;
+    const std::string key = k.shared ? k.token + ":" + std::to_string(k.group) : island.delegate + " (private)";
     auto& u = users[key];
     if (std::find(u.begin(), u.end(), island.delegate) == u.end()) u.push_back(island.delegate);
-    detail[key] = std::string(shared_context_mode_name(k.mode)) + ", device " + it->second.device;
+    detail[key] = k.mode + ", device " + k.device;
   }
   std::vector<std::string> lines;
   for (const auto& [key, who] : users)
@@ -124,7 +123,7 @@ std::vector<std::string> gpu_context_lines(const Profile& profile, const Partiti
 
 }  // namespace
 
-std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,
                              const PreviewHeader& header) {
   std::ostringstream out;
   std::string inputs;
@@ -134,8 +133,8 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
       << inputs << ")\n";
   out << "profile  " << profile.name << " · policy " << plan.policy;
   if (!plan.policy_note.empty()) out << " (" << plan.policy_note << ")";
-  out << " · order " << join(plan.order, ", ") << " · min partition " << profile.partition.min_partition_size
-      << " · sync " << sync_mode_name(profile.sync) << "\n";
+  out << " · order " << join(plan.order, ", ") << " · min partition " << profile.min_partition_size
+      << " · sync " << profile.sync << "\n";
   if (!header.context_line.empty()) out << "context  " << header.context_line << "\n";
   for (const std::string& line : gpu_context_lines(profile, plan)) out << "context  " << line << "\n";
   // The ops column is as wide as its longest entry, up to kMaxOpsWidth.
@@ -177,7 +176,7 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
   return out.str();
 }
 
-std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,
                              const PreviewHeader& header) {
   std::ostringstream out;
   out << "{\n  \"model\": " << json_quote(graph.name()) << ",\n  \"profile\": " << json_quote(profile.name)

@@ -3,15 +3,34 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
 #include "partitioner/partition_plan.h"
-#include "profile/profile.h"
 
 namespace hetsched {
+
+// The few facts of the deployment profile that the preview prints, as plain
+// values: the scheduler takes them from a Profile (scheduler/partition_profile.h),
+// so partitioner/ never reads profiles.
+struct PreviewProfile {
+  std::string name;  // the profile's name
+  int min_partition_size = 1;
+  std::string sync;  // the sync mode as profiles spell it: "timeline", ...
+  // How a GPU delegate finds its shared context (its profile keys).
+  struct GpuContext {
+    bool shared = true;  // false: gpu_shared_context_mode disabled, a private context
+    std::string token;
+    int64_t group = 0;
+    std::string mode;    // "lookup_or_create", ...
+    std::string device;  // "auto", an index or a name substring
+  };
+  // By delegate name, for every delegate but the CPU (which has no context).
+  std::map<std::string, GpuContext> gpu_contexts;
+};
 
 // A handoff as the compiled program does it (scheduler/program_preview.h).
 struct PreviewHandoff {
@@ -30,13 +49,13 @@ struct PreviewHeader {
   std::string memory_json;  // a JSON value, emitted as "memory" when not empty
 };
 
-std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,
                              const PreviewHeader& header = {});
 // Stable schema (docs/cli.md): {"model", "profile", "policy", "islands": [{"id", "delegate", "nodes", "ops",
 // "input_bytes", "output_bytes"}], "handoffs": [{"value", "from", "to", "bytes", "kind", "layout"}], "pruned": [...],
 // "nodes": [{"name", "op", "delegate", "pass", "reason"}], "coverage": {delegate: nodes}, "unsupported": {...},
 // "memory": [{"domain", "planned_bytes", "lower_bound", "buffers"}] (with a compiled program)}
-std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const Profile& profile,
+std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,
                              const PreviewHeader& header = {});
 std::string format_plan_dot(const Graph& graph, const PartitionPlan& plan);
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "delegates/registry.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/dead_nodes.h"
 #include "graph/passes/fold_batch_norm.h"
@@ -10,14 +11,13 @@
 #include "graph/passes/fuse_conv_activation.h"
 #include "graph/passes/fuse_hard_swish.h"
 #include "graph/passes/remove_identity.h"
-#include "scheduler/cpu_reference.h"
 
 namespace hetsched {
 
 Result<CleanupStats> cleanup_graph(Graph& graph, const InputShapes& input_shapes) {
   CleanupStats stats;
   HS_RETURN_IF_ERROR(apply_input_shapes(graph, input_shapes));
-  HS_ASSIGN_OR_RETURN(stats.folded, fold_constants(graph, cpu_node_evaluator()));
+  HS_ASSIGN_OR_RETURN(stats.folded, fold_constants(graph, reference_node_evaluator()));
   HS_ASSIGN_OR_RETURN(stats.identities_removed, remove_identity_nodes(graph));
   HS_ASSIGN_OR_RETURN(stats.batch_norms_folded, fold_batch_norm_into_conv(graph));
   HS_ASSIGN_OR_RETURN(stats.affine_folded, fold_conv_affine(graph));

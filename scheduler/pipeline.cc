@@ -3,6 +3,7 @@
 #include "partitioner/partitioner.h"
 #include "scheduler/compiler.h"
 #include "scheduler/model_loader.h"
+#include "scheduler/partition_profile.h"
 #include "scheduler/program_file.h"
 
 namespace hetsched {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/cpu_reference.h"
 #include "graph/builder.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/dead_nodes.h"
@@ -20,7 +21,6 @@
 #include "graph/passes/fuse_hard_swish.h"
 #include "graph/passes/fused_activation.h"
 #include "graph/passes/remove_identity.h"
-#include "scheduler/cpu_reference.h"
 #include "scheduler/graph_cleanup.h"
 #include "test/test_util.h"
 
@@ -62,8 +62,8 @@ Graph expect_same_results(const Graph& graph, Pass pass, int expected_changes) {
   EXPECT_TRUE(checked.is_ok()) << checked.message();
   for (uint32_t seed : {1u, 17u}) {
     auto inputs = random_inputs(graph, seed);
-    auto before_out = run_graph_reference(graph, inputs);
-    auto after_out = run_graph_reference(after, inputs);
+    auto before_out = cpu::run_graph_reference(graph, inputs);
+    auto after_out = cpu::run_graph_reference(after, inputs);
     EXPECT_TRUE(before_out.is_ok()) << before_out.status().message();
     EXPECT_TRUE(after_out.is_ok()) << after_out.status().message();
     if (before_out.is_ok() && after_out.is_ok()) expect_close(*before_out, *after_out);
@@ -538,7 +538,7 @@ TEST(GraphPassesTest, ShapeGatherConcatReshapeChainFoldsIntoAConstantShape) {
   Graph unfolded = g;
   EXPECT_FALSE(check_graph(unfolded).is_ok());
   ASSERT_TRUE(apply_input_shapes(g, {}).is_ok());
-  auto folded = fold_constants(g, cpu_node_evaluator());
+  auto folded = fold_constants(g, cpu::reference_node_evaluator());
   ASSERT_TRUE(folded.is_ok()) << folded.status().message();
   EXPECT_EQ(*folded, 4);
   ASSERT_TRUE(check_graph(g).is_ok());
@@ -546,7 +546,7 @@ TEST(GraphPassesTest, ShapeGatherConcatReshapeChainFoldsIntoAConstantShape) {
   const Value& shape_value = g.value(g.node(0).inputs[1]);
   ASSERT_TRUE(shape_value.is_constant());
   EXPECT_EQ(shape_value.constant->to_int64_vector(), (Ints{2, -1}));
-  auto out = run_graph_reference(g, {random_tensor({2, 3, 4}, 3)});
+  auto out = cpu::run_graph_reference(g, {random_tensor({2, 3, 4}, 3)});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   EXPECT_EQ((*out)[0].shape(), (Shape{2, 12}));
 }
@@ -559,7 +559,7 @@ TEST(GraphPassesTest, ConstantArithmeticFoldsAndResultsStayEqual) {
   auto g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   Graph after = expect_same_results(
-      *g, [](Graph& graph) { return fold_constants(graph, cpu_node_evaluator()); }, 1);
+      *g, [](Graph& graph) { return fold_constants(graph, cpu::reference_node_evaluator()); }, 1);
   ASSERT_EQ(after.num_nodes(), 1u);
   const Value& folded = after.value(after.node(0).inputs[1]);
   ASSERT_TRUE(folded.is_constant());
@@ -572,7 +572,7 @@ TEST(GraphPassesTest, NodesWritingGraphOutputsAreNotFolded) {
   b.output(b.op("Neg", {b.constant_f32("c", {2}, {1.f, 2.f})}));
   auto g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
-  auto folded = fold_constants(*g, cpu_node_evaluator());
+  auto folded = fold_constants(*g, cpu::reference_node_evaluator());
   ASSERT_TRUE(folded.is_ok());
   EXPECT_EQ(*folded, 0);
   EXPECT_EQ(g->num_nodes(), 1u);
@@ -617,12 +617,12 @@ TEST(GraphPassesTest, CleanupRunsEveryPassAndKeepsResults) {
   EXPECT_EQ(output_names(cleaned), std::vector<std::string>{"out_out"});
   // The reference: the original graph with its shape chain folded by hand.
   ASSERT_TRUE(apply_input_shapes(g, {}).is_ok());
-  ASSERT_TRUE(fold_constants(g, cpu_node_evaluator()).is_ok());
+  ASSERT_TRUE(fold_constants(g, cpu::reference_node_evaluator()).is_ok());
   ASSERT_TRUE(check_graph(g).is_ok());
   EXPECT_EQ(g.num_nodes(), 6u);
   auto inputs = random_inputs(g, 5);
-  auto want = run_graph_reference(g, inputs);
-  auto got = run_graph_reference(cleaned, inputs);
+  auto want = cpu::run_graph_reference(g, inputs);
+  auto got = cpu::run_graph_reference(cleaned, inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   ASSERT_TRUE(got.is_ok()) << got.status().message();
   expect_close(*want, *got);
@@ -653,8 +653,8 @@ TEST(GraphPassesTest, CleanupTurnsConvAffineAndWrittenOutHardSwishIntoOneConv) {
   ASSERT_TRUE(check_graph(g).is_ok());
   for (uint32_t seed : {3u, 9u}) {
     auto inputs = random_inputs(g, seed);
-    auto want = run_graph_reference(g, inputs);
-    auto got = run_graph_reference(cleaned, inputs);
+    auto want = cpu::run_graph_reference(g, inputs);
+    auto got = cpu::run_graph_reference(cleaned, inputs);
     ASSERT_TRUE(want.is_ok()) << want.status().message();
     ASSERT_TRUE(got.is_ok()) << got.status().message();
     expect_close(*want, *got);

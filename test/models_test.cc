@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 #include "scheduler/delegate_set.h"
 #include "scheduler/model_loader.h"
+#include "scheduler/partition_profile.h"
 #include "scheduler/pipeline.h"
 #include "test/onnx_testdata.h"
 #include "test/test_util.h"
@@ -155,14 +156,14 @@ TEST_P(PpOcrModelTest, PreviewPlansOneCpuIsland) {
   auto planned = plan_model(graph_, profile);
   ASSERT_TRUE(planned.is_ok()) << planned.status().message();
   const PartitionPlan& plan = planned->plan;
-  ASSERT_EQ(plan.islands.size(), 1u) << format_plan_text(graph_, plan, profile);
+  ASSERT_EQ(plan.islands.size(), 1u) << format_plan_text(graph_, plan, preview_profile_from(profile));
   EXPECT_EQ(plan.islands[0].delegate, "cpu");
   EXPECT_EQ(plan.islands[0].nodes.size(), graph_.num_nodes());
   for (const auto& [delegate, refused] : plan.unsupported)
     if (delegate == "cpu") {
       EXPECT_TRUE(refused.empty()) << refused.front();
     }
-  const std::string text = format_plan_text(graph_, plan, profile);
+  const std::string text = format_plan_text(graph_, plan, preview_profile_from(profile));
   EXPECT_NE(text.find("cpu"), std::string::npos) << text;
 }
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/cpu_reference.h"
+#include "delegates/cpu/cpu_reference.h"
 #include "scheduler/model_loader.h"
 #include "test/test_util.h"
 
@@ -149,7 +149,7 @@ Result<std::vector<Tensor>> load_and_run(const OnnxModel& model, const std::vect
                                          const InputShapes& shapes = {}) {
   testing::TempDir dir;
   HS_ASSIGN_OR_RETURN(Graph g, load_model(model.save(dir), shapes));
-  return run_graph_reference(g, inputs);
+  return cpu::run_graph_reference(g, inputs);
 }
 
 void expect_f32(const Result<std::vector<Tensor>>& r, const Shape& shape, const Floats& expected, float tol = 1e-6f) {
@@ -718,7 +718,7 @@ TEST(OnnxImportTest, LoadModelFoldsTheShapeChainOfADynamicBatch) {
   EXPECT_EQ(g->value(g->outputs()[0]).name, "y");
   EXPECT_EQ(g->value(g->outputs()[0]).type, (TensorType{DType::kFloat32, {3, 4}}));
   const Tensor x = f32({3, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
-  auto out = run_graph_reference(*g, {x});
+  auto out = cpu::run_graph_reference(*g, {x});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   EXPECT_EQ((*out)[0].to_float_vector(), x.to_float_vector());
 }
@@ -765,7 +765,7 @@ TEST(OnnxImportTest, LoadModelFusesBatchNormAndActivationIntoConv) {
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   ASSERT_EQ(g->num_nodes(), 1u);
   EXPECT_EQ(g->node(0).attrs.get_string("activation", "").value(), "Relu");
-  auto out = run_graph_reference(*g, {f32({1, 1, 1, 3}, {-2.f, 0.f, 1.f})});
+  auto out = cpu::run_graph_reference(*g, {f32({1, 1, 1, 3}, {-2.f, 0.f, 1.f})});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   const std::vector<float> y = (*out)[0].to_float_vector();
   EXPECT_NEAR(y[0], 0.f, 1e-5f);

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/cpu_reference.h"
 #include "graph/builder.h"
-#include "scheduler/cpu_reference.h"
 
 namespace hetsched {
 namespace {
@@ -49,7 +49,7 @@ Result<std::vector<Tensor>> run_op(const std::string& op, const Inputs& inputs, 
     ids.push_back(inputs[i] ? b.constant("in" + std::to_string(i), *inputs[i]) : kNoValue);
   for (ValueId out : b.op_multi(op, ids, num_outputs, attrs, "n")) b.output(out);
   HS_ASSIGN_OR_RETURN(Graph g, b.build());
-  return run_graph_reference(g, {});
+  return cpu::run_graph_reference(g, {});
 }
 
 Result<Tensor> run1(const std::string& op, const Inputs& inputs, AttrList attrs = {}, int opset = 17) {

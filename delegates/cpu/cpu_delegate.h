@@ -13,7 +13,6 @@
 #include <string>
 
 #include "delegates/delegate.h"
-#include "delegates/registry.h"
 
 namespace hetsched::cpu {
 

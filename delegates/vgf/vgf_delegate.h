@@ -14,7 +14,6 @@
 #include <memory>
 
 #include "delegates/delegate.h"
-#include "delegates/registry.h"
 
 namespace hetsched::vgf {
 

@@ -1,18 +1,18 @@
-# The Vulkan delegate's shaders, included from delegates/CMakeLists.txt (so
-# the custom commands live in that directory's scope): every
-# shaders/*.comp is compiled by glslc at build time and embedded as a header
-# (cmake/spirv.cmake), e.g. shaders/gemm.comp → "delegates/vulkan/shaders/gemm_spv.h".
+# The Vulkan delegate (hetsched_vulkan_delegate), included from
+# delegates/CMakeLists.txt (so the custom commands live in that directory's
+# scope): every shaders/*.comp is compiled by glslc at build time and
+# embedded as a header (cmake/spirv.cmake), e.g. shaders/gemm.comp →
+# "delegates/vulkan/shaders/gemm_spv.h".
 include(${PROJECT_SOURCE_DIR}/cmake/spirv.cmake)
+
+file(GLOB hetsched_vulkan_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc)
+hetsched_library(hetsched_vulkan_delegate SOURCES ${hetsched_vulkan_sources}
+                 DEPS hetsched_delegate_contract hetsched_graph hetsched_memory hetsched_sync hetsched_shared_gpu
+                      spdlog::spdlog)
 
 file(GLOB hetsched_vulkan_shaders CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.comp)
 file(GLOB hetsched_vulkan_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl)
-
-# A target of its own, so that other delegates can embed their shaders into
-# hetsched_delegates too (hetsched_embed_spirv names its helper target after
-# the target it is given, and two calls for one target would collide).
-add_custom_target(hetsched_vulkan_shaders)
-hetsched_embed_spirv(hetsched_vulkan_shaders ${hetsched_vulkan_shaders})
-add_dependencies(hetsched_delegates hetsched_vulkan_shaders)
+hetsched_embed_spirv(hetsched_vulkan_delegate ${hetsched_vulkan_shaders})
 
 # glslc resolves #include "common.glsl" itself; hetsched_embed_spirv only
 # knows the .comp file, so the shared includes are added as dependencies here.

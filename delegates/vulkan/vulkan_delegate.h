@@ -11,7 +11,6 @@
 #include <memory>
 
 #include "delegates/delegate.h"
-#include "delegates/registry.h"
 
 namespace hetsched::vulkan {
 

@@ -13,7 +13,8 @@ namespace hetsched {
 // Computes the outputs of node `node` of `graph` from its input tensors
 // (nullptr for omitted inputs), with the output types shape inference gave.
 // graph/ cannot run kernels itself; the caller supplies this (the scheduler
-// passes the portable CPU kernels, scheduler/cpu_reference.h). A kUnsupported
+// passes the registry's reference_node_evaluator(), delegates/registry.h: the
+// portable CPU kernels of delegates/cpu/cpu_reference.h). A kUnsupported
 // status means "cannot evaluate this op" and leaves the node in place.
 using NodeEvaluator =
     std::function<Result<std::vector<Tensor>>(const Graph& graph, NodeId node, std::vector<const Tensor*> inputs)>;

@@ -1,14 +1,14 @@
-#include "scheduler/cpu_reference.h"
+#include "delegates/cpu/cpu_reference.h"
 
 #include "delegates/cpu/kernel.h"
 
-namespace hetsched {
+namespace hetsched::cpu {
 
 namespace {
 
 Result<std::vector<Tensor>> run_node(const Graph& graph, NodeId id, const std::vector<const Tensor*>& inputs) {
   const Node& node = graph.node(id);
-  const cpu::KernelFn* kernel = cpu::find_kernel(node.op);
+  const KernelFn* kernel = find_kernel(node.op);
   if (!kernel) return unsupported(graph.describe_node(id) + ": op has no portable CPU kernel");
   std::vector<Tensor> outputs;
   for (ValueId out : node.outputs) {
@@ -19,14 +19,14 @@ Result<std::vector<Tensor>> run_node(const Graph& graph, NodeId id, const std::v
   }
   std::vector<Tensor*> out_ptrs;
   for (Tensor& t : outputs) out_ptrs.push_back(&t);
-  const cpu::KernelContext ctx{node, inputs, out_ptrs, graph.opset()};
+  const KernelContext ctx{node, inputs, out_ptrs, graph.opset()};
   HS_RETURN_IF_ERROR((*kernel)(ctx));
   return outputs;
 }
 
 }  // namespace
 
-NodeEvaluator cpu_node_evaluator() {
+NodeEvaluator reference_node_evaluator() {
   return
       [](const Graph& graph, NodeId node, std::vector<const Tensor*> inputs) { return run_node(graph, node, inputs); };
 }
@@ -71,4 +71,4 @@ Result<std::vector<Tensor>> run_graph_reference(const Graph& graph, const std::v
   return result;
 }
 
-}  // namespace hetsched
+}  // namespace hetsched::cpu

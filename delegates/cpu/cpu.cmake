@@ -1,0 +1,14 @@
+# The CPU delegate (hetsched_cpu_delegate), included from delegates/CMakeLists.txt:
+# the portable kernels (kernels/), the reference evaluator (cpu_reference.h)
+# and XNNPACK segments (xnnpack/): Debian's libxnnpack-dev snapshot and the
+# pthreadpool its runtimes run on, both private to this library.
+file(GLOB hetsched_cpu_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc
+     ${CMAKE_CURRENT_LIST_DIR}/kernels/*.cc ${CMAKE_CURRENT_LIST_DIR}/xnnpack/*.cc)
+hetsched_library(hetsched_cpu_delegate SOURCES ${hetsched_cpu_sources}
+                 DEPS hetsched_delegate_contract hetsched_graph TBB::tbb spdlog::spdlog)
+
+find_path(XNNPACK_INCLUDE_DIR xnnpack.h REQUIRED)
+find_library(XNNPACK_LIBRARY XNNPACK REQUIRED)
+find_library(PTHREADPOOL_LIBRARY pthreadpool REQUIRED)
+target_include_directories(hetsched_cpu_delegate PRIVATE ${XNNPACK_INCLUDE_DIR})
+target_link_libraries(hetsched_cpu_delegate PRIVATE ${XNNPACK_LIBRARY} ${PTHREADPOOL_LIBRARY})

@@ -1,0 +1,29 @@
+#include "scheduler/partition_profile.h"
+
+namespace hetsched {
+
+PartitionOptions partition_options_from(const Profile& profile) {
+  PartitionOptions o;
+  o.policy = profile.partition.prefer;
+  o.min_partition_size = profile.partition.min_partition_size;
+  o.retry_pruned = profile.partition.retry_pruned;
+  for (const PinRule& pin : profile.partition.pins) o.pins.push_back({pin.op, pin.node, pin.delegate});
+  o.fallback = profile.partition.fallback;
+  return o;
+}
+
+PreviewProfile preview_profile_from(const Profile& profile) {
+  PreviewProfile p;
+  p.name = profile.name;
+  p.min_partition_size = profile.partition.min_partition_size;
+  p.sync = std::string(sync_mode_name(profile.sync));
+  for (const auto& [name, d] : profile.delegates) {
+    if (name == "cpu") continue;  // host islands use no GPU context
+    const SharedGpuKeys& k = d.shared_gpu;
+    p.gpu_contexts[name] = {k.mode != SharedContextMode::kDisabled, k.token, k.group,
+                            std::string(shared_context_mode_name(k.mode)), d.device};
+  }
+  return p;
+}
+
+}  // namespace hetsched
