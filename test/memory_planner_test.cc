@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -380,28 +379,23 @@ TEST(ArenaPlannerTest, PlansAResNetLikeProfileWithinTenPercentOfTheLowerBound) {
   EXPECT_LE(double(plan.planned_bytes), 1.1 * double(plan.lower_bound));
 }
 
-// Not a benchmark: a guard against quadratic-with-a-big-constant regressions,
-// with a limit loose enough for a loaded two-core machine.
-// Plans `requests`, prints the time and planned / lower bound, and checks
+// Plans `requests` (10,000 buffers: how long it takes is
+// bench/memory_planner_bench's job), prints planned / lower bound, and checks
 // the plan with the independent checker.
-void plan_quickly(const std::vector<BufferRequest>& requests, const char* what) {
-  const auto start = std::chrono::steady_clock::now();
+void plan_large(const std::vector<BufferRequest>& requests, const char* what) {
   Result<ArenaPlan> plan = plan_arena(requests);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  std::printf("%s: %.1f ms, planned / lower bound %.3f\n", what, ms,
-              double(plan->planned_bytes) / double(plan->lower_bound));
-  EXPECT_LT(ms, 2000.0);
+  std::printf("%s: planned / lower bound %.3f\n", what, double(plan->planned_bytes) / double(plan->lower_bound));
   const Status verified = verify_arena_plan(requests, *plan);
   EXPECT_TRUE(verified.is_ok()) << verified.message();
 }
 
-TEST(ArenaPlannerTest, PlansTenThousandBuffersQuickly) {
+TEST(ArenaPlannerTest, PlansTenThousandBuffers) {
   const std::vector<BufferRequest> requests = random_cnn_like(10000, 42);
-  plan_quickly(requests, "10,000 CNN-like buffers");
+  plan_large(requests, "10,000 CNN-like buffers");
 }
 
-TEST(ArenaPlannerTest, PlansTenThousandLongLivedBuffersQuickly) {
+TEST(ArenaPlannerTest, PlansTenThousandLongLivedBuffers) {
   // The dense case: lifetimes of up to 2,000 of 5,000 steps, so each buffer
   // conflicts with thousands of others.
   std::mt19937 rng(43);
@@ -411,7 +405,7 @@ TEST(ArenaPlannerTest, PlansTenThousandLongLivedBuffersQuickly) {
     requests.push_back(buffer("d" + std::to_string(i), 256 + rng() % 65536, first,
                               first + static_cast<int>(rng() % 2000), 256));
   }
-  plan_quickly(requests, "10,000 long-lived buffers");
+  plan_large(requests, "10,000 long-lived buffers");
 }
 
 }  // namespace
