@@ -61,6 +61,13 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   std::memset(data_.get(), 0, bytes);
 }
 
+AlignedBuffer AlignedBuffer::uninitialized(size_t bytes) {
+  AlignedBuffer b;
+  b.size_ = bytes;
+  if (bytes) b.data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(kTensorAlignment))));
+  return b;
+}
+
 AlignedBuffer::AlignedBuffer(const AlignedBuffer& other) : AlignedBuffer(other.size_) {
   if (size_) std::memcpy(data_.get(), other.data_.get(), size_);
 }
@@ -71,6 +78,13 @@ AlignedBuffer& AlignedBuffer::operator=(const AlignedBuffer& other) {
 }
 
 Tensor::Tensor(TensorType type) : type_(std::move(type)), buffer_(type_.is_static() ? type_.byte_size() : 0) {}
+
+Tensor Tensor::uninitialized(TensorType type) {
+  Tensor t;
+  t.type_ = std::move(type);
+  t.buffer_ = AlignedBuffer::uninitialized(t.type_.is_static() ? t.type_.byte_size() : 0);
+  return t;
+}
 
 int64_t Tensor::int_at(int64_t i) const {
   switch (dtype()) {

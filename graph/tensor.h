@@ -43,6 +43,10 @@ class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t bytes);
+  // `bytes` left uninitialised, for buffers every byte of which is written
+  // before it is read (zero-filling a multi-MiB output on every run costs as
+  // much as copying it).
+  static AlignedBuffer uninitialized(size_t bytes);
   AlignedBuffer(const AlignedBuffer& other);
   AlignedBuffer& operator=(const AlignedBuffer& other);
   AlignedBuffer(AlignedBuffer&&) noexcept = default;
@@ -67,6 +71,8 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor of `type`, which must be static.
   explicit Tensor(TensorType type);
+  // A tensor of `type` (static) whose bytes the caller writes before reading.
+  static Tensor uninitialized(TensorType type);
 
   template <typename T>
   static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values) {

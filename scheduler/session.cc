@@ -326,15 +326,30 @@ void Session::release_lane(Lane* lane) {
 }
 
 Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
-  if (inputs.size() != program_.inputs.size())
-    return invalid_argument("failed to run: the model takes " + std::to_string(program_.inputs.size()) +
-                            " inputs, got " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ProgramTensor& want = program_.tensors[program_.inputs[i]];
-    if (inputs[i].type() != want.type)
-      return invalid_argument("failed to run: input '" + want.name + "' must be " + want.type.to_string() + ", got " +
-                              inputs[i].type().to_string());
-  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(program_.outputs.size());
+  // Every byte is written by the run.
+  for (int t : program_.outputs) outputs.push_back(Tensor::uninitialized(program_.tensors[t].type));
+  HS_RETURN_IF_ERROR(run_into(inputs, outputs, stats));
+  return outputs;
+}
+
+Status Session::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, RunStats* stats) {
+  auto check = [](const char* what, const std::vector<Tensor>& given, const std::vector<int>& wanted,
+                  const std::vector<ProgramTensor>& tensors) -> Status {
+    if (given.size() != wanted.size())
+      return invalid_argument(std::string("failed to run: the model has ") + std::to_string(wanted.size()) + " " +
+                              what + "s, got " + std::to_string(given.size()));
+    for (size_t i = 0; i < given.size(); ++i) {
+      const ProgramTensor& want = tensors[wanted[i]];
+      if (given[i].type() != want.type)
+        return invalid_argument(std::string("failed to run: ") + what + " '" + want.name + "' must be " +
+                                want.type.to_string() + ", got " + given[i].type().to_string());
+    }
+    return Status::ok();
+  };
+  HS_RETURN_IF_ERROR(check("input", inputs, program_.inputs, program_.tensors));
+  HS_RETURN_IF_ERROR(check("output", outputs, program_.outputs, program_.tensors));
   // logging.trace needs the events even when the caller does not ask.
   RunStats own_stats;
   if (!stats && !trace_path_.empty()) stats = &own_stats;
@@ -352,12 +367,8 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
   // (Inputs are only read; TensorRef is the delegates' one tensor view.)
   for (size_t i = 0; i < inputs.size(); ++i)
     lane->slots[program_.inputs[i]].host = const_cast<std::byte*>(inputs[i].raw());
-  std::vector<Tensor> outputs;
-  outputs.reserve(program_.outputs.size());
-  for (size_t k = 0; k < program_.outputs.size(); ++k) {
-    outputs.emplace_back(program_.tensors[program_.outputs[k]].type);
-    if (output_fills_slot_[k]) lane->slots[program_.outputs[k]].host = outputs.back().raw();
-  }
+  for (size_t k = 0; k < program_.outputs.size(); ++k)
+    if (output_fills_slot_[k]) lane->slots[program_.outputs[k]].host = outputs[k].raw();
   const ExecutorConfig config{&program_, &graph_, sync_, epoch_, &clocks_};
   Status status = run_request(config, *lane, request, stats);
   if (status.is_ok())
@@ -371,7 +382,7 @@ Result<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs, RunS
     std::lock_guard lock(trace_mutex_);
     if (Status s = write_trace(*stats, trace_path_); !s.is_ok()) spdlog::warn("[sched] {}", s.message());
   }
-  return outputs;
+  return Status::ok();
 }
 
 std::future<Result<RunResult>> Session::submit(std::vector<Tensor> inputs, bool with_stats) {

@@ -64,6 +64,11 @@ class Session {
   // Runs one request and waits for it. `inputs` must match input_types()
   // exactly. With `stats`, fills it (events with GPU timestamps). Thread-safe.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+  // run() into the caller's `outputs`, which must match output_types()
+  // exactly and are written in place: a caller that keeps them across runs
+  // allocates nothing per request (fresh multi-MiB outputs cost a page fault
+  // per 4 KiB on every run). Thread-safe; a run's outputs belong to it alone.
+  Status run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, RunStats* stats = nullptr);
   // Queues one request and returns at once; a pool of max_in_flight threads
   // runs queued requests in order of submission. `with_stats` records events.
   std::future<Result<RunResult>> submit(std::vector<Tensor> inputs, bool with_stats = false);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "delegates/cpu/cpu_reference.h"
 #include "examples/rfc_model.h"
 #include "examples/scheduler_models.h"
 #include "graph/builder.h"
@@ -320,6 +321,33 @@ TEST(SchedulerTest, ABadRequestDoesNotKeepItsLane) {
     EXPECT_NE(bad.status().message().find("must be f32[1,3,8,8]"), std::string::npos) << bad.status().message();
   }
   EXPECT_TRUE(session->run({examples::rfc_model_input()}).is_ok());
+}
+
+// run_into writes the caller's outputs in place, run after run, with what
+// the portable kernels compute for the graph; outputs of another type are
+// refused by name.
+TEST(SchedulerTest, RunIntoReusesTheCallersOutputs) {
+  auto graph = examples::make_rfc_model();
+  ASSERT_TRUE(graph.is_ok());
+  auto session = open(*graph, default_profile());
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> outputs;
+  for (const TensorType& t : session->output_types()) outputs.emplace_back(t);
+  const std::byte* where = outputs[0].raw();
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const std::vector<Tensor> inputs = {testing::random_tensor({1, 3, 8, 8}, seed)};
+    Result<std::vector<Tensor>> want = cpu::run_graph_reference(*graph, inputs);
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    ASSERT_TRUE(session->run_into(inputs, outputs).is_ok());
+    EXPECT_EQ(outputs[0].raw(), where);  // written in place, not replaced
+    for (size_t k = 0; k < outputs.size(); ++k)
+      for (int64_t i = 0; i < outputs[k].num_elements(); ++i)
+        ASSERT_NEAR(outputs[k].data<float>()[i], (*want)[k].data<float>()[i], 1e-4f) << "seed " << seed << ", " << i;
+  }
+  std::vector<Tensor> wrong = {Tensor(TensorType{DType::kFloat32, {1, 2}})};
+  const Status refused = session->run_into({examples::rfc_model_input()}, wrong);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("output '"), std::string::npos) << refused.message();
 }
 
 TEST(SchedulerTest, MaxInFlightBelowOneIsRefused) {
