@@ -76,38 +76,45 @@ int run_bench(BenchOptions o) {
   // Keep `in_flight` requests submitted at all times: the session's lanes
   // bound how many run at once.
   const int in_flight = s.max_in_flight();
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::future<Result<RunResult>>>> pending;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::future<Result<RunStats>>>> pending;
   std::vector<double> latencies;
   std::vector<RunStats> stats;
   stats.reserve(static_cast<size_t>(o.requests));
   Progress progress(o.requests, !o.json);
-  std::vector<Tensor> outputs;
-  for (const TensorType& t : s.output_types()) outputs.emplace_back(t);
+  // One set of outputs per request in flight, kept across requests as a
+  // server would: request i writes set i % in_flight, free again once
+  // request i - in_flight has been taken off `pending`.
+  std::vector<std::vector<Tensor>> output_sets(static_cast<size_t>(in_flight));
+  for (auto& set : output_sets)
+    for (const TensorType& t : s.output_types()) set.emplace_back(t);
   const auto start = std::chrono::steady_clock::now();
   int submitted = 0;
   while (static_cast<int>(latencies.size()) < o.requests) {
     if (in_flight == 1) {
-      // One at a time: the caller's thread runs it into outputs it keeps, as
-      // a synchronous caller would (submit() would add two thread hand-offs
-      // to every latency, fresh outputs page faults).
+      // One at a time: the caller's thread runs it, as a synchronous caller
+      // would (submit_into would add two thread hand-offs to every latency).
       RunStats run_stats;
       const auto t0 = std::chrono::steady_clock::now();
-      if (Status r = s.run_into(*inputs, outputs, &run_stats); !r.is_ok()) return report_error(r);
+      if (Status r = s.run_into(*inputs, output_sets[0], &run_stats); !r.is_ok()) return report_error(r);
       latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       stats.push_back(std::move(run_stats));
       progress.update(static_cast<int>(latencies.size()));
       continue;
     }
     while (submitted < o.requests && static_cast<int>(pending.size()) < in_flight) {
-      pending.emplace_back(std::chrono::steady_clock::now(), s.submit(*inputs, true));
+      pending.emplace_back(std::chrono::steady_clock::now(),
+                           s.submit_into(*inputs, output_sets[static_cast<size_t>(submitted % in_flight)], true));
       ++submitted;
     }
     auto [t0, future] = std::move(pending.front());
     pending.pop_front();
-    Result<RunResult> r = future.get();
-    if (!r.is_ok()) return report_error(r.status());
+    Result<RunStats> r = future.get();
+    if (!r.is_ok()) {
+      for (auto& p : pending) p.second.wait();  // they write output_sets
+      return report_error(r.status());
+    }
     latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    stats.push_back(std::move(r->stats));
+    stats.push_back(std::move(r).value());
     progress.update(static_cast<int>(latencies.size()));
   }
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

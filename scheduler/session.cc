@@ -393,15 +393,32 @@ std::future<Result<RunResult>> Session::submit(std::vector<Tensor> inputs, bool 
         return result;
       });
   std::future<Result<RunResult>> future = task->get_future();
+  enqueue([task] { (*task)(); });
+  return future;
+}
+
+std::future<Result<RunStats>> Session::submit_into(std::vector<Tensor> inputs, std::vector<Tensor>& outputs,
+                                                   bool with_stats) {
+  auto task = std::make_shared<std::packaged_task<Result<RunStats>()>>(
+      [this, inputs = std::move(inputs), &outputs, with_stats]() -> Result<RunStats> {
+        RunStats stats;
+        HS_RETURN_IF_ERROR(run_into(inputs, outputs, with_stats ? &stats : nullptr));
+        return stats;
+      });
+  std::future<Result<RunStats>> future = task->get_future();
+  enqueue([task] { (*task)(); });
+  return future;
+}
+
+void Session::enqueue(std::function<void()> job) {
   {
     std::lock_guard lock(queue_mutex_);
     // One thread per lane, started on first use: more could only wait for a lane.
     if (workers_.empty())
       for (size_t i = 0; i < lanes_.size(); ++i) workers_.emplace_back([this] { worker_loop(); });
-    queue_.push_back([task] { (*task)(); });
+    queue_.push_back(std::move(job));
   }
   queue_changed_.notify_one();
-  return future;
 }
 
 void Session::worker_loop() {

@@ -72,12 +72,18 @@ class Session {
   // Queues one request and returns at once; a pool of max_in_flight threads
   // runs queued requests in order of submission. `with_stats` records events.
   std::future<Result<RunResult>> submit(std::vector<Tensor> inputs, bool with_stats = false);
+  // submit() into the caller's `outputs` (as run_into): they must outlive the
+  // future and be left alone until it is ready. The future holds the stats.
+  std::future<Result<RunStats>> submit_into(std::vector<Tensor> inputs, std::vector<Tensor>& outputs,
+                                            bool with_stats = false);
 
  private:
   Session(Program program, DelegateSet delegates, const Profile& profile);
   Status init_shared_islands(const Profile& profile);
   Status check_sync_mode() const;
   Status calibrate_clocks();
+  // Queues `job` for the lane workers (started on first use).
+  void enqueue(std::function<void()> job);
   void plan_outputs();
   Result<std::unique_ptr<Lane>> make_lane(const Profile& profile);
   Status bind_steps(Lane& lane);
