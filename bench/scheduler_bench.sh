@@ -5,15 +5,19 @@
 #   pipelining        cpu_gpu_cpu at --in-flight 4 vs 1: throughput ratio;
 #   GPU timestamps    gpu_branch: GPU island time per request / run latency.
 # Usage: bench/scheduler_bench.sh HETSCHED MAKE_EXAMPLES PROFILE C S GPU_LAYERS CPU_LAYERS [THREADS] [REQUESTS]
-# (C S GPU_LAYERS CPU_LAYERS size the models: balance the two branches on the machine at hand).
+#                                 [CHAIN_GPU_LAYERS]
+# (C S GPU_LAYERS CPU_LAYERS size the models: balance the two branches on the machine at hand.
+# The chain has CPU_LAYERS on each side of CHAIN_GPU_LAYERS, default 2 x GPU_LAYERS; pipelining
+# gains most when its GPU stage takes as long as its two CPU stages do with requests in flight.)
 set -euo pipefail
 hetsched=$1 make_examples=$2 profile=$3 c=$4 s=$5 g=$6 k=$7 threads=${8:-0} requests=${9:-200}
+chain_g=${10:-$((2 * g))}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-# The chain has CPU layers on both sides of its GPU stage: twice the GPU
-# layers keep its CPU and GPU work as balanced as the two branches are.
+# The chain has CPU layers on both sides of its GPU stage: by default twice
+# the GPU layers keep its CPU and GPU work as balanced as the two branches are.
 mkdir -p "$dir/chain"
-"$make_examples" "$dir/chain" --scheduler-models "$c" "$s" "$((2 * g))" "$k" >/dev/null
+"$make_examples" "$dir/chain" --scheduler-models "$c" "$s" "$chain_g" "$k" >/dev/null
 "$make_examples" "$dir" --scheduler-models "$c" "$s" "$g" "$k"
 mv "$dir/chain/cpu_gpu_cpu.hsg" "$dir/cpu_gpu_cpu.hsg"
 bench() { "$hetsched" bench "$dir/$1" --profile "$profile" --threads "$threads" -n "$requests" --json "${@:2}"; }
