@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (o.runs < 1 || o.resnet.blocks < 1 || o.resnet.channels < 1 || o.resnet.size < 1) {
+    std::fprintf(stderr, "error: --runs, --blocks, --channels and --size must be integers >= 1\n");
+    return 2;
+  }
   spdlog::set_level(spdlog::level::warn);
   auto rfc = examples::make_rfc_model();
   auto resnet = examples::make_resnet_stack(o.resnet);

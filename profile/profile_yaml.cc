@@ -180,7 +180,10 @@ Result<std::vector<std::pair<std::string, Field>>> ProfileParser::entries(const 
     return error(map, "expected a map, got " + got, join(keys));
   }
   for (auto it = map.node.begin(); it != map.node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: yaml-cpp's iterator yields a temporary pair, so a reference to
+    // its key dangles after this statement (AddressSanitizer:
+    // stack-use-after-scope on every profile load).
+    const YAML::Node key = it->first;
     int key_line = line_of(key, map.line);
     if (!key.IsScalar()) {
       return error_at(key_line, map.path, "a key must be a name, got " + std::string(kind_of(key)), join(keys));
