@@ -1,6 +1,7 @@
 #include "graph/tensor.h"
 
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace hetsched {
@@ -34,6 +35,9 @@ Result<Shape> parse_shape(std::string_view text) {
       if (c < '0' || c > '9')
         return invalid_argument("shape '" + std::string(text) + "' has a non-numeric dimension '" + std::string(part) +
                                 "' (expected dims like 1x3x224x224)");
+      if (v > (std::numeric_limits<int64_t>::max() - (c - '0')) / 10)
+        return invalid_argument("shape '" + std::string(text) + "' has a dimension '" + std::string(part) +
+                                "' beyond 2^63 - 1");
       v = v * 10 + (c - '0');
     }
     shape.push_back(v);

@@ -55,6 +55,21 @@ TEST(CliTest, RunRefusesAnInputFileOfTheWrongSize) {
   EXPECT_NE(r.output.find("has 100 bytes, but f32[1,3,8,8] needs 768"), std::string::npos) << r.output;
 }
 
+// An endless input (a device file) is read only as far as the input needs:
+// a one-line error, not a read until memory runs out.
+TEST(CliTest, RunRefusesAnEndlessInputFileAfterReadingWhatItNeeds) {
+  auto r = run_cli("run " + example_model() + " --input x=/dev/zero");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'/dev/zero' has more than 768 bytes, but f32[1,3,8,8] needs 768"), std::string::npos)
+      << r.output;
+}
+
+TEST(CliTest, RunRefusesAnInputShapeBeyondInt64) {
+  auto r = run_cli("run " + example_model() + " --input-shape x=99999999999999999999x3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("dimension '99999999999999999999' beyond 2^63 - 1"), std::string::npos) << r.output;
+}
+
 TEST(CliTest, CompileThenRunTheProgram) {
   testing::TempDir dir;
   const std::string hsp = (dir / "rfc.hsp").string();

@@ -151,6 +151,9 @@ TEST(ShapeTest, ParsesAndPrintsShapes) {
   EXPECT_FALSE(parse_shape("1x3xAx4").is_ok());
   EXPECT_FALSE(parse_shape("").is_ok());
   EXPECT_FALSE(parse_shape("1xx2").is_ok());
+  EXPECT_TRUE(parse_shape("9223372036854775807").is_ok());   // 2^63 - 1
+  EXPECT_FALSE(parse_shape("9223372036854775808").is_ok());  // one more
+  EXPECT_FALSE(parse_shape("99999999999999999999x3").is_ok());
   EXPECT_EQ(TensorType({DType::kInt64, {2, kDynamicDim}}).to_string(), "i64[2,?]");
 }
 
