@@ -151,6 +151,11 @@ struct ExecContext {
   // after their own, in the same submit: the executor's timestamp writes.
   VkCommandBuffer gpu_before = nullptr;
   VkCommandBuffer gpu_after = nullptr;
+  // GPU islands put these after gpu_after in the same submit, covered by its
+  // signal: the executor's work on the island's outputs (a staged
+  // readback's copy to staging), which then needs no submit of its own.
+  // Each starts with its own barrier on the island's writes.
+  std::span<const VkCommandBuffer> gpu_then;
   // GPU islands set this to the timeline value their submit signalled (0: none).
   uint64_t signalled_value = 0;
 };

@@ -129,6 +129,8 @@ class RequestRun {
       }
     }
     StepCall call = call_for(s);
+    collect_followers(s, context);
+    call.then = then_;
     const int pair = lane_.timestamp_pair[s];
     GpuTimestamps* stamps = nullptr;
     if (stats_ && pair >= 0 && context) {
@@ -145,14 +147,39 @@ class RequestRun {
     const auto t1 = std::chrono::steady_clock::now();
     t0 = std::max(t0, state_.waited_until);
     if (!status.is_ok()) return status;
-    if (completion_[s].context && completion_[s].value)
+    if (completion_[s].context && completion_[s].value) {
       last_[completion_[s].context] = std::max(last_[completion_[s].context], completion_[s].value);
+      for (int u : followers_) lane_.runners[u]->followed(completion_[s].value);
+    }
     if (stats_ && !completion_[s].timestamped)
       stats_->events.push_back({runner.label(), runner.track(), ms_since(config_.epoch, t0),
                                 std::chrono::duration<double, std::milli>(t1 - t0).count(), request_, false});
     for (int u : config_.graph->users[s])
       if (--remaining_[u] == 0) HS_RETURN_IF_ERROR(make_ready(u));
     return Status::ok();
+  }
+
+  // The users of GPU step s whose GPU work can ride in s's own submit: host
+  // steps on s's context (staged readbacks) with s as their last unissued
+  // dependency and no GPU input on another context. One submit fewer per
+  // readback, and its copy starts with no host round trip. Timeline sync
+  // only: the submit's signal is what the follower waits for.
+  void collect_followers(int s, SharedGpuContext* context) {
+    followers_.clear();
+    then_.clear();
+    if (!context || config_.sync != SyncMode::kTimeline || !lane_.runners[s]->takes_followers()) return;
+    for (int u : config_.graph->users[s]) {
+      const StepRunner& r = *lane_.runners[u];
+      if (remaining_[u] != 1 || r.kind() != StepRunner::Kind::kHost || r.context() != context) continue;
+      const VkCommandBuffer cmd = r.follower_commands();
+      if (!cmd || then_.size() == CommandBufferList::kMaxThen) continue;
+      bool same_context = true;
+      for (int d : config_.graph->deps[u])
+        same_context = same_context && (d == s || !completion_[d].context || completion_[d].context == context);
+      if (!same_context) continue;
+      followers_.push_back(u);
+      then_.push_back(cmd);
+    }
   }
 
   // Outputs were read back by their readback steps; GPU work nobody read
@@ -191,6 +218,8 @@ class RequestRun {
   std::vector<GpuCompletion> completion_; // by step
   std::vector<int> ready_gpu_, ready_host_;  // ascending step indices
   std::map<SharedGpuContext*, uint64_t> last_;  // highest value signalled per context
+  std::vector<int> followers_;            // of the step being issued (collect_followers)
+  std::vector<VkCommandBuffer> then_;     // their command buffers
 };
 
 }  // namespace

@@ -119,9 +119,15 @@ class ReadbackStep final : public StepRunner {
   const std::string& track() const override { return kHandoffTrack; }
   const std::string& label() const override { return label_; }
 
+  VkCommandBuffer follower_commands() const override { return staging_.copy; }
+  void followed(uint64_t signalled_value) override {
+    copied_value_ = signalled_value;
+    prepared_ = true;
+  }
+
   Status prepare(RequestState& state, const StepCall& call) override {
     ready_at_ = std::chrono::steady_clock::now();
-    if (!staging_.copy) return Status::ok();
+    if (!staging_.copy || prepared_) return Status::ok();  // prepared_: the copy followed its producer
     // One submit after the producer, one host wait (in run) for both.
     const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
                                            call.wait_value);

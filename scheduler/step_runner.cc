@@ -48,6 +48,7 @@ class IslandStep final : public StepRunner {
         resource_lock_(resource_lock) {}
 
   Kind kind() const override { return context_ ? Kind::kGpu : Kind::kHost; }
+  bool takes_followers() const override { return context_ != nullptr; }
   SharedGpuContext* context() const override { return context_; }
   const std::string& track() const override { return track_; }
   const std::string& label() const override { return label_; }
@@ -60,6 +61,7 @@ class IslandStep final : public StepRunner {
       ctx.gpu = plan_gpu_step(state.mode, call.wait_value);
       ctx.gpu_before = call.before;
       ctx.gpu_after = call.after;
+      ctx.gpu_then = call.then;
       status = handle_.execute(ctx, {}, {});
       if (status.is_ok()) {
         done = {context_, ctx.signalled_value, call.before != nullptr};

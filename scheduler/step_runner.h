@@ -50,6 +50,9 @@ struct StepCall {
   // Timestamp writes to submit around the step's own commands (may be null).
   VkCommandBuffer before = nullptr;
   VkCommandBuffer after = nullptr;
+  // For steps that take followers (StepRunner::takes_followers): command
+  // buffers of later steps to submit after the step's own, in its submit.
+  std::span<const VkCommandBuffer> then;
 };
 
 class StepRunner {
@@ -67,6 +70,14 @@ class StepRunner {
   virtual const std::string& label() const = 0;
   // True for a kGpu step that writes device memory from the host (a mapped upload).
   virtual bool writes_from_host() const { return false; }
+  // A kGpu step that can put later steps' GPU work in its own submit
+  // (StepCall::then): device islands.
+  virtual bool takes_followers() const { return false; }
+  // For a kHost step: the GPU work prepare() would submit, as one command
+  // buffer that may instead follow its producer in the producer's submit
+  // (null: none). followed() then tells it the value that submit signals.
+  virtual VkCommandBuffer follower_commands() const { return nullptr; }
+  virtual void followed(uint64_t signalled_value) {}
   // Called for a kHost step as soon as every step it depends on has been
   // issued, before the host work of earlier host steps: a staged readback
   // submits its copy to staging here, so the copy runs on the queue right

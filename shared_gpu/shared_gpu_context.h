@@ -97,14 +97,20 @@ struct GpuSubmit {
 };
 
 // The command buffers of one submit: an optional `before`, the caller's own,
-// an optional `after` (the executor's timestamp writes), nulls left out.
-struct CommandBufferTriple {
-  CommandBufferTriple(VkCommandBuffer before, VkCommandBuffer own, VkCommandBuffer after) {
+// an optional `after` (the executor's timestamp writes), then up to
+// kMaxThen more that follow in the same submit (the executor's copies of the
+// outputs, StepCall::then); nulls left out.
+struct CommandBufferList {
+  static constexpr size_t kMaxThen = 8;
+  CommandBufferList(VkCommandBuffer before, VkCommandBuffer own, VkCommandBuffer after,
+                    std::span<const VkCommandBuffer> then = {}) {
     for (VkCommandBuffer cmd : {before, own, after})
       if (cmd) cmds[count++] = cmd;
+    for (size_t i = 0; i < then.size() && i < kMaxThen; ++i)
+      if (then[i]) cmds[count++] = then[i];
   }
   std::span<const VkCommandBuffer> span() const { return {cmds, count}; }
-  VkCommandBuffer cmds[3] = {};
+  VkCommandBuffer cmds[3 + kMaxThen] = {};
   uint32_t count = 0;
 };
 

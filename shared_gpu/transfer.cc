@@ -81,7 +81,7 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
 
 Result<uint64_t> GpuTransfers::submit(VkCommandBuffer cmd, const GpuStepSync& sync, VkCommandBuffer before,
                                       VkCommandBuffer after) {
-  const CommandBufferTriple cmds(before, cmd, after);
+  const CommandBufferList cmds(before, cmd, after);
   GpuSubmit batch;
   batch.command_buffers = cmds.span();
   batch.wait_value = sync.wait_value;

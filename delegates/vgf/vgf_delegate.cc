@@ -32,7 +32,7 @@ class VgfIslandHandle final : public IslandHandle {
   std::shared_ptr<SharedGpuContext> gpu_context() const override { return session_->shared_context(); }
 
   Status execute(ExecContext& ctx, std::span<const TensorRef>, std::span<const TensorRef>) override {
-    Result<uint64_t> signalled = session_->submit(ctx.gpu, ctx.gpu_before, ctx.gpu_after);
+    Result<uint64_t> signalled = session_->submit(ctx.gpu, ctx.gpu_before, ctx.gpu_after, ctx.gpu_then);
     if (!signalled.is_ok())
       return signalled.status().with_context("failed to execute VGF island " + std::to_string(island_id_) + ": ");
     ctx.signalled_value = *signalled;

@@ -246,9 +246,10 @@ Status VgfSession::record() {
   return Status::ok();
 }
 
-Result<uint64_t> VgfSession::submit(const GpuStepSync& sync, VkCommandBuffer before, VkCommandBuffer after) {
+Result<uint64_t> VgfSession::submit(const GpuStepSync& sync, VkCommandBuffer before, VkCommandBuffer after,
+                                    std::span<const VkCommandBuffer> then) {
   GpuSubmit batch;
-  const CommandBufferTriple cmds(before, command_buffer_, after);
+  const CommandBufferList cmds(before, command_buffer_, after, then);
   batch.command_buffers = cmds.span();
   batch.wait_value = sync.wait_value;
   batch.signal = sync.signal;

@@ -87,10 +87,11 @@ class VgfSession {
 
   // Submits the recorded command buffer per `sync` (wait on the timeline,
   // signal, idle the queue after), between `before` and `after` when they
-  // are not null (the executor's timestamp writes). Returns the signalled
-  // timeline value (0 without a signal). Does not wait on the host.
+  // are not null (the executor's timestamp writes) and followed by `then`
+  // (ExecContext::gpu_then). Returns the signalled timeline value (0
+  // without a signal). Does not wait on the host.
   Result<uint64_t> submit(const GpuStepSync& sync, VkCommandBuffer before = VK_NULL_HANDLE,
-                          VkCommandBuffer after = VK_NULL_HANDLE);
+                          VkCommandBuffer after = VK_NULL_HANDLE, std::span<const VkCommandBuffer> then = {});
 
  private:
   VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);

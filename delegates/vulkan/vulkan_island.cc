@@ -224,7 +224,7 @@ Status VulkanIsland::execute(ExecContext& ctx, std::span<const TensorRef> inputs
   (void)inputs;
   (void)outputs;
   GpuSubmit batch;
-  const CommandBufferTriple cmds(ctx.gpu_before, command_buffer_, ctx.gpu_after);
+  const CommandBufferList cmds(ctx.gpu_before, command_buffer_, ctx.gpu_after, ctx.gpu_then);
   batch.command_buffers = cmds.span();
   batch.wait_value = ctx.gpu.wait_value;
   batch.signal = ctx.gpu.signal;
