@@ -162,7 +162,7 @@ int run_bench(BenchOptions o) {
                 o.requests, in_flight);
     std::printf("latency  p50 %.3f ms · p99 %.3f ms · min %.3f ms (%s)\n", p50, p99,
                 *std::min_element(latencies.begin(), latencies.end()),
-                in_flight == 1 ? "run() on this thread" : "submit to result");
+                in_flight == 1 ? "run_into() on this thread" : "submit to result");
     std::printf("         run p50 %.3f ms (on its lane, queueing excluded)\n", percentile(run_ms, 0.5));
     std::printf("through  %.1f requests/s over %.1f ms\n", rps, wall_ms);
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);

@@ -24,6 +24,7 @@ class RequestRun {
     const size_t n = config.program->steps.size();
     remaining_.resize(n);
     completion_.resize(n);
+    followed_value_.assign(n, 0);
     state_.mode = config.sync;
     state_.slots = &lane.slots;
     state_.run_index = lane.run_index;
@@ -83,6 +84,7 @@ class RequestRun {
     SharedGpuContext* context = lane_.runners[s]->context();
     call.wait_value = context ? needed_on(s, context) : 0;
     for (int a : lane_.host_write_waits[s]) call.host_wait_value = std::max(call.host_wait_value, completion_[a].value);
+    call.submitted_with_producer = followed_value_[s];
     return call;
   }
 
@@ -149,7 +151,7 @@ class RequestRun {
     if (!status.is_ok()) return status;
     if (completion_[s].context && completion_[s].value) {
       last_[completion_[s].context] = std::max(last_[completion_[s].context], completion_[s].value);
-      for (int u : followers_) lane_.runners[u]->followed(completion_[s].value);
+      for (int u : followers_) followed_value_[u] = completion_[s].value;
     }
     if (stats_ && !completion_[s].timestamped)
       stats_->events.push_back({runner.label(), runner.track(), ms_since(config_.epoch, t0),
@@ -219,6 +221,7 @@ class RequestRun {
   std::vector<int> ready_gpu_, ready_host_;  // ascending step indices
   std::map<SharedGpuContext*, uint64_t> last_;  // highest value signalled per context
   std::vector<int> followers_;            // of the step being issued (collect_followers)
+  std::vector<uint64_t> followed_value_;  // by step: StepCall::submitted_with_producer
   std::vector<VkCommandBuffer> then_;     // their command buffers
 };
 

@@ -107,6 +107,7 @@ class ReadbackStep final : public StepRunner {
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd from,
                                                     std::string label) {
     auto step = std::unique_ptr<ReadbackStep>(new ReadbackStep(tensor, type, from, std::move(label)));
+    step->may_poll_ = from.transfers->context().properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     // The CPU reads uncached device memory very slowly (~30 MB/s from an
     // H100's BAR): beyond the measured crossover, copy to host-cached staging first.
     HS_ASSIGN_OR_RETURN(step->staging_, staging_for(from, false));
@@ -120,26 +121,23 @@ class ReadbackStep final : public StepRunner {
   const std::string& label() const override { return label_; }
 
   VkCommandBuffer follower_commands() const override { return staging_.copy; }
-  void followed(uint64_t signalled_value) override {
-    copied_value_ = signalled_value;
-    prepared_ = true;
-  }
 
   Status prepare(RequestState& state, const StepCall& call) override {
     ready_at_ = std::chrono::steady_clock::now();
-    if (!staging_.copy || prepared_) return Status::ok();  // prepared_: the copy followed its producer
+    if (!staging_.copy) return Status::ok();
+    if (call.submitted_with_producer) {  // the copy went in the producing island's submit
+      copied_value_ = call.submitted_with_producer;
+      return Status::ok();
+    }
     // One submit after the producer, one host wait (in run) for both.
     const GpuStepSync sync = plan_gpu_step(state.mode == SyncMode::kQueueWaitIdle ? state.mode : SyncMode::kTimeline,
                                            call.wait_value);
     HS_ASSIGN_OR_RETURN(copied_value_, from_.transfers->submit(staging_.copy, sync));
-    prepared_ = true;
     return Status::ok();
   }
 
   Status run(RequestState& state, const StepCall& call, GpuCompletion&) override {
     SharedGpuContext& context = from_.transfers->context();
-    if (staging_.copy && !prepared_) HS_RETURN_IF_ERROR(prepare(state, call));
-    prepared_ = false;
     const uint64_t wait = staging_.copy ? copied_value_ : call.wait_value;
     if (wait) HS_RETURN_IF_ERROR(wait_for_gpu(context, wait));
     state.host_waits++;
@@ -172,9 +170,7 @@ class ReadbackStep final : public StepRunner {
     using namespace std::chrono;
     constexpr auto kMargin = microseconds(100), kMaxSpin = microseconds(300);
     const auto arrived = steady_clock::now();
-    const bool poll = expected_ > steady_clock::duration::zero() &&
-                      context.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (poll) {
+    if (may_poll_ && expected_ > steady_clock::duration::zero()) {
       HS_RETURN_IF_ERROR(context.wait_spinning_from(value, ready_at_ + expected_ - kMargin, kMaxSpin));
     } else {
       HS_RETURN_IF_ERROR(context.wait(value));
@@ -189,9 +185,9 @@ class ReadbackStep final : public StepRunner {
   Staging staging_;  // only for sources the host reads slowly
   std::chrono::steady_clock::time_point ready_at_{};
   std::chrono::steady_clock::duration expected_{};  // ready to GPU done, last time this lane waited
-  // This lane's request in progress (a lane runs one at a time): its copy
-  // to staging was submitted by prepare() and signals copied_value_.
-  bool prepared_ = false;
+  bool may_poll_ = false;  // not on CPU devices
+  // This lane's request in progress (a lane runs one at a time): prepare()
+  // set the value its copy to staging signals.
   uint64_t copied_value_ = 0;
 };
 

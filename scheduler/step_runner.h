@@ -53,6 +53,10 @@ struct StepCall {
   // For steps that take followers (StepRunner::takes_followers): command
   // buffers of later steps to submit after the step's own, in its submit.
   std::span<const VkCommandBuffer> then;
+  // For a follower (a kHost step whose follower_commands() went in its
+  // producer's submit this request): the value that submit signalled; 0
+  // otherwise, and prepare() submits them itself.
+  uint64_t submitted_with_producer = 0;
 };
 
 class StepRunner {
@@ -75,14 +79,14 @@ class StepRunner {
   virtual bool takes_followers() const { return false; }
   // For a kHost step: the GPU work prepare() would submit, as one command
   // buffer that may instead follow its producer in the producer's submit
-  // (null: none). followed() then tells it the value that submit signals.
+  // (null: none; StepCall::submitted_with_producer then says it did).
   virtual VkCommandBuffer follower_commands() const { return nullptr; }
-  virtual void followed(uint64_t signalled_value) {}
   // Called for a kHost step as soon as every step it depends on has been
   // issued, before the host work of earlier host steps: a staged readback
   // submits its copy to staging here, so the copy runs on the queue right
   // after its producer instead of after the CPU islands the thread runs
-  // first. run() then only waits and reads. Same `call` as run() gets.
+  // first. run() then only waits and reads. The executor calls it once per
+  // request, before run(), for every kHost step with a context().
   virtual Status prepare(RequestState& state, const StepCall& call) { return Status::ok(); }
   // Runs the step for one request. kGpu steps report what they submitted in `done`.
   virtual Status run(RequestState& state, const StepCall& call, GpuCompletion& done) = 0;

@@ -54,8 +54,7 @@ TimelineSemaphore::~TimelineSemaphore() {
 
 uint64_t TimelineSemaphore::next_value() { return last_value_.fetch_add(1) + 1; }
 
-Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout) {
-  HS_RETURN_IF_ERROR(failure());
+VkResult TimelineSemaphore::wait_for(uint64_t value, std::chrono::nanoseconds timeout) {
   const uint64_t timeout_ns = timeout == std::chrono::nanoseconds::max() ? UINT64_MAX
                               : timeout.count() < 0                     ? 0
                                                                         : static_cast<uint64_t>(timeout.count());
@@ -64,7 +63,12 @@ Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout)
   wait_info.semaphoreCount = 1;
   wait_info.pSemaphores = &semaphore_;
   wait_info.pValues = &value;
-  const VkResult result = fn_.wait_semaphores(device_, &wait_info, timeout_ns);
+  return fn_.wait_semaphores(device_, &wait_info, timeout_ns);
+}
+
+Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout) {
+  HS_RETURN_IF_ERROR(failure());
+  const VkResult result = wait_for(value, timeout);
   if (result == VK_TIMEOUT) {
     uint64_t current = 0;
     fn_.get_semaphore_counter_value(device_, semaphore_, &current);
@@ -81,13 +85,7 @@ Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady
   using clock = std::chrono::steady_clock;
   const auto before_spin = spin_from - clock::now();
   if (before_spin > std::chrono::nanoseconds(0)) {
-    VkSemaphoreWaitInfo wait_info{};
-    wait_info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wait_info.semaphoreCount = 1;
-    wait_info.pSemaphores = &semaphore_;
-    wait_info.pValues = &value;
-    const VkResult result = fn_.wait_semaphores(
-        device_, &wait_info, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(before_spin).count()));
+    const VkResult result = wait_for(value, std::chrono::duration_cast<std::chrono::nanoseconds>(before_spin));
     if (result == VK_SUCCESS) return Status::ok();
     if (result != VK_TIMEOUT)
       return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");

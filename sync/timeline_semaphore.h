@@ -101,6 +101,8 @@ class TimelineSemaphore {
  private:
   TimelineSemaphore(VkDevice device, VkSemaphore semaphore, bool owns_handle, const Functions& functions,
                     uint64_t last_value);
+  // vkWaitSemaphores for `value`, as wait() takes its timeout.
+  VkResult wait_for(uint64_t value, std::chrono::nanoseconds timeout);
   // The Status for `result` of `call`, prefixed with `context`; a device loss
   // is also recorded as this semaphore's failure.
   Status check(VkResult result, std::string_view call, std::string_view context);
