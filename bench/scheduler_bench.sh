@@ -8,7 +8,9 @@
 #                                 [CHAIN_GPU_LAYERS]
 # (C S GPU_LAYERS CPU_LAYERS size the models: balance the two branches on the machine at hand.
 # The chain has CPU_LAYERS on each side of CHAIN_GPU_LAYERS, default 2 x GPU_LAYERS; pipelining
-# gains most when its GPU stage takes as long as its two CPU stages do with requests in flight.)
+# gains most when its GPU stage takes as long as its two CPU stages do with requests in flight.
+# On the H100 machine `64 56 112 8 0 200 272` makes branches of ~2.5 ms; docs/architecture.md
+# ("The scheduler") has the figures and why much smaller branches sit nearer the targets.)
 set -euo pipefail
 hetsched=$1 make_examples=$2 profile=$3 c=$4 s=$5 g=$6 k=$7 threads=${8:-0} requests=${9:-200}
 chain_g=${10:-$((2 * g))}
