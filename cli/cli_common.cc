@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace hetsched::cli {
@@ -11,6 +12,33 @@ void add_common_options(CLI::App& cmd, CommonOptions& options) {
   cmd.add_option("--log-level", options.log_level, "error | warn | info | debug (default: the profile's)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
   cmd.add_option("--input-shape", options.input_shapes, "Shape for a dynamic input, NAME=1x3x224x224 (repeatable)");
+  cmd.add_option("--policy", options.policy,
+                 "Partition policy instead of the profile's: auto | vgf_first | vulkan_first | cpu_first | a "
+                 "delegate list such as vulkan,cpu");
+}
+
+Status apply_policy_option(const std::string& policy, Profile& profile) {
+  if (policy.empty()) return Status::ok();
+  if (policy == "auto" || policy == "vgf_first" || policy == "vulkan_first" || policy == "cpu_first") {
+    profile.partition.prefer = policy;
+    profile.partition.order.clear();
+    return Status::ok();
+  }
+  std::vector<std::string> order;
+  for (size_t start = 0; start <= policy.size();) {
+    const size_t comma = std::min(policy.find(',', start), policy.size());
+    const std::string name = policy.substr(start, comma - start);
+    const auto& known = known_delegate_names();
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return invalid_argument("--policy '" + policy + "': '" + name +
+                              "' is not a policy or delegate (accepted: auto, vgf_first, vulkan_first, cpu_first, or "
+                              "a comma-separated list of cpu, vulkan, vgf)");
+    order.push_back(name);
+    start = comma + 1;
+  }
+  profile.partition.prefer = "list";
+  profile.partition.order = std::move(order);
+  return Status::ok();
 }
 
 Status apply_log_level(const std::string& level) {
@@ -29,6 +57,7 @@ Result<Profile> load_profile_for(const CommonOptions& options) {
   if (!options.profile_path.empty()) {
     HS_ASSIGN_OR_RETURN(profile, load_profile(options.profile_path));
   }
+  HS_RETURN_IF_ERROR(apply_policy_option(options.policy, profile));
   HS_RETURN_IF_ERROR(apply_log_level(options.log_level.empty() ? profile.log_level : options.log_level));
   return profile;
 }

@@ -22,6 +22,7 @@ struct CommonOptions {
   std::string profile_path;                 // --profile; empty = built-in default (configs/default.yaml)
   std::string log_level;                    // --log-level; empty = the profile's
   std::vector<std::string> input_shapes;    // --input-shape NAME=DIMS
+  std::string policy;                       // --policy; empty = the profile's partition.prefer
 };
 
 void add_common_options(CLI::App& cmd, CommonOptions& options);
@@ -29,6 +30,8 @@ void add_common_options(CLI::App& cmd, CommonOptions& options);
 Result<Profile> load_profile_for(const CommonOptions& options);
 Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs);
 Status apply_log_level(const std::string& level);
+// --policy: sets the profile's partition.prefer (and order, for a list).
+Status apply_policy_option(const std::string& policy, Profile& profile);
 // Prints "error: <message>" to stderr and returns the exit code for `status`.
 int report_error(const Status& status);
 

@@ -70,3 +70,12 @@ Status check_placement(const DeviceMemoryNeeds& needs, const DevicePlacement& pl
 }
 
 }  // namespace hetsched
+
+namespace hetsched {
+
+CostEstimate Delegate::estimate(const Graph& graph, NodeId node, const DelegateCosts& costs) const {
+  const OpWork work = op_work(graph, node);
+  return {work.flops, work.bytes, node_seconds(costs, work)};
+}
+
+}  // namespace hetsched

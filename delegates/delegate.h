@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "delegates/cost_model.h"
 #include "graph/graph.h"
 #include "hetsched/status.h"
 #include "sync/step_sync.h"
@@ -30,7 +31,7 @@ struct Capability {
   static Capability no(std::string why) { return {false, std::move(why)}; }
 };
 
-// Rough cost of a node on a delegate, for the auto policy.
+// Cost of a node on a delegate, for the auto policy (delegates/cost_model.h).
 struct CostEstimate {
   double flops = 0;
   double bytes = 0;    // bytes read + written
@@ -203,7 +204,14 @@ class Delegate {
   // Which physical engine it occupies ("cpu", "gpu:<context key>").
   virtual std::string resource() const = 0;
   virtual Capability supports(const Graph& graph, NodeId node) const = 0;
-  virtual CostEstimate estimate(const Graph& graph, NodeId node) const { (void)graph; (void)node; return {}; }
+  // The node's time here with this machine's figures for the delegate
+  // (calibrated or built in). The default is the roofline of
+  // delegates/cost_model.h; a delegate refines it where it knows better
+  // (fused activations, ops it runs in slower kernels).
+  virtual CostEstimate estimate(const Graph& graph, NodeId node, const DelegateCosts& costs) const;
+  // What kind of engine it runs on, for the built-in cost figures:
+  // "cpu", "gpu-discrete", "gpu-integrated", "gpu-cpu" (cost_model.h).
+  virtual std::string device_class() const { return "cpu"; }
   // Where this delegate's islands keep their inputs and outputs: the
   // compiler plans upload/readback/device-copy steps from it.
   virtual MemoryDomain::Kind memory_kind() const { return MemoryDomain::Kind::kHost; }

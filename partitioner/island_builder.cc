@@ -8,11 +8,57 @@ namespace hetsched {
 
 namespace {
 
+// A set of island ids as bits: island graphs of large models have thousands
+// of islands, and these sets are unioned and intersected per node.
+class IslandBits {
+ public:
+  bool test(int i) const {
+    const size_t w = static_cast<size_t>(i) / 64;
+    return w < words_.size() && (words_[w] >> (i % 64)) & 1;
+  }
+  void set(int i) {
+    const size_t w = static_cast<size_t>(i) / 64;
+    if (w >= words_.size()) words_.resize(w + 1, 0);
+    words_[w] |= uint64_t{1} << (i % 64);
+  }
+  // Adds every member of `other`; true when this set grew.
+  bool unite(const IslandBits& other) {
+    if (other.words_.size() > words_.size()) words_.resize(other.words_.size(), 0);
+    bool grew = false;
+    for (size_t w = 0; w < other.words_.size(); ++w) {
+      const uint64_t before = words_[w];
+      words_[w] |= other.words_[w];
+      grew |= words_[w] != before;
+    }
+    return grew;
+  }
+  // True when this set and `other` share a member other than a and b.
+  bool meets_except(const IslandBits& other, int a, int b) const {
+    const size_t n = std::min(words_.size(), other.words_.size());
+    for (size_t w = 0; w < n; ++w) {
+      uint64_t both = words_[w] & other.words_[w];
+      for (int x : {a, b})
+        if (static_cast<size_t>(x) / 64 == w) both &= ~(uint64_t{1} << (x % 64));
+      if (both) return true;
+    }
+    return false;
+  }
+  template <typename F>
+  void for_each(F f) const {
+    for (size_t w = 0; w < words_.size(); ++w)
+      for (uint64_t bits = words_[w]; bits; bits &= bits - 1)
+        f(static_cast<int>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
 // Island dependency bookkeeping while islands grow: ancestors[i] holds every
 // island that must run before island i.
 struct IslandSets {
   std::vector<std::string> delegate;
-  std::vector<std::set<int>> ancestors;
+  std::vector<IslandBits> ancestors;
   std::vector<std::vector<NodeId>> nodes;
 
   int add(const std::string& d) {
@@ -23,23 +69,37 @@ struct IslandSets {
   }
 };
 
-// The islands that directly produce node n's inputs.
-std::set<int> producer_islands(const Graph& graph, NodeId n, const std::vector<int>& island_of) {
-  std::set<int> out;
+// The islands that directly produce node n's inputs, ascending.
+std::vector<int> producer_islands(const Graph& graph, NodeId n, const std::vector<int>& island_of) {
+  std::vector<int> out;
   for (ValueId v : graph.node(n).inputs) {
     if (v == kNoValue) continue;
     const NodeId p = graph.value(v).producer;
-    if (p != kNoNode) out.insert(island_of[p]);
+    if (p != kNoNode) out.push_back(island_of[p]);
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-std::vector<int> topological_island_order(const Graph& graph, const std::vector<int>& island_of, int num_islands) {
-  std::vector<std::set<int>> succ(num_islands);
-  std::vector<int> indegree(num_islands, 0);
+// Direct successors of every island (ascending, no self edges).
+std::vector<std::vector<int>> island_successors(const Graph& graph, const std::vector<int>& island_of, int num_islands) {
+  std::vector<std::vector<int>> succ(num_islands);
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
     for (int p : producer_islands(graph, n, island_of))
-      if (p != island_of[n] && succ[p].insert(island_of[n]).second) indegree[island_of[n]]++;
+      if (p != island_of[n]) succ[p].push_back(island_of[n]);
+  for (auto& s : succ) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+  }
+  return succ;
+}
+
+std::vector<int> topological_island_order(const Graph& graph, const std::vector<int>& island_of, int num_islands) {
+  const std::vector<std::vector<int>> succ = island_successors(graph, island_of, num_islands);
+  std::vector<int> indegree(num_islands, 0);
+  for (const auto& s : succ)
+    for (int j : s) indegree[j]++;
   // Lowest id first among the ready ones: islands keep their creation order
   // whenever the dependencies allow it, so plans are stable.
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;
@@ -65,42 +125,44 @@ void merge_connected_islands(const Graph& graph, IslandSets& sets, std::vector<i
   for (bool merged = true; merged;) {
     merged = false;
     const int count = static_cast<int>(sets.delegate.size());
-    // reach[i][j]: island j depends (transitively) on island i.
-    std::vector<std::vector<bool>> direct(count, std::vector<bool>(count, false));
-    for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
-      for (int p : producer_islands(graph, n, island_of))
-        if (p != island_of[n]) direct[p][island_of[n]] = true;
-    std::vector<std::vector<bool>> reach = direct;
-    for (int k = 0; k < count; ++k)
-      for (int i = 0; i < count; ++i)
-        if (reach[i][k])
-          for (int j = 0; j < count; ++j)
-            if (reach[k][j]) reach[i][j] = true;
+    const std::vector<std::vector<int>> succ = island_successors(graph, island_of, count);
+    // below[i]: islands that depend (transitively) on i; above[i]: those i depends on.
+    const std::vector<int> order = topological_island_order(graph, island_of, count);
+    std::vector<IslandBits> below(count), above(count);
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      for (int j : succ[*it]) {
+        below[*it].set(j);
+        below[*it].unite(below[j]);
+      }
+    for (int i : order)
+      for (int j : succ[i]) {
+        above[j].set(i);
+        above[j].unite(above[i]);
+      }
     for (int a = 0; a < count && !merged; ++a) {
-      for (int b = 0; b < count && !merged; ++b) {
-        if (a == b || !direct[a][b] || sets.delegate[a] != sets.delegate[b] || sets.nodes[b].empty()) continue;
-        bool through_other = false;
-        for (int k = 0; k < count; ++k)
-          if (k != a && k != b && reach[a][k] && reach[k][b]) through_other = true;
-        if (through_other) continue;
+      for (int b : succ[a]) {
+        if (sets.delegate[a] != sets.delegate[b] || sets.nodes[b].empty()) continue;
+        if (below[a].meets_except(above[b], a, b)) continue;  // a path through a third island
         for (NodeId n : sets.nodes[b]) island_of[n] = a;
         sets.nodes[a].insert(sets.nodes[a].end(), sets.nodes[b].begin(), sets.nodes[b].end());
         std::sort(sets.nodes[a].begin(), sets.nodes[a].end());
         sets.nodes[b].clear();
         merged = true;
+        break;
       }
     }
+    if (!merged) break;
+    // Drop the emptied island, keeping creation order.
+    std::vector<int> remap(sets.delegate.size(), -1);
+    IslandSets kept;
+    for (size_t i = 0; i < sets.delegate.size(); ++i) {
+      if (sets.nodes[i].empty()) continue;
+      remap[i] = kept.add(sets.delegate[i]);
+      kept.nodes[remap[i]] = std::move(sets.nodes[i]);
+    }
+    for (int& i : island_of) i = remap[i];
+    sets = std::move(kept);
   }
-  // Drop the emptied islands, keeping creation order.
-  std::vector<int> remap(sets.delegate.size(), -1);
-  IslandSets kept;
-  for (size_t i = 0; i < sets.delegate.size(); ++i) {
-    if (sets.nodes[i].empty()) continue;
-    remap[i] = kept.add(sets.delegate[i]);
-    kept.nodes[remap[i]] = std::move(sets.nodes[i]);
-  }
-  for (int& i : island_of) i = remap[i];
-  sets = std::move(kept);
 }
 
 }  // namespace
@@ -111,12 +173,12 @@ std::vector<PlannedIsland> form_islands(const Graph& graph, const std::vector<st
   island_of.assign(num_nodes, -1);
   IslandSets sets;
   for (NodeId n = 0; n < num_nodes; ++n) {
-    const std::set<int> producers = producer_islands(graph, n, island_of);
+    const std::vector<int> producers = producer_islands(graph, n, island_of);
     // Every island n depends on, directly or through others.
-    std::set<int> deps;
+    IslandBits deps;
     for (int p : producers) {
-      deps.insert(p);
-      deps.insert(sets.ancestors[p].begin(), sets.ancestors[p].end());
+      deps.set(p);
+      deps.unite(sets.ancestors[p]);
     }
     // n may join producer island I (same delegate) unless some other island
     // n depends on itself depends on I: I → J → n would become a cycle I ↔ J.
@@ -124,8 +186,7 @@ std::vector<PlannedIsland> form_islands(const Graph& graph, const std::vector<st
     for (int candidate : producers) {
       if (sets.delegate[candidate] != delegate_of[n]) continue;
       bool creates_cycle = false;
-      for (int d : deps)
-        if (d != candidate && sets.ancestors[d].count(candidate)) creates_cycle = true;
+      deps.for_each([&](int d) { creates_cycle |= d != candidate && sets.ancestors[d].test(candidate); });
       if (!creates_cycle) {
         target = candidate;
         break;
@@ -134,12 +195,19 @@ std::vector<PlannedIsland> form_islands(const Graph& graph, const std::vector<st
     if (target < 0) target = sets.add(delegate_of[n]);
     island_of[n] = target;
     sets.nodes[target].push_back(n);
-    for (int d : deps)
-      if (d != target) sets.ancestors[target].insert(d);
-    // Islands downstream of `target` inherit its new ancestors.
-    for (size_t i = 0; i < sets.ancestors.size(); ++i)
-      if (sets.ancestors[i].count(target))
-        sets.ancestors[i].insert(sets.ancestors[target].begin(), sets.ancestors[target].end());
+    bool grew = false;
+    deps.for_each([&](int d) {
+      if (d == target) return;
+      if (!sets.ancestors[target].test(d)) {
+        sets.ancestors[target].set(d);
+        grew = true;
+      }
+    });
+    if (grew) {
+      // Islands downstream of `target` inherit its new ancestors.
+      for (size_t i = 0; i < sets.ancestors.size(); ++i)
+        if (static_cast<int>(i) != target && sets.ancestors[i].test(target)) sets.ancestors[i].unite(sets.ancestors[target]);
+    }
   }
 
   merge_connected_islands(graph, sets, island_of);
@@ -161,9 +229,14 @@ std::vector<CutEdge> connect_islands(const Graph& graph, std::vector<PlannedIsla
                                      const std::vector<int>& island_of) {
   std::vector<CutEdge> edges;
   const std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
+  // Readers of every value, in one pass (Graph::consumers scans all nodes).
+  std::vector<std::vector<NodeId>> readers(graph.num_values());
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+    for (ValueId v : graph.node(n).inputs)
+      if (v != kNoValue) readers[v].push_back(n);
   for (ValueId v : graph.inputs()) {
     std::set<int> to;
-    for (NodeId c : graph.consumers(v)) to.insert(island_of[c]);
+    for (NodeId c : readers[v]) to.insert(island_of[c]);
     for (int t : to) edges.push_back({v, -1, t, graph.value(v).type.byte_size()});
   }
   for (PlannedIsland& island : islands) {
@@ -176,7 +249,7 @@ std::vector<CutEdge> connect_islands(const Graph& graph, std::vector<PlannedIsla
       }
       for (ValueId v : graph.node(n).outputs) {
         std::set<int> to;
-        for (NodeId c : graph.consumers(v))
+        for (NodeId c : readers[v])
           if (island_of[c] != island.id) to.insert(island_of[c]);
         const bool is_output = graph_outputs.count(v) > 0;
         if (to.empty() && !is_output) continue;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cost_model.h"
 #include "graph/graph.h"
 
 namespace hetsched {
@@ -17,6 +18,7 @@ enum class AssignPass : uint8_t {
   kRetried,      // pruned from an earlier delegate, taken by a later one
   kPruned,       // pruned from a delegate, fell back to the CPU
   kFallback,     // no preferred delegate supports it; CPU fallback
+  kCost,         // policy auto: the delegate of the plan with the least predicted latency
 };
 std::string_view assign_pass_name(AssignPass pass);
 
@@ -35,6 +37,10 @@ struct PlannedIsland {
   std::vector<ValueId> outputs; // values read outside the island, or graph outputs
   size_t input_bytes = 0;
   size_t output_bytes = 0;
+  // The cost model's prediction (when the plan has one): compute time with
+  // the island's overhead, and when it starts in the simulated request.
+  double predicted_ms = 0;
+  double predicted_start_ms = 0;
 };
 
 // A value crossing from one island (or the host: island -1) to another
@@ -44,6 +50,10 @@ struct CutEdge {
   int from_island = -1;
   int to_island = -1;
   size_t bytes = 0;
+  // How the cost model expects the value to cross, and what that costs
+  // (predicted_ms 0 for a second reader of a value already moved there).
+  CutKind kind = CutKind::kAlias;
+  double predicted_ms = 0;
 };
 
 // An island removed because it was too small.
@@ -66,6 +76,12 @@ struct PartitionPlan {
   std::vector<PrunedIsland> pruned;
   // Per delegate, the ops it refused and why ("Gather: data-dependent indexing").
   std::vector<std::pair<std::string, std::vector<std::string>>> unsupported;
+  // The cost model's predicted latency of one request (ms; 0 when the plan
+  // was made without costs), where its figures came from, and for auto every
+  // plan it considered with its prediction ("vulkan_first" → 1.20 ms, ...).
+  double predicted_ms = 0;
+  std::string cost_source;
+  std::vector<std::pair<std::string, double>> candidates;
 };
 
 }  // namespace hetsched

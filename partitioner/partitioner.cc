@@ -1,10 +1,16 @@
 #include "partitioner/partitioner.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <set>
 
 #include "graph/op_schema.h"
+#include "partitioner/auto_policy.h"
 #include "partitioner/island_builder.h"
+#include "partitioner/plan_cost.h"
 
 namespace hetsched {
 
@@ -15,6 +21,7 @@ std::string_view assign_pass_name(AssignPass pass) {
     case AssignPass::kRetried: return "retried";
     case AssignPass::kPruned: return "pruned";
     case AssignPass::kFallback: return "fallback";
+    case AssignPass::kCost: return "cost";
   }
   return "?";
 }
@@ -31,6 +38,9 @@ struct PartitionState {
   const PartitionOptions& options;
   std::vector<std::vector<Capability>> caps;  // [delegate][node]
   PartitionPlan plan;
+  // Delegate indices in the order placement and pruning follow: the policy's
+  // order, or for auto the order its prunes fall back along.
+  std::vector<int> order;
 
   int index_of(std::string_view name) const {
     for (size_t d = 0; d < delegates.size(); ++d)
@@ -38,6 +48,10 @@ struct PartitionState {
     return -1;
   }
   NodeId num_nodes() const { return static_cast<NodeId>(graph.num_nodes()); }
+  // Position of delegate d in `order`.
+  int rank_of(int d) const {
+    return static_cast<int>(std::find(order.begin(), order.end(), d) - order.begin());
+  }
   // "vgf: Gather is data-dependent; vulkan: ..." for every delegate that refuses n.
   std::string refusals(NodeId n) const {
     std::string why;
@@ -87,9 +101,10 @@ Status apply_pins(PartitionState& s) {
 Status apply_policy(PartitionState& s) {
   for (NodeId n = 0; n < s.num_nodes(); ++n) {
     if (!s.plan.nodes[n].delegate.empty()) continue;
-    for (size_t d = 0; d < s.delegates.size(); ++d) {
+    for (size_t k = 0; k < s.order.size(); ++k) {
+      const int d = s.order[k];
       if (!s.caps[d][n].supported) continue;
-      const bool fallback = s.delegates[d]->name() == kCpu && d > 0;
+      const bool fallback = s.delegates[d]->name() == kCpu && k > 0;
       s.plan.nodes[n] = {std::string(s.delegates[d]->name()), fallback ? AssignPass::kFallback : AssignPass::kPolicy,
                          fallback ? "not supported by " + s.refusals(n) : "first in policy " + s.options.policy, -1};
       break;
@@ -99,6 +114,96 @@ Status apply_policy(PartitionState& s) {
                          s.refusals(n) + ")");
   }
   return Status::ok();
+}
+
+std::string ms_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  return buf;
+}
+
+// Pass 3 (policy auto) — cost. Every unpinned node goes where the plan with
+// the least predicted latency puts it (auto_policy.h). With fallback: error
+// the CPU takes only nodes no other delegate supports (and pass 5 refuses
+// those), as under a fixed order with the CPU last.
+Status apply_cost_policy(PartitionState& s, const PlanCostModel& model) {
+  const int count = static_cast<int>(s.delegates.size());
+  const int cpu = s.index_of(kCpu);
+  const bool strict = s.options.fallback == "error";
+  AutoSearchInput in;
+  in.allowed.assign(count, std::vector<bool>(s.num_nodes(), false));
+  in.pinned.assign(s.num_nodes(), -1);
+  for (NodeId n = 0; n < s.num_nodes(); ++n) {
+    bool elsewhere = false;
+    for (int d = 0; d < count; ++d) elsewhere |= d != cpu && s.caps[d][n].supported;
+    for (int d = 0; d < count; ++d) in.allowed[d][n] = s.caps[d][n].supported && !(strict && d == cpu && elsewhere);
+    if (!s.plan.nodes[n].delegate.empty()) in.pinned[n] = s.index_of(s.plan.nodes[n].delegate);
+  }
+  std::vector<int> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  do {
+    std::string name;
+    for (int d : order) name += (name.empty() ? "" : ">") + std::string(s.delegates[d]->name());
+    in.seed_orders.push_back(order);
+    in.seed_names.push_back(name);
+  } while (std::next_permutation(order.begin(), order.end()));
+
+  AutoSearchResult found = search_assignment(s.graph, model, in);
+  s.plan.candidates.clear();
+  for (const auto& [name, seconds] : found.candidates) s.plan.candidates.emplace_back(name, seconds * 1e3);
+  for (NodeId n = 0; n < s.num_nodes(); ++n) {
+    if (!s.plan.nodes[n].delegate.empty()) continue;  // pinned
+    const int d = found.delegate_of[n];
+    if (d < 0)
+      return unsupported("failed to partition: no enabled delegate supports " + s.graph.describe_node(n) + " (" +
+                         s.refusals(n) + ")");
+    int supporters = 0;
+    std::string options;
+    for (int e = 0; e < count; ++e) {
+      if (!s.caps[e][n].supported) continue;
+      supporters++;
+      options += (options.empty() ? "" : ", ") + std::string(s.delegates[e]->name()) + " " +
+                 ms_text(model.node_seconds(e, n));
+    }
+    const std::string name(s.delegates[d]->name());
+    if (supporters == 1 && d == cpu && count > 1)
+      s.plan.nodes[n] = {name, AssignPass::kFallback, "not supported by " + s.refusals(n), -1};
+    else
+      s.plan.nodes[n] = {name, AssignPass::kCost, "auto: least predicted latency (this node: " + options + ")", -1};
+  }
+  return Status::ok();
+}
+
+// The cost model's view of the final plan: each island's time and start,
+// each cut edge's kind and time, the request's latency.
+void predict(PartitionState& s, const PlanCostModel& model) {
+  std::vector<int> delegate_of(s.num_nodes());
+  for (NodeId n = 0; n < s.num_nodes(); ++n) delegate_of[n] = s.index_of(s.plan.nodes[n].delegate);
+  const PlanCostModel::Timeline timeline = model.simulate(delegate_of);
+  s.plan.predicted_ms = timeline.total_s * 1e3;
+  std::vector<int> island_delegate;
+  for (PlannedIsland& island : s.plan.islands) {
+    const int d = s.index_of(island.delegate);
+    island_delegate.push_back(d);
+    double seconds = model.island_seconds(d);
+    double start = timeline.total_s;
+    for (NodeId n : island.nodes) {
+      seconds += model.node_seconds(d, n);
+      start = std::min(start, timeline.start_s[n]);
+    }
+    island.predicted_ms = seconds * 1e3;
+    island.predicted_start_ms = start * 1e3;
+  }
+  std::set<std::pair<ValueId, int>> moved;  // (value, destination delegate; -1 host)
+  for (CutEdge& edge : s.plan.edges) {
+    const int from = edge.from_island < 0 ? -1 : island_delegate[edge.from_island];
+    const int to = edge.to_island < 0 ? -1 : island_delegate[edge.to_island];
+    edge.kind = model.cut_kind(from, to, s.graph.value(edge.value).type);
+    const bool first = moved.insert({edge.value, to}).second;
+    edge.predicted_ms = first && edge.kind != CutKind::kAlias
+                            ? model.cut_seconds(edge.kind, static_cast<double>(edge.bytes)) * 1e3
+                            : 0.0;
+  }
 }
 
 int count_compute_nodes(const Graph& graph, const std::vector<NodeId>& nodes) {
@@ -115,8 +220,10 @@ int count_compute_nodes(const Graph& graph, const std::vector<NodeId>& nodes) {
 // the last resort either way); otherwise the CPU.
 int next_home(const PartitionState& s, NodeId n, int from) {
   if (s.options.retry_pruned)
-    for (size_t d = from + 1; d < s.delegates.size(); ++d)
-      if (s.delegates[d]->name() != kCpu && s.caps[d][n].supported) return static_cast<int>(d);
+    for (size_t k = s.rank_of(from) + 1; k < s.order.size(); ++k) {
+      const int d = s.order[k];
+      if (s.delegates[d]->name() != kCpu && s.caps[d][n].supported) return d;
+    }
   return s.index_of(kCpu);
 }
 
@@ -141,7 +248,7 @@ Status form_and_prune(PartitionState& s, std::vector<int>& island_of) {
       bool movable = false;
       for (NodeId n : island.nodes) movable |= s.plan.nodes[n].pass != AssignPass::kPinned;
       const int d = s.index_of(island.delegate);
-      if (movable && (prune_delegate < 0 || d < prune_delegate)) prune_delegate = d;
+      if (movable && (prune_delegate < 0 || s.rank_of(d) < s.rank_of(prune_delegate))) prune_delegate = d;
     }
     const bool pruned_any = prune_delegate >= 0;
     for (const PlannedIsland& island : s.plan.islands) {
@@ -210,9 +317,13 @@ void record_unsupported(PartitionState& s) {
 Result<PartitionPlan> partition(const Graph& graph, const std::vector<Delegate*>& delegates,
                                 const PartitionOptions& options) {
   if (delegates.empty()) return invalid_argument("failed to partition: no delegate is enabled");
-  PartitionState s{graph, delegates, options, {}, {}};
+  const bool by_cost = options.policy == "auto";
+  if (by_cost && !options.costs)
+    return invalid_argument("failed to partition: policy auto needs cost figures (PartitionOptions::costs)");
+  PartitionState s{graph, delegates, options, {}, {}, {}};
+  s.order.resize(delegates.size());
+  std::iota(s.order.begin(), s.order.end(), 0);
   s.plan.policy = options.policy;
-  if (options.policy == "auto") s.plan.policy_note = "auto = vgf_first until the cost-based policy lands";
   for (Delegate* d : delegates) {
     s.plan.order.emplace_back(d->name());
     if (d->memory_kind() == MemoryDomain::Kind::kDevice) s.plan.device_delegates.emplace_back(d->name());
@@ -221,12 +332,22 @@ Result<PartitionPlan> partition(const Graph& graph, const std::vector<Delegate*>
 
   query_capabilities(s);
   HS_RETURN_IF_ERROR(apply_pins(s));
-  HS_RETURN_IF_ERROR(apply_policy(s));
+  std::optional<PlanCostModel> model;
+  if (options.costs) {
+    model.emplace(graph, delegates, *options.costs);
+    s.plan.cost_source = options.costs->source;
+  }
+  if (by_cost) HS_RETURN_IF_ERROR(apply_cost_policy(s, *model));
+  else HS_RETURN_IF_ERROR(apply_policy(s));
   std::vector<int> island_of;
   HS_RETURN_IF_ERROR(form_and_prune(s, island_of));
   HS_RETURN_IF_ERROR(check_fallback(s));
   for (NodeId n = 0; n < s.num_nodes(); ++n) s.plan.nodes[n].island = island_of[n];
   s.plan.edges = connect_islands(graph, s.plan.islands, island_of);
+  if (model) predict(s, *model);
+  if (by_cost)
+    s.plan.policy_note = "auto: the least predicted latency of " + std::to_string(s.plan.candidates.size() - 1) +
+                         " delegate orders and a local search from the best";
   record_unsupported(s);
   return std::move(s.plan);
 }

@@ -69,13 +69,30 @@ std::string handoff_kind(const PartitionPlan& plan, const CutEdge& e) {
 }
 
 // The program's handoffs when the header has them, else the cut edges.
+// With a prediction, each carries the cost model's time for its cut edge
+// (matched by value and destination).
 std::vector<PreviewHandoff> handoffs_of(const Graph& graph, const PartitionPlan& plan, const PreviewHeader& header) {
-  if (header.handoffs) return *header.handoffs;
   std::vector<PreviewHandoff> out;
-  for (const auto& e : plan.edges)
-    out.push_back({graph.value(e.value).name, endpoint(plan, e.from_island), endpoint(plan, e.to_island),
-                   handoff_kind(plan, e), "", e.bytes});
+  if (header.handoffs) {
+    out = *header.handoffs;
+  } else {
+    for (const auto& e : plan.edges)
+      out.push_back({graph.value(e.value).name, endpoint(plan, e.from_island), endpoint(plan, e.to_island),
+                     handoff_kind(plan, e), "", e.bytes});
+  }
+  if (plan.predicted_ms <= 0) return out;
+  for (PreviewHandoff& h : out)
+    for (const auto& e : plan.edges)
+      if (graph.value(e.value).name == h.value && endpoint(plan, e.to_island) == h.to)
+        h.predicted_ms = std::max(h.predicted_ms, e.predicted_ms);
+  for (PreviewHandoff& h : out) h.predicted_ms = std::max(h.predicted_ms, 0.0);
   return out;
+}
+
+std::string ms(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 // Op types of an island, in first-seen order, de-duplicated.
@@ -147,17 +164,24 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
     ops_width = std::max(ops_width, ops.size());
     ops_text.push_back(std::move(ops));
   }
-  out << "\n #  delegate  nodes  " << pad("ops", ops_width + 2) << pad("in", 10) << "out\n";
+  const bool predicted = plan.predicted_ms > 0;
+  out << "\n #  delegate  nodes  " << pad("ops", ops_width + 2) << pad("in", 10) << (predicted ? pad("out", 10) + "predicted ms (start)" : "out") << "\n";
   for (size_t i = 0; i < plan.islands.size(); ++i) {
     const auto& island = plan.islands[i];
     out << " " << pad(std::to_string(island.id), 3) << pad(island.delegate, 10)
         << pad(std::to_string(island.nodes.size()), 7) << pad(ops_text[i], ops_width + 2)
-        << pad(format_bytes(island.input_bytes), 10) << format_bytes(island.output_bytes) << "\n";
+        << pad(format_bytes(island.input_bytes), 10);
+    if (predicted)
+      out << pad(format_bytes(island.output_bytes), 10) << ms(island.predicted_ms) << " (" << ms(island.predicted_start_ms) << ")";
+    else
+      out << format_bytes(island.output_bytes);
+    out << "\n";
   }
   out << "\nhandoffs\n";
   for (const PreviewHandoff& h : handoffs_of(graph, plan, header)) {
     const std::string kind = h.layout.empty() || h.kind == "layout conversion" ? h.kind : h.kind + " " + h.layout;
-    out << " " << pad(h.from + " → " + h.to, 22) << pad(format_bytes(h.bytes), 10) << pad(kind, 21) << h.value
+    out << " " << pad(h.from + " → " + h.to, 22) << pad(format_bytes(h.bytes), 10) << pad(kind, 21)
+        << (predicted ? pad(ms(h.predicted_ms) + " ms", 12) : "") << h.value
         << (h.kind == "layout conversion" ? " (" + h.layout + ")" : "") << "\n";
   }
   if (!plan.pruned.empty()) {
@@ -172,6 +196,14 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
     cov += (cov.empty() ? " " : " · ") + d + " " + std::to_string(n) + "/" + std::to_string(graph.num_nodes());
   out << cov << "\n";
   for (const auto& [d, lines] : plan.unsupported) out << "not on " << d << ": " << join(lines, "; ") << "\n";
+  if (predicted) {
+    out << "\npredicted  " << ms(plan.predicted_ms) << " ms per request · costs: " << plan.cost_source << "\n";
+    if (!plan.candidates.empty()) {
+      std::string c;
+      for (const auto& [name, t] : plan.candidates) c += (c.empty() ? "" : " · ") + name + " " + ms(t);
+      out << "considered " << c << " (ms)\n";
+    }
+  }
   out << header.memory_text;
   return out.str();
 }
@@ -191,7 +223,10 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     out << "], \"ops\": [";
     const auto ops = island_ops(graph, island);
     for (size_t k = 0; k < ops.size(); ++k) out << (k ? ", " : "") << json_quote(ops[k]);
-    out << "], \"input_bytes\": " << island.input_bytes << ", \"output_bytes\": " << island.output_bytes << "}";
+    out << "], \"input_bytes\": " << island.input_bytes << ", \"output_bytes\": " << island.output_bytes;
+    if (plan.predicted_ms > 0)
+      out << ", \"predicted_ms\": " << island.predicted_ms << ", \"predicted_start_ms\": " << island.predicted_start_ms;
+    out << "}";
   }
   out << "\n  ],\n  \"handoffs\": [";
   const std::vector<PreviewHandoff> handoffs = handoffs_of(graph, plan, header);
@@ -199,7 +234,9 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     const PreviewHandoff& h = handoffs[i];
     out << (i ? "," : "") << "\n    {\"value\": " << json_quote(h.value) << ", \"from\": " << json_quote(h.from)
         << ", \"to\": " << json_quote(h.to) << ", \"bytes\": " << h.bytes << ", \"kind\": " << json_quote(h.kind)
-        << ", \"layout\": " << json_quote(h.layout) << "}";
+        << ", \"layout\": " << json_quote(h.layout);
+    if (h.predicted_ms >= 0) out << ", \"predicted_ms\": " << h.predicted_ms;
+    out << "}";
   }
   out << "\n  ],\n  \"pruned\": [";
   for (size_t i = 0; i < plan.pruned.size(); ++i) {
@@ -231,6 +268,14 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     out << "]";
   }
   out << "}";
+  if (plan.predicted_ms > 0) {
+    out << ",\n  \"predicted_ms\": " << plan.predicted_ms << ",\n  \"cost_source\": " << json_quote(plan.cost_source)
+        << ",\n  \"candidates\": [";
+    for (size_t i = 0; i < plan.candidates.size(); ++i)
+      out << (i ? ", " : "") << "{\"plan\": " << json_quote(plan.candidates[i].first)
+          << ", \"predicted_ms\": " << plan.candidates[i].second << "}";
+    out << "]";
+  }
   if (!header.memory_json.empty()) out << ",\n  \"memory\": " << header.memory_json;
   out << "\n}\n";
   return out.str();

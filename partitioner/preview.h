@@ -38,6 +38,7 @@ struct PreviewHandoff {
   std::string kind;    // "upload", "readback", "device copy", "layout conversion", "alias"
   std::string layout;  // "" or "NCHW->NHWC"
   uint64_t bytes = 0;
+  double predicted_ms = -1;  // the cost model's time for it; -1: no prediction
 };
 
 // What the preview shows beyond the partition, from the compiled program.

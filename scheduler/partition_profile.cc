@@ -12,6 +12,25 @@ PartitionOptions partition_options_from(const Profile& profile) {
   return o;
 }
 
+Result<CostTable> cost_table_for(const Profile& profile, const std::vector<Delegate*>& delegates) {
+  CostTable table;
+  std::string builtin;
+  std::string gpu_class;
+  for (Delegate* d : delegates) {
+    const std::string name(d->name());
+    const std::string device_class = d->device_class();
+    if (d->memory_kind() == MemoryDomain::Kind::kDevice && gpu_class.empty()) gpu_class = device_class;
+    if (table.delegates.count(name)) continue;
+    int threads = 0;
+    if (auto it = profile.delegates.find(name); it != profile.delegates.end()) threads = it->second.threads;
+    table.delegates[name] = builtin_delegate_costs(name, device_class, threads);
+    builtin += (builtin.empty() ? "" : ", ") + name + ": " + (device_class.empty() ? "no device" : device_class);
+  }
+  table.transfers = builtin_transfer_costs(gpu_class);
+  table.source = "built-in defaults (" + builtin + ")";
+  return table;
+}
+
 PreviewProfile preview_profile_from(const Profile& profile) {
   PreviewProfile p;
   p.name = profile.name;

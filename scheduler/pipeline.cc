@@ -10,8 +10,11 @@ namespace hetsched {
 
 Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile) {
   HS_ASSIGN_OR_RETURN(DelegateSet delegates, DelegateSet::create(profile));
-  HS_ASSIGN_OR_RETURN(PartitionPlan plan, partition(graph, delegates.ordered(), partition_options_from(profile)));
-  return PlannedModel{std::move(plan), std::move(delegates)};
+  HS_ASSIGN_OR_RETURN(CostTable costs, cost_table_for(profile, delegates.ordered()));
+  PartitionOptions options = partition_options_from(profile);
+  options.costs = &costs;
+  HS_ASSIGN_OR_RETURN(PartitionPlan plan, partition(graph, delegates.ordered(), options));
+  return PlannedModel{std::move(plan), std::move(delegates), std::move(costs)};
 }
 
 Result<Program> build_program(const Graph& graph, const Profile& profile) {

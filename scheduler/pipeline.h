@@ -18,6 +18,7 @@ namespace hetsched {
 struct PlannedModel {
   PartitionPlan plan;
   DelegateSet delegates;
+  CostTable costs;  // the figures the plan was predicted with
 };
 
 // Makes the profile's delegates and partitions `graph` over them.

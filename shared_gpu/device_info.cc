@@ -299,4 +299,20 @@ Result<uint32_t> select_device(std::span<const DeviceInfo> devices, std::string_
   return chosen->index;
 }
 
+std::string_view cost_device_class(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "gpu-discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "gpu-cpu";
+    default: return "gpu-integrated";
+  }
+}
+
+std::string probe_cost_device_class(std::string_view selector) {
+  Result<std::vector<DeviceInfo>> devices = enumerate_devices();
+  if (!devices.is_ok()) return "";
+  Result<uint32_t> chosen = select_device(*devices, selector);
+  if (!chosen.is_ok()) return "";
+  return std::string(cost_device_class((*devices)[*chosen].type));
+}
+
 }  // namespace hetsched

@@ -91,4 +91,12 @@ std::string format_devices(std::span<const DeviceInfo> devices);
 //   kUnsupported  the device chosen by index/name does not qualify.
 Result<uint32_t> select_device(std::span<const DeviceInfo> devices, std::string_view selector);
 
+// The cost model's name for a device type (delegates/cost_model.h):
+// "gpu-discrete", "gpu-integrated" (integrated, virtual, other) or
+// "gpu-cpu" (a Vulkan device that runs on the host, like lavapipe).
+std::string_view cost_device_class(VkPhysicalDeviceType type);
+// cost_device_class of the device `selector` picks (through a short-lived
+// instance); "" when there is none.
+std::string probe_cost_device_class(std::string_view selector);
+
 }  // namespace hetsched

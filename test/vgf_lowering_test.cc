@@ -125,7 +125,7 @@ TEST(VgfSupportTest, EstimatesConvByItsMultiplyAdds) {
                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv"));
   Result<Graph> g = b.build();
   ASSERT_TRUE(g.is_ok());
-  const CostEstimate cost = vgf_delegate()->estimate(*g, g->find_node("conv"));
+  const CostEstimate cost = vgf_delegate()->estimate(*g, g->find_node("conv"), builtin_delegate_costs("vgf", "gpu-cpu", 0));
   // 800 outputs x 27 taps x 2; x (1200 B) + w (864 B) + y (3200 B).
   EXPECT_DOUBLE_EQ(cost.flops, 800.0 * 27 * 2);
   EXPECT_DOUBLE_EQ(cost.bytes, 1200.0 + 864 + 3200);

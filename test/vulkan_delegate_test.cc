@@ -77,11 +77,11 @@ TEST(VulkanDelegateTest, EstimatesConvFlopsAndFreeReshapes) {
   Result<Graph> g = b.build();
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   auto d = make({});
-  const CostEstimate conv = d->estimate(*g, g->find_node("conv"));
+  const CostEstimate conv = d->estimate(*g, g->find_node("conv"), builtin_delegate_costs("vulkan", "gpu-discrete", 0));
   EXPECT_EQ(conv.flops, 2.0 * (4 * 6 * 6) * (3 * 3 * 3));  // 2 * outputs * taps per output
   EXPECT_EQ(conv.bytes, 4.0 * (3 * 8 * 8 + 4 * 3 * 3 * 3 + 4 * 6 * 6));
   EXPECT_GT(conv.seconds, 0.0);
-  const CostEstimate flat = d->estimate(*g, g->find_node("flat"));
+  const CostEstimate flat = d->estimate(*g, g->find_node("flat"), builtin_delegate_costs("vulkan", "gpu-discrete", 0));
   EXPECT_EQ(flat.seconds, 0.0);
 }
 

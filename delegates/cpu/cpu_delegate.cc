@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/nhwc_ops.h"
 #include "delegates/cpu/xnnpack/segment.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
@@ -248,6 +249,19 @@ class CpuDelegate final : public Delegate {
     const Node& n = graph.node(node);
     if (!find_kernel(n.op)) return Capability::no("op " + n.op + " has no portable kernel");
     return Capability::yes();
+  }
+
+  // Nodes XNNPACK does not take run in the portable kernels, whose
+  // convolutions and matmuls are plain loops: several times slower.
+  CostEstimate estimate(const Graph& graph, NodeId node, const DelegateCosts& costs) const override {
+    const OpWork work = op_work(graph, node);
+    const bool heavy = work.op_class == OpClass::kConv || work.op_class == OpClass::kMatMul;
+    if (!heavy || (engine_ == CpuEngine::kXnnpack && xnnpack::xnnpack_coverage(graph, node).covered))
+      return Delegate::estimate(graph, node, costs);
+    constexpr double kPortableSlowdown = 6;
+    DelegateCosts portable = costs;
+    portable.rate(work.op_class).gflops /= kPortableSlowdown;
+    return {work.flops, work.bytes, node_seconds(portable, work)};
   }
 
   Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {

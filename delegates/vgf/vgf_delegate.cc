@@ -10,6 +10,7 @@
 #include "delegates/vgf/vgf_format.h"
 #include "delegates/vgf/transient_planner.h"
 #include "delegates/vgf/vgf_runtime.h"
+#include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_registry.h"
 
 namespace hetsched::vgf {
@@ -83,30 +84,9 @@ class VgfDelegate final : public Delegate {
 
   Capability supports(const Graph& graph, NodeId node) const override { return check_lowerable(graph, node); }
 
-  // A roofline guess: multiply-adds or elements at an assumed throughput, or
-  // the bytes moved, whichever takes longer, plus one dispatch.
-  CostEstimate estimate(const Graph& graph, NodeId node) const override {
-    // An integrated-class GPU: 100 GFLOP/s, 20 GB/s, 5 us per dispatch.
-    constexpr double kFlops = 100e9, kBandwidth = 20e9, kDispatchSeconds = 5e-6;
-    const Node& n = graph.node(node);
-    CostEstimate cost;
-    for (ValueId v : n.inputs)
-      if (v != kNoValue) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
-    for (ValueId v : n.outputs) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
-    const double outputs = static_cast<double>(graph.value(n.outputs[0]).type.num_elements());
-    double per_output = 1.0;
-    if (n.op == "Conv") {
-      const Shape& w = graph.value(n.inputs[1]).type.shape;
-      per_output = 2.0;
-      for (size_t d = 1; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
-    } else if (n.op == "MatMul" || n.op == "Gemm") {
-      const Shape& a = graph.value(n.inputs[0]).type.shape;
-      const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0).is_ok() && *n.attrs.get_int("transA", 0) != 0;
-      per_output = 2.0 * static_cast<double>(trans_a ? a[0] : a.back());
-    }
-    cost.flops = per_output * outputs;
-    cost.seconds = std::max(cost.flops / kFlops, cost.bytes / kBandwidth) + kDispatchSeconds;
-    return cost;
+  std::string device_class() const override {
+    std::call_once(device_class_once_, [this] { device_class_ = probe_cost_device_class(settings_.options.device); });
+    return device_class_;
   }
 
   Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {
@@ -183,6 +163,8 @@ class VgfDelegate final : public Delegate {
   }
 
   GpuSettings settings_;
+  mutable std::once_flag device_class_once_;
+  mutable std::string device_class_;
   std::mutex mutex_;
   std::map<std::string, Gpu> gpus_;
 };

@@ -26,13 +26,6 @@ namespace hetsched::vulkan {
 
 namespace {
 
-// Rough throughput the auto policy's cost model assumes for a discrete GPU
-// (a mid-range part: 10 TFLOP/s fp32, 500 GB/s), plus the cost of one
-// dispatch and its barrier.
-constexpr double kAssumedFlops = 10e12;
-constexpr double kAssumedBandwidth = 500e9;
-constexpr double kDispatchSeconds = 5e-6;
-
 struct Settings {
   std::string device = "auto";
   ContextSpec spec;
@@ -133,31 +126,10 @@ class VulkanDelegate final : public Delegate {
     return vulkan_supports(graph, node, *limits);
   }
 
-  CostEstimate estimate(const Graph& graph, NodeId node) const override {
-    const Node& n = graph.node(node);
-    // Reshapes and their kind alias their input's buffer: no work.
-    const OpSchema* schema = find_op_schema(n.op);
-    if (schema && !schema->is_compute) return {};
-    CostEstimate cost;
-    for (ValueId v : n.inputs)
-      if (v != kNoValue) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
-    for (ValueId v : n.outputs) cost.bytes += static_cast<double>(graph.value(v).type.byte_size());
-    const TensorType& out = graph.value(n.outputs[0]).type;
-    if (n.op == "Conv") {
-      const Shape& w = graph.value(n.inputs[1]).type.shape;
-      double per_output = 2.0;
-      for (size_t d = 1; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
-      cost.flops = per_output * static_cast<double>(out.num_elements());
-    } else if (n.op == "MatMul" || n.op == "Gemm") {
-      const Shape& a = graph.value(n.inputs[0]).type.shape;
-      const Result<int64_t> trans_a = n.attrs.get_int("transA", 0);
-      const int64_t k = n.op == "Gemm" && trans_a.is_ok() && *trans_a != 0 ? a[0] : a.back();
-      cost.flops = 2.0 * static_cast<double>(k) * static_cast<double>(out.num_elements());
-    } else {
-      cost.flops = static_cast<double>(out.num_elements());
-    }
-    cost.seconds = std::max(cost.flops / kAssumedFlops, cost.bytes / kAssumedBandwidth) + kDispatchSeconds;
-    return cost;
+  std::string device_class() const override {
+    std::lock_guard lock(mutex_);
+    if (!device_class_) device_class_ = probe_cost_device_class(settings_.device);
+    return *device_class_;
   }
 
   // Checks what does not depend on the device (limits are checked again at
@@ -271,6 +243,7 @@ class VulkanDelegate final : public Delegate {
   mutable std::mutex mutex_;
   std::map<std::string, ContextState> contexts_;        // guarded by mutex_
   mutable std::optional<Result<DeviceLimits>> probed_;  // guarded by mutex_
+  mutable std::optional<std::string> device_class_;     // guarded by mutex_
 };
 
 }  // namespace

@@ -76,6 +76,7 @@ class [[nodiscard]] Result {
   T& value() & { return std::get<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
   T&& value() && { return std::get<T>(std::move(v_)); }
+  T value_or(T fallback) const& { return is_ok() ? value() : std::move(fallback); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

@@ -1,0 +1,126 @@
+#include "graph/op_work.h"
+
+#include <map>
+#include <string>
+
+namespace hetsched {
+
+namespace {
+
+double elements(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return 0;
+  const Value& value = graph.value(v);
+  if (!value.type_known || !value.type.is_static()) return 0;
+  double n = 1;
+  for (int64_t d : value.type.shape) n *= static_cast<double>(d);
+  return n;
+}
+
+double bytes_of(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return 0;
+  return elements(graph, v) * static_cast<double>(dtype_size(graph.value(v).type.dtype));
+}
+
+// Dimension k of value v, or 0 when unknown.
+double dim(const Graph& graph, ValueId v, size_t k) {
+  if (v == kNoValue) return 0;
+  const Value& value = graph.value(v);
+  if (!value.type_known || k >= value.type.shape.size() || value.type.shape[k] < 0) return 0;
+  return static_cast<double>(value.type.shape[k]);
+}
+
+// Product of the spatial dims of a conv weight (dims 2..).
+double kernel_area(const Graph& graph, ValueId weight) {
+  const Value& w = graph.value(weight);
+  if (!w.type_known) return 0;
+  double area = 1;
+  for (size_t k = 2; k < w.type.shape.size(); ++k) area *= static_cast<double>(std::max<int64_t>(w.type.shape[k], 0));
+  return area;
+}
+
+const std::map<std::string, OpClass, std::less<>>& class_table() {
+  static const std::map<std::string, OpClass, std::less<>> table = [] {
+    std::map<std::string, OpClass, std::less<>> t;
+    for (const char* op : {"Conv", "ConvTranspose"}) t[op] = OpClass::kConv;
+    for (const char* op : {"MatMul", "Gemm"}) t[op] = OpClass::kMatMul;
+    for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "Softmax",
+                           "LogSoftmax", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
+                           "LayerNormalization", "InstanceNormalization", "GroupNormalization", "ArgMax", "ArgMin"})
+      t[op] = OpClass::kReduce;
+    for (const char* op : {"Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements", "Pad", "Resize",
+                           "Tile", "Expand", "ConstantOfShape", "Range"})
+      t[op] = OpClass::kMovement;
+    for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Dropout", "Constant"})
+      t[op] = OpClass::kFree;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::kConv: return "conv";
+    case OpClass::kMatMul: return "matmul";
+    case OpClass::kElementwise: return "elementwise";
+    case OpClass::kReduce: return "reduce";
+    case OpClass::kMovement: return "movement";
+    case OpClass::kFree: return "free";
+  }
+  return "?";
+}
+
+std::optional<OpClass> op_class_from_name(std::string_view name) {
+  for (OpClass c : kAllOpClasses)
+    if (op_class_name(c) == name) return c;
+  return std::nullopt;
+}
+
+OpClass op_class_of(std::string_view op) {
+  auto it = class_table().find(op);
+  return it == class_table().end() ? OpClass::kElementwise : it->second;
+}
+
+OpWork op_work(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  OpWork work;
+  work.op_class = op_class_of(node.op);
+  if (work.op_class == OpClass::kFree) return work;
+  for (ValueId v : node.inputs) work.bytes += bytes_of(graph, v);
+  double out_elements = 0;
+  for (ValueId v : node.outputs) {
+    work.bytes += bytes_of(graph, v);
+    out_elements += elements(graph, v);
+  }
+  const ValueId x = node.inputs.empty() ? kNoValue : node.inputs[0];
+  const ValueId w = node.inputs.size() > 1 ? node.inputs[1] : kNoValue;
+  if (node.op == "Conv" && w != kNoValue) {
+    // Each output element: Cin/group × kernel multiply-adds.
+    work.flops = 2 * out_elements * dim(graph, w, 1) * kernel_area(graph, w);
+  } else if (node.op == "ConvTranspose" && w != kNoValue) {
+    // Each input element scatters into Cout/group × kernel outputs.
+    work.flops = 2 * elements(graph, x) * dim(graph, w, 1) * kernel_area(graph, w);
+  } else if (node.op == "MatMul" || node.op == "Gemm") {
+    // K is A's last dim (Gemm: its first with transA).
+    const Value& a = graph.value(x);
+    double k = 0;
+    if (a.type_known && !a.type.shape.empty()) {
+      const bool trans_a = node.op == "Gemm" && node.attrs.get_int("transA", 0).value_or(0) != 0;
+      k = dim(graph, x, trans_a ? 0 : a.type.shape.size() - 1);
+    }
+    work.flops = 2 * out_elements * k;
+  } else if (work.op_class == OpClass::kReduce) {
+    // Pools read a window per output; reductions and norms a few ops per input.
+    const bool pool = node.op == "AveragePool" || node.op == "MaxPool";
+    double window = 1;
+    if (pool)
+      for (int64_t k : node.attrs.get_ints("kernel_shape", {}).value_or(std::vector<int64_t>{})) window *= static_cast<double>(k);
+    work.flops = pool ? out_elements * window : 5 * elements(graph, x);
+  } else if (work.op_class == OpClass::kElementwise) {
+    work.flops = out_elements;
+  }
+  return work;
+}
+
+}  // namespace hetsched

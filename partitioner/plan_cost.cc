@@ -1,0 +1,95 @@
+#include "partitioner/plan_cost.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace hetsched {
+
+namespace {
+constexpr double kUnknown = -1;  // arrival not yet computed
+}
+
+PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& delegates, const CostTable& table)
+    : graph_(graph), delegates_(delegates), table_(&table) {
+  const size_t nodes = graph.num_nodes();
+  std::map<std::string, int> resources;
+  for (Delegate* d : delegates_) {
+    auto it = table.delegates.find(d->name());
+    const DelegateCosts costs =
+        it != table.delegates.end() ? it->second : builtin_delegate_costs(d->name(), d->device_class(), 0);
+    std::vector<double> per_node(nodes);
+    for (size_t n = 0; n < nodes; ++n) per_node[n] = d->estimate(graph, static_cast<NodeId>(n), costs).seconds;
+    node_s_.push_back(std::move(per_node));
+    island_s_.push_back(costs.island_us * 1e-6);
+    resource_.push_back(resources.emplace(d->resource(), static_cast<int>(resources.size())).first->second);
+    device_.push_back(d->memory_kind() == MemoryDomain::Kind::kDevice);
+  }
+  num_resources_ = static_cast<int>(resources.size());
+  node_inputs_.resize(nodes);
+  for (size_t n = 0; n < nodes; ++n)
+    for (ValueId v : graph.node(static_cast<NodeId>(n)).inputs)
+      if (v != kNoValue && !graph.value(v).is_constant()) node_inputs_[n].push_back(v);
+  for (const Value& v : graph.values()) {
+    const bool known = v.type_known && v.type.is_static();
+    value_bytes_.push_back(known ? static_cast<double>(v.type.byte_size()) : 0);
+    value_rank4_.push_back(v.type.rank() == 4);
+  }
+}
+
+CutKind PlanCostModel::cut_kind(int from, int to, const TensorType& type) const {
+  const bool from_device = from >= 0 && device_[from];
+  const bool to_device = to >= 0 && device_[to];
+  if (!from_device && !to_device) return CutKind::kAlias;
+  if (!from_device) return CutKind::kUpload;
+  if (!to_device) return CutKind::kReadback;
+  if (from == to) return CutKind::kAlias;
+  if (resource_[from] != resource_[to]) return CutKind::kDeviceCopy;
+  // Two delegates on one context: the same bytes, unless their layouts for
+  // rank-4 tensors differ (the Vulkan delegate keeps NHWC, VGF NCHW).
+  return type.rank() == 4 ? CutKind::kLayoutConversion : CutKind::kAlias;
+}
+
+double PlanCostModel::latency(const std::vector<int>& delegate_of) const { return simulate(delegate_of).total_s; }
+
+PlanCostModel::Timeline PlanCostModel::simulate(const std::vector<int>& delegate_of) const {
+  const int places = num_delegates() + 1;  // 0: the host; d + 1: delegate d's memory
+  const auto place_of = [&](int d) { return d < 0 || !device_[d] ? 0 : d + 1; };
+  arrival_.assign(graph_.num_values() * static_cast<size_t>(places), kUnknown);
+  free_.assign(static_cast<size_t>(num_resources_), 0.0);
+  Timeline t;
+  t.start_s.resize(graph_.num_nodes());
+  t.end_s.resize(graph_.num_nodes());
+  // When value v is at the place delegate `to` reads it from: where it was
+  // made, plus the handoff the first time it goes there.
+  const auto arrive = [&](ValueId v, int to) {
+    const int place = place_of(to);
+    double& slot = arrival_[static_cast<size_t>(v) * places + place];
+    if (slot != kUnknown) return slot;
+    const NodeId p = graph_.value(v).producer;
+    const int from = p == kNoNode ? -1 : delegate_of[p];
+    const double made = p == kNoNode ? 0.0 : t.end_s[p];
+    const CutKind kind = cut_kind(from, to, graph_.value(v).type);
+    slot = kind == CutKind::kAlias ? made : made + cut_seconds(kind, value_bytes_[v]);
+    return slot;
+  };
+  for (NodeId n = 0; n < static_cast<NodeId>(graph_.num_nodes()); ++n) {
+    const int d = delegate_of[n];
+    double ready = 0;
+    bool opens_island = true;
+    for (ValueId v : node_inputs_[n]) {
+      ready = std::max(ready, arrive(v, d));
+      const NodeId p = graph_.value(v).producer;
+      if (p != kNoNode && delegate_of[p] == d) opens_island = false;
+    }
+    double& free = free_[resource_[d]];
+    t.start_s[n] = std::max(ready, free);
+    t.end_s[n] = t.start_s[n] + node_s_[d][n] + (opens_island ? island_s_[d] : 0.0);
+    free = t.end_s[n];
+    t.total_s = std::max(t.total_s, t.end_s[n]);
+  }
+  for (ValueId v : graph_.outputs()) t.total_s = std::max(t.total_s, arrive(v, -1));
+  return t;
+}
+
+}  // namespace hetsched
