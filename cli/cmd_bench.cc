@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/bench_policies.h"
 #include "cli/cli_common.h"
 #include "cli/tensor_io.h"
 #include "partitioner/preview.h"  // json_quote
@@ -28,6 +29,7 @@ struct BenchOptions {
   int threads = -1;    // -1: the profile's cpu threads
   bool json = false;
   std::string trace;
+  bool compare_policies = false;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -60,27 +62,30 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-int run_bench(BenchOptions o) {
-  auto profile = load_profile_for(o.common);
-  if (!profile.is_ok()) return report_error(profile.status());
-  if (o.in_flight > 0) profile->max_in_flight = o.in_flight;
-  if (o.threads >= 0) profile->delegates["cpu"].threads = o.threads;
-  auto ready = open_with_inputs(*profile, o.common, o.model, o.inputs);
-  if (!ready.is_ok()) return report_error(ready.status());
-  Session& s = *ready->session;
-  const std::vector<Tensor>* inputs = &ready->inputs;
+// What timing a session measured.
+struct Measurement {
+  std::vector<double> latencies;  // ms per request, in completion order
+  std::vector<RunStats> stats;
+  double wall_ms = 0;
+  int in_flight = 1;
+};
 
-  for (int i = 0; i < o.warmup; ++i)
-    if (auto r = s.run(*inputs); !r.is_ok()) return report_error(r.status());
+// `warmup` untimed runs, then `requests` timed ones with the session's
+// max_in_flight requests submitted at all times.
+Result<Measurement> measure(Session& s, const std::vector<Tensor>& inputs, int requests, int warmup,
+                            bool show_progress) {
+  for (int i = 0; i < warmup; ++i)
+    if (auto r = s.run(inputs); !r.is_ok()) return r.status();
 
   // Keep `in_flight` requests submitted at all times: the session's lanes
   // bound how many run at once.
-  const int in_flight = s.max_in_flight();
+  Measurement m;
+  const int in_flight = m.in_flight = s.max_in_flight();
   std::deque<std::pair<std::chrono::steady_clock::time_point, std::future<Result<RunStats>>>> pending;
-  std::vector<double> latencies;
-  std::vector<RunStats> stats;
-  stats.reserve(static_cast<size_t>(o.requests));
-  Progress progress(o.requests, !o.json);
+  std::vector<double>& latencies = m.latencies;
+  std::vector<RunStats>& stats = m.stats;
+  stats.reserve(static_cast<size_t>(requests));
+  Progress progress(requests, show_progress);
   // One set of outputs per request in flight, kept across requests as a
   // server would: request i writes set i % in_flight, free again once
   // request i - in_flight has been taken off `pending`.
@@ -89,21 +94,21 @@ int run_bench(BenchOptions o) {
     for (const TensorType& t : s.output_types()) set.emplace_back(t);
   const auto start = std::chrono::steady_clock::now();
   int submitted = 0;
-  while (static_cast<int>(latencies.size()) < o.requests) {
+  while (static_cast<int>(latencies.size()) < requests) {
     if (in_flight == 1) {
       // One at a time: the caller's thread runs it, as a synchronous caller
       // would (submit_into would add two thread hand-offs to every latency).
       RunStats run_stats;
       const auto t0 = std::chrono::steady_clock::now();
-      if (Status r = s.run_into(*inputs, output_sets[0], &run_stats); !r.is_ok()) return report_error(r);
+      HS_RETURN_IF_ERROR(s.run_into(inputs, output_sets[0], &run_stats));
       latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       stats.push_back(std::move(run_stats));
       progress.update(static_cast<int>(latencies.size()));
       continue;
     }
-    while (submitted < o.requests && static_cast<int>(pending.size()) < in_flight) {
+    while (submitted < requests && static_cast<int>(pending.size()) < in_flight) {
       pending.emplace_back(std::chrono::steady_clock::now(),
-                           s.submit_into(*inputs, output_sets[static_cast<size_t>(submitted % in_flight)], true));
+                           s.submit_into(inputs, output_sets[static_cast<size_t>(submitted % in_flight)], true));
       ++submitted;
     }
     auto [t0, future] = std::move(pending.front());
@@ -111,13 +116,45 @@ int run_bench(BenchOptions o) {
     Result<RunStats> r = future.get();
     if (!r.is_ok()) {
       for (auto& p : pending) p.second.wait();  // they write output_sets
-      return report_error(r.status());
+      return r.status();
     }
     latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     stats.push_back(std::move(r).value());
     progress.update(static_cast<int>(latencies.size()));
   }
-  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  m.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return m;
+}
+
+int run_bench(BenchOptions o) {
+  auto profile = load_profile_for(o.common);
+  if (!profile.is_ok()) return report_error(profile.status());
+  if (o.in_flight > 0) profile->max_in_flight = o.in_flight;
+  if (o.threads >= 0) profile->delegates["cpu"].threads = o.threads;
+  // Refused before anything is timed, not after.
+  if (o.compare_policies)
+    if (Status s = check_comparable(o.model); !s.is_ok()) return report_error(s);
+  Result<Measurement> measured = [&]() -> Result<Measurement> {
+    // The session is closed before the policies are compared (each opens its own).
+    HS_ASSIGN_OR_RETURN(ReadySession ready, open_with_inputs(*profile, o.common, o.model, o.inputs));
+    return measure(*ready.session, ready.inputs, o.requests, o.warmup, !o.json);
+  }();
+  if (!measured.is_ok()) return report_error(measured.status());
+  const std::vector<double>& latencies = measured->latencies;
+  const std::vector<RunStats>& stats = measured->stats;
+  const int in_flight = measured->in_flight;
+  const double wall_ms = measured->wall_ms;
+
+  // --compare-policies: one row per policy and per delegate alone, each
+  // measured as above (after the main figures are printed, in text).
+  const auto compare = [&]() -> Result<std::vector<PolicyRow>> {
+    const MeasureP50 p50_of = [&](Session& session, const std::vector<Tensor>& inputs) -> Result<double> {
+      HS_ASSIGN_OR_RETURN(Measurement m, measure(session, inputs, o.requests, o.warmup, !o.json));
+      return percentile(m.latencies, 0.5);
+    };
+    return compare_policies(*profile, o.common, o.model, o.inputs, p50_of);
+  };
+  bool policy_failed = false;
 
   std::vector<const RunStats*> runs;
   for (const RunStats& r : stats) runs.push_back(&r);
@@ -155,7 +192,14 @@ int run_bench(BenchOptions o) {
     }
     j << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
     for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
-    j << "}}";
+    j << "}";
+    if (o.compare_policies) {
+      auto rows = compare();
+      if (!rows.is_ok()) return report_error(rows.status());
+      j << ", \"policies\": " << policies_json(*rows);
+      policy_failed = any_policy_failed(*rows);
+    }
+    j << "}";
     std::printf("%s\n", j.str().c_str());
   } else {
     std::printf("model    %s · profile %s · %d requests, %d in flight\n", o.model.c_str(), profile->name.c_str(),
@@ -168,12 +212,21 @@ int run_bench(BenchOptions o) {
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
     for (const auto& [track, v] : island_ms)
       std::printf("islands  %-32s p50 %.3f ms per request\n", track.c_str(), percentile(v, 0.5));
+    if (o.compare_policies) {
+      std::fflush(stdout);  // the figures above stay on screen while the policies run
+      auto rows = compare();
+      if (!rows.is_ok()) return report_error(rows.status());
+      std::printf("\npolicies (p50 latency of %d requests each, %d in flight)\n", o.requests, in_flight);
+      print_policy_table(*rows);
+      policy_failed = any_policy_failed(*rows);
+    }
   }
   if (!o.trace.empty()) {
     if (Status st = write_trace(runs, o.trace); !st.is_ok()) return report_error(st);
     if (!o.json) std::printf("trace of all %d requests written to %s\n", o.requests, o.trace.c_str());
   }
-  return kExitOk;
+  // Every row is printed; a policy that could not run still fails the command.
+  return policy_failed ? kExitFailure : kExitOk;
 }
 }  // namespace
 
@@ -193,6 +246,9 @@ void register_bench(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--json", options->json,
                 "Print one JSON object: latency_ms {p50, p99, min}, throughput_rps, busy {resource: fraction}, ...");
   cmd->add_option("--trace", options->trace, "Write every timed request as Chrome trace JSON");
+  cmd->add_flag("--compare-policies", options->compare_policies,
+                "Also time the model under every partition policy and each enabled delegate alone: a table, "
+                "or a `policies` list with --json");
   add_common_options(*cmd, options->common);
   cmd->callback([options, &run] { run = [options] { return run_bench(*options); }; });
 }

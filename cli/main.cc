@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "cli/cli_common.h"
+#include "cli/cmd_calibrate.h"
 #include "hetsched/version.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   register_preview(app, run);
   register_run(app, run);
   register_bench(app, run);
+  register_calibrate(app, run);
   register_compile(app, run);
   register_devices(app, run);
   register_import(app, run);

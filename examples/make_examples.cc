@@ -4,10 +4,13 @@
 // With `--scheduler-models C S GPU_LAYERS CPU_LAYERS`, writes only the two
 // scheduler models at those sizes (to balance CPU and GPU work on a machine),
 // and each branch of parallel_branches alone (gpu_branch.hsg, cpu_branch.hsg).
+// With `--policy-models`, writes only the models on which a fixed partition
+// order loses (examples/policy_models.h): tiny_islands.hsg, gpu_heavy_op.hsg.
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "examples/policy_models.h"
 #include "examples/rfc_model.h"
 #include "examples/scheduler_models.h"
 #include "scheduler/model_loader.h"
@@ -25,6 +28,15 @@ hetsched::Status write_scheduler_models(const std::string& dir, const hetsched::
   auto chain = hetsched::examples::make_cpu_gpu_cpu(o);
   if (!chain.is_ok()) return chain.status();
   return hetsched::write_graph_file(*chain, dir + "/cpu_gpu_cpu.hsg");
+}
+
+hetsched::Status write_policy_models(const std::string& dir) {
+  auto tiny = hetsched::examples::make_tiny_islands({});
+  if (!tiny.is_ok()) return tiny.status();
+  HS_RETURN_IF_ERROR(hetsched::write_graph_file(*tiny, dir + "/tiny_islands.hsg"));
+  auto heavy = hetsched::examples::make_gpu_heavy_op({});
+  if (!heavy.is_ok()) return heavy.status();
+  return hetsched::write_graph_file(*heavy, dir + "/gpu_heavy_op.hsg");
 }
 
 // Each branch of parallel_branches alone, to compare with both at once.
@@ -62,8 +74,13 @@ int main(int argc, char** argv) {
     if (s.is_ok()) s = write_branch_models(argv[1], o);
     return s.is_ok() ? 0 : fail(s);
   }
+  if (argc == 3 && std::string(argv[2]) == "--policy-models") {
+    const hetsched::Status s = write_policy_models(argv[1]);
+    return s.is_ok() ? 0 : fail(s);
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUT_DIR [--scheduler-models C S GPU_LAYERS CPU_LAYERS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT_DIR [--scheduler-models C S GPU_LAYERS CPU_LAYERS | --policy-models]\n",
+                 argv[0]);
     return 2;
   }
   const std::string dir = argv[1];

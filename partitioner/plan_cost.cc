@@ -22,7 +22,10 @@ PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& d
     for (size_t n = 0; n < nodes; ++n) per_node[n] = d->estimate(graph, static_cast<NodeId>(n), costs).seconds;
     node_s_.push_back(std::move(per_node));
     island_s_.push_back(costs.island_us * 1e-6);
-    resource_.push_back(resources.emplace(d->resource(), static_cast<int>(resources.size())).first->second);
+    // A Vulkan device that runs on the host's cores (lavapipe) competes with
+    // the CPU delegate for them: one resource, nothing overlaps.
+    const std::string resource = d->device_class() == "gpu-cpu" ? "cpu" : d->resource();
+    resource_.push_back(resources.emplace(resource, static_cast<int>(resources.size())).first->second);
     device_.push_back(d->memory_kind() == MemoryDomain::Kind::kDevice);
   }
   num_resources_ = static_cast<int>(resources.size());

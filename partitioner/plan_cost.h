@@ -9,7 +9,9 @@
 // upload, readback, device copy, layout conversion or alias by where it is
 // and where it goes, once per (value, destination) however many nodes read
 // it there. Resources run in parallel, so independent branches on the CPU
-// and a GPU overlap, as the resource scheduler runs them. Handoffs add
+// and a GPU overlap, as the resource scheduler runs them (a GPU of device
+// class gpu-cpu, such as lavapipe, shares the CPU's resource: its "GPU" is
+// the host's cores). Handoffs add
 // latency but hold no resource. The latency is when the last output is back
 // on the host. One evaluation is O(nodes + edges): the auto search runs
 // thousands.

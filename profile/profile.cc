@@ -10,9 +10,8 @@ namespace {
 constexpr SharedContextMode kSharedContextModes[] = {SharedContextMode::kLookupOnly, SharedContextMode::kLookupOrCreate,
                                                      SharedContextMode::kCreateOnly, SharedContextMode::kDisabled};
 
-// The fixed orders of the named policies. `auto` borrows vgf_first's order until
-// the cost-based policy exists: VGF is the engine built for whole graph regions,
-// so trying it first keeps islands large.
+// The fixed orders of the named policies. `auto` chooses by cost, not by order;
+// its order (vgf_first's) only says where pruned islands go next.
 const std::vector<std::string>& policy_order(const std::string& prefer) {
   static const std::vector<std::string> kVgfFirst{"vgf", "vulkan", "cpu"};
   static const std::vector<std::string> kVulkanFirst{"vulkan", "vgf", "cpu"};

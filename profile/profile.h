@@ -54,6 +54,11 @@ struct PartitionProfile {
   bool retry_pruned = false;
   std::vector<PinRule> pins;
   std::string fallback = "cpu";  // cpu | error
+  // partition.costs: the costs file (`hetsched calibrate -o`) the auto policy
+  // plans with; "" = built-in figures. load_profile resolves a relative path
+  // against the profile's folder (parse_profile keeps it as written); the
+  // file itself is read at plan time, not here.
+  std::string costs;
 };
 
 struct Profile {
@@ -73,7 +78,7 @@ struct Profile {
     return it != delegates.end() && it->second.enabled;
   }
   // Enabled delegate names in the partition policy's order: vgf_first (and auto,
-  // until the cost-based policy exists) → vgf, vulkan, cpu; vulkan_first →
+  // whose order only guides pruning) → vgf, vulkan, cpu; vulkan_first →
   // vulkan, vgf, cpu; cpu_first → cpu, vulkan, vgf; list → `partition.order`,
   // then the enabled delegates it leaves out, cpu last.
   std::vector<std::string> enabled_delegates_in_order() const;

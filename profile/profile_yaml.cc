@@ -1,33 +1,30 @@
 // Loads a Profile from YAML and validates it.
 //
 // yaml-cpp only builds the node tree here; every rule of the schema is checked
-// by hand so that each mistake becomes one line naming the file, the line, the
-// key path and what would have been accepted. yaml-cpp's exceptions stop at
-// parse_profile(); nothing outside this file sees YAML.
+// by hand (with the value checks of yaml_fields.h) so that each mistake
+// becomes one line naming the file, the line, the key path and what would
+// have been accepted. yaml-cpp's exceptions stop at parse_profile(); nothing
+// outside profile/ sees YAML.
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cstdio>
-#include <cstring>
+#include <filesystem>
 #include <limits>
-#include <memory>
-#include <span>
 
 #include "profile/profile.h"
+#include "profile/yaml_fields.h"
 
 namespace hetsched {
 namespace {
 
-using Names = std::span<const std::string_view>;
+using namespace yaml_fields;
 
 constexpr std::string_view kTopKeys[] = {"name", "delegates", "partition", "sync", "scheduler", "logging"};
 constexpr std::string_view kDelegateKeys[] = {"cpu", "vulkan", "vgf"};
 constexpr std::string_view kCpuKeys[] = {"enabled", "engine", "threads"};
 constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu"};
 constexpr std::string_view kSharedGpuKeys[] = {"token", "group", "mode"};
-constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "retry_pruned", "pin", "fallback"};
+constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "retry_pruned", "pin", "fallback",
+                                               "costs"};
 constexpr std::string_view kPinKeys[] = {"op", "node", "delegate"};
 constexpr std::string_view kSyncKeys[] = {"mode"};
 constexpr std::string_view kSchedulerKeys[] = {"max_in_flight"};
@@ -46,24 +43,6 @@ constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 constexpr std::string_view kPolicyAccepted =
     "auto, vgf_first, vulkan_first, cpu_first, or a list of delegates";
 
-std::string join(Names names) {
-  std::string out;
-  for (std::string_view n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
 template <typename Enum, size_t N>
 std::string join_names(const Enum (&values)[N], std::string_view (*name)(Enum)) {
   std::string out;
@@ -74,88 +53,14 @@ std::string join_names(const Enum (&values)[N], std::string_view (*name)(Enum)) 
   return out;
 }
 
-bool contains(Names names, std::string_view s) {
-  return std::find(names.begin(), names.end(), s) != names.end();
-}
-
-std::string_view kind_of(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    default: return "nothing";
-  }
-}
-
-// Plain scalars are untyped in YAML; a quoted one is a string even when it
-// spells a number, so `threads: "2"` is refused rather than guessed at.
-bool is_quoted(const YAML::Node& node) { return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str"; }
-
-// A value with what is needed to point at it: its key path and its line.
-struct Field {
-  YAML::Node node;
-  std::string path;  // "partition.pin[0].delegate"; "" for the document itself
-  int line = 1;      // 1-based
-};
-
-// yaml-cpp marks an empty value (`threads:` with nothing after it) at the next
-// token, often on a later line, so such values borrow the line of their key.
-int line_of(const YAML::Node& node, int fallback) {
-  if (!node.IsDefined() || node.IsNull() || node.Mark().is_null()) return fallback;
-  return node.Mark().line + 1;
-}
-
-enum class IntParse { kOk, kNotInteger, kOutOfRange };
-
-// Decimal only, with an optional sign: what a profile's counts and indices need.
-IntParse to_int(std::string_view s, int64_t& v) {
-  std::string_view digits = s;
-  if (digits.starts_with('+')) digits.remove_prefix(1);
-  if (digits.empty()) return IntParse::kNotInteger;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (ec == std::errc::result_out_of_range) return IntParse::kOutOfRange;
-  if (ec != std::errc() || end != digits.data() + digits.size()) return IntParse::kNotInteger;
-  return IntParse::kOk;
-}
-
-// A map's or list's own mark is its first entry; what is said about the whole
-// block (e.g. "no delegate is enabled") belongs on the line of its key.
-Field child(const Field& parent, std::string key, const YAML::Node& node, int key_line) {
-  std::string path = parent.path.empty() ? std::move(key) : parent.path + "." + key;
-  return Field{node, std::move(path), node.IsScalar() ? line_of(node, key_line) : key_line};
-}
-
-class ProfileParser {
+// The profile's schema on top of the shared value checks (yaml_fields.h).
+class ProfileParser : private FieldChecker {
  public:
-  explicit ProfileParser(std::string source) : source_(std::move(source)) {}
+  explicit ProfileParser(std::string source) : FieldChecker(std::move(source)) {}
 
   Result<Profile> parse(const YAML::Node& root);
 
  private:
-  // "<file>:<line>: <key.path>: <what> (accepted: <accepted>)"
-  Status error(const Field& at, const std::string& what, std::string_view accepted) const {
-    return error_at(at.line, at.path, what, accepted);
-  }
-  Status error_at(int line, const std::string& path, const std::string& what, std::string_view accepted) const {
-    std::string m = source_ + ":" + std::to_string(line) + ": ";
-    if (!path.empty()) m += path + ": ";
-    m += what;
-    if (!accepted.empty()) m += " (accepted: " + std::string(accepted) + ")";
-    return invalid_argument(std::move(m));
-  }
-
-  // The entries of a map in document order, after checking that every key is
-  // one of `keys` and appears once. An empty value (`partition:`) reads as an
-  // empty map, so a block can be opened with its defaults.
-  Result<std::vector<std::pair<std::string, Field>>> entries(const Field& map, Names keys) const;
-  static const Field* find(const std::vector<std::pair<std::string, Field>>& entries, std::string_view key);
-
-  Result<std::string> scalar(const Field& f, std::string_view expected, std::string_view accepted) const;
-  Result<std::string> non_empty_string(const Field& f, std::string_view accepted) const;
-  Result<std::string> choice(const Field& f, Names choices, std::string_view what) const;
-  Result<bool> boolean(const Field& f) const;
-  Result<int64_t> integer(const Field& f, int64_t min, int64_t max, std::string_view accepted) const;
-
   Status parse_delegates(const Field& f, Profile& p) const;
   Status parse_cpu(const Field& f, DelegateProfile& d) const;
   Status parse_gpu(const Field& f, DelegateProfile& d) const;
@@ -167,84 +72,7 @@ class ProfileParser {
   Status parse_sync(const Field& f, Profile& p) const;
   Status parse_scheduler(const Field& f, Profile& p) const;
   Status parse_logging(const Field& f, Profile& p) const;
-
-  std::string source_;
 };
-
-Result<std::vector<std::pair<std::string, Field>>> ProfileParser::entries(const Field& map, Names keys) const {
-  std::vector<std::pair<std::string, Field>> out;
-  if (map.node.IsNull()) return out;
-  if (!map.node.IsMap()) {
-    std::string got(kind_of(map.node));
-    if (map.node.IsScalar()) got += " ('" + map.node.Scalar() + "')";
-    return error(map, "expected a map, got " + got, join(keys));
-  }
-  for (auto it = map.node.begin(); it != map.node.end(); ++it) {
-    // A copy: yaml-cpp's iterator yields a temporary pair, so a reference to
-    // its key dangles after this statement (AddressSanitizer:
-    // stack-use-after-scope on every profile load).
-    const YAML::Node key = it->first;
-    int key_line = line_of(key, map.line);
-    if (!key.IsScalar()) {
-      return error_at(key_line, map.path, "a key must be a name, got " + std::string(kind_of(key)), join(keys));
-    }
-    Field f = child(map, key.Scalar(), it->second, key_line);
-    if (!contains(keys, key.Scalar())) return error_at(key_line, f.path, "unknown key", join(keys));
-    if (find(out, key.Scalar()) != nullptr) return error_at(key_line, f.path, "duplicate key", "each key once");
-    out.emplace_back(key.Scalar(), std::move(f));
-  }
-  return out;
-}
-
-const Field* ProfileParser::find(const std::vector<std::pair<std::string, Field>>& entries, std::string_view key) {
-  for (const auto& [k, f] : entries) {
-    if (k == key) return &f;
-  }
-  return nullptr;
-}
-
-Result<std::string> ProfileParser::scalar(const Field& f, std::string_view expected, std::string_view accepted) const {
-  if (!f.node.IsScalar()) {
-    return error(f, "expected " + std::string(expected) + ", got " + std::string(kind_of(f.node)), accepted);
-  }
-  return f.node.Scalar();
-}
-
-Result<std::string> ProfileParser::non_empty_string(const Field& f, std::string_view accepted) const {
-  HS_ASSIGN_OR_RETURN(std::string s, scalar(f, "a string", accepted));
-  if (s.empty()) return error(f, "must not be empty", accepted);
-  return s;
-}
-
-Result<std::string> ProfileParser::choice(const Field& f, Names choices, std::string_view what) const {
-  HS_ASSIGN_OR_RETURN(std::string s, scalar(f, what, join(choices)));
-  if (!contains(choices, s)) return error(f, "'" + s + "' is not " + std::string(what), join(choices));
-  return s;
-}
-
-Result<bool> ProfileParser::boolean(const Field& f) const {
-  constexpr std::string_view kAccepted = "true, false";
-  HS_ASSIGN_OR_RETURN(std::string s, scalar(f, "a boolean", kAccepted));
-  if (is_quoted(f.node)) return error(f, "expected a boolean, got the string '" + s + "'", kAccepted);
-  // YAML 1.2's core schema; yes/no/on/off are left out on purpose, since
-  // YAML 1.1 and 1.2 readers disagree about them.
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  return error(f, "'" + s + "' is not a boolean", kAccepted);
-}
-
-Result<int64_t> ProfileParser::integer(const Field& f, int64_t min, int64_t max, std::string_view accepted) const {
-  HS_ASSIGN_OR_RETURN(std::string s, scalar(f, "an integer", accepted));
-  if (is_quoted(f.node)) return error(f, "expected an integer, got the string '" + s + "'", accepted);
-  int64_t v = 0;
-  switch (to_int(s, v)) {
-    case IntParse::kNotInteger: return error(f, "'" + s + "' is not an integer", accepted);
-    case IntParse::kOutOfRange: return error(f, "'" + s + "' is out of range", accepted);
-    case IntParse::kOk: break;
-  }
-  if (v < min || v > max) return error(f, "'" + s + "' is out of range", accepted);
-  return v;
-}
 
 Result<Profile> ProfileParser::parse(const YAML::Node& root) {
   Field doc{root, "", 1};
@@ -253,7 +81,7 @@ Result<Profile> ProfileParser::parse(const YAML::Node& root) {
   HS_ASSIGN_OR_RETURN(auto top, entries(doc, kTopKeys));
 
   Profile p = default_profile();
-  p.source = source_;
+  p.source = source();
   if (const Field* f = find(top, "name")) {
     HS_ASSIGN_OR_RETURN(p.name, non_empty_string(*f, "a non-empty string"));
   }
@@ -370,6 +198,11 @@ Status ProfileParser::parse_partition(const Field& f, Profile& p) const {
       }
     } else if (key == "fallback") {
       HS_ASSIGN_OR_RETURN(partition.fallback, choice(v, kFallbacks, "a fallback"));
+    } else if (key == "costs") {
+      // Only the path: the file is read when a plan is made, so a profile
+      // loads (and previews) even where its costs file is not yet written.
+      HS_ASSIGN_OR_RETURN(partition.costs,
+                          non_empty_string(v, "a costs file path (hetsched calibrate -o), relative to the profile"));
     }
   }
   return Status::ok();
@@ -460,13 +293,7 @@ Status ProfileParser::parse_logging(const Field& f, Profile& p) const {
 }  // namespace
 
 Result<Profile> parse_profile(const std::string& yaml_text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
-    return invalid_argument(source_name + ":" + std::to_string(line) + ": invalid YAML: " + e.msg);
-  }
+  HS_ASSIGN_OR_RETURN(YAML::Node root, load_yaml(yaml_text, source_name));
   // The parser checks every node's type before reading it, so a throw here is
   // a missed check; it still leaves as a Status, never as an exception.
   try {
@@ -477,19 +304,16 @@ Result<Profile> parse_profile(const std::string& yaml_text, const std::string& s
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  auto fail = [&](int err) {
-    std::string m = "failed to read profile '" + path + "': " + std::strerror(err);
-    return err == ENOENT ? not_found(std::move(m)) : invalid_argument(std::move(m));
-  };
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) return fail(errno);
-  std::string text;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, file.get())) > 0) text.append(buf, n);
-  // A directory opens fine and fails on the first read (EISDIR).
-  if (std::ferror(file.get())) return fail(errno);
-  return parse_profile(text, path);
+  HS_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "profile"));
+  HS_ASSIGN_OR_RETURN(Profile profile, parse_profile(text, path));
+  // A profile and its costs file travel together (configs/x.yaml beside
+  // configs/x.costs.yaml), so a relative path means "next to the profile",
+  // wherever the command runs from.
+  std::string& costs = profile.partition.costs;
+  if (!costs.empty() && std::filesystem::path(costs).is_relative()) {
+    costs = (std::filesystem::path(path).parent_path() / costs).string();
+  }
+  return profile;
 }
 
 }  // namespace hetsched

@@ -1,5 +1,7 @@
 #include "scheduler/partition_profile.h"
 
+#include "profile/costs_file.h"
+
 namespace hetsched {
 
 PartitionOptions partition_options_from(const Profile& profile) {
@@ -14,6 +16,13 @@ PartitionOptions partition_options_from(const Profile& profile) {
 
 Result<CostTable> cost_table_for(const Profile& profile, const std::vector<Delegate*>& delegates) {
   CostTable table;
+  bool has_handoffs = false;
+  if (!profile.partition.costs.empty()) {
+    Result<CostTable> loaded = load_costs(profile.partition.costs, &has_handoffs);
+    if (!loaded.is_ok()) return loaded.status().with_context("partition.costs: ");
+    table = std::move(loaded).value();
+  }
+  const std::string file_source = table.source;
   std::string builtin;
   std::string gpu_class;
   for (Delegate* d : delegates) {
@@ -26,8 +35,9 @@ Result<CostTable> cost_table_for(const Profile& profile, const std::vector<Deleg
     table.delegates[name] = builtin_delegate_costs(name, device_class, threads);
     builtin += (builtin.empty() ? "" : ", ") + name + ": " + (device_class.empty() ? "no device" : device_class);
   }
-  table.transfers = builtin_transfer_costs(gpu_class);
-  table.source = "built-in defaults (" + builtin + ")";
+  if (!has_handoffs) table.transfers = builtin_transfer_costs(gpu_class);
+  if (profile.partition.costs.empty()) table.source = "built-in defaults (" + builtin + ")";
+  else table.source = file_source + (builtin.empty() ? "" : "; built-in for " + builtin) + (has_handoffs ? "" : "; built-in handoffs");
   return table;
 }
 
