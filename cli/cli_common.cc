@@ -7,14 +7,17 @@
 
 namespace hetsched::cli {
 
-void add_common_options(CLI::App& cmd, CommonOptions& options) {
+void add_common_options(CLI::App& cmd, CommonOptions& options, bool model_options) {
   cmd.add_option("--profile,-p", options.profile_path, "Deployment profile (YAML); default: the CPU-only default");
   cmd.add_option("--log-level", options.log_level, "error | warn | info | debug (default: the profile's)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
+  if (!model_options) return;
   cmd.add_option("--input-shape", options.input_shapes, "Shape for a dynamic input, NAME=1x3x224x224 (repeatable)");
   cmd.add_option("--policy", options.policy,
                  "Partition policy instead of the profile's: auto | vgf_first | vulkan_first | cpu_first | a "
                  "delegate list such as vulkan,cpu");
+  cmd.add_option("--costs", options.costs,
+                 "Cost figures (a file from hetsched calibrate) instead of the profile's partition.costs");
 }
 
 Status apply_policy_option(const std::string& policy, Profile& profile) {
@@ -58,6 +61,7 @@ Result<Profile> load_profile_for(const CommonOptions& options) {
     HS_ASSIGN_OR_RETURN(profile, load_profile(options.profile_path));
   }
   HS_RETURN_IF_ERROR(apply_policy_option(options.policy, profile));
+  if (!options.costs.empty()) profile.partition.costs = options.costs;
   HS_RETURN_IF_ERROR(apply_log_level(options.log_level.empty() ? profile.log_level : options.log_level));
   return profile;
 }

@@ -23,9 +23,12 @@ struct CommonOptions {
   std::string log_level;                    // --log-level; empty = the profile's
   std::vector<std::string> input_shapes;    // --input-shape NAME=DIMS
   std::string policy;                       // --policy; empty = the profile's partition.prefer
+  std::string costs;                        // --costs; empty = the profile's partition.costs
 };
 
-void add_common_options(CLI::App& cmd, CommonOptions& options);
+// --profile, --log-level; with `model_options` also --input-shape, --policy
+// and --costs (commands that plan a model).
+void add_common_options(CLI::App& cmd, CommonOptions& options, bool model_options = true);
 // Loads the profile and applies the log level (flag beats profile).
 Result<Profile> load_profile_for(const CommonOptions& options);
 Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs);

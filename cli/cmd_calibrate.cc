@@ -147,7 +147,7 @@ void register_calibrate(CLI::App& app, std::function<int()>& run) {
       ->required();
   cmd->add_option("--repeats", options->repeats, "Timed runs per probe; the median counts (default 10)")
       ->check(CLI::PositiveNumber);
-  add_common_options(*cmd, options->common);
+  add_common_options(*cmd, options->common, /*model_options=*/false);
   cmd->callback([options, &run] { run = [options] { return run_calibrate(*options); }; });
 }
 

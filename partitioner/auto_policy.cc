@@ -181,6 +181,14 @@ AutoSearchResult search_assignment(const Graph& graph, const PlanCostModel& mode
       best_s = current_s;
     }
   }
+  // The search's plan must beat the best seed (a fixed order) by more than
+  // the cost model's own error (min_gain) to be chosen: smaller predicted gains are
+  // within what calibration misses (island and sync costs of a plan with
+  // more islands than any probe has), and measured they were losses.
+  if (best_s > (1 - input.min_gain) * seeds.front().first) {
+    best = seeds.front().second;
+    best_s = seeds.front().first;
+  }
   result.delegate_of = std::move(best);
   result.predicted_s = best_s;
   result.candidates.emplace_back("auto", best_s);

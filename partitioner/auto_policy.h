@@ -12,7 +12,11 @@
 //      delegate — an island before acyclicity splits and pruning) to another
 //      delegate, or move one node on a segment's boundary to a neighbour's
 //      delegate. Segment moves remove tiny islands whose handoffs cost more
-//      than they save; boundary moves grow or shrink islands by a node.
+//      than they save; boundary moves grow or shrink islands by a node;
+//   3. the searched plan replaces the best seed only when it is predicted
+//      at least min_gain (15%) faster: smaller gains are within the model's
+//      error (it misses the host waits of a plan with many GPU↔CPU
+//      transitions), and measured on the H100 they were losses.
 // Every candidate is one O(nodes + edges) simulation; the number of
 // simulations is capped so that large graphs plan in bounded time.
 #pragma once
@@ -33,6 +37,8 @@ struct AutoSearchInput {
   // Delegate orders to seed from, and their names ("vulkan_first", "cpu,vgf,vulkan").
   std::vector<std::vector<int>> seed_orders;
   std::vector<std::string> seed_names;
+  // How much faster than the best seed the searched plan must be predicted.
+  double min_gain = 0.15;
 };
 
 struct AutoSearchResult {

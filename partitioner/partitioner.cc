@@ -148,6 +148,7 @@ Status apply_cost_policy(PartitionState& s, const PlanCostModel& model) {
     in.seed_names.push_back(name);
   } while (std::next_permutation(order.begin(), order.end()));
 
+  in.min_gain = s.options.auto_min_gain;
   AutoSearchResult found = search_assignment(s.graph, model, in);
   s.plan.candidates.clear();
   for (const auto& [name, seconds] : found.candidates) s.plan.candidates.emplace_back(name, seconds * 1e3);

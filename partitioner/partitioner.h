@@ -29,6 +29,9 @@ struct PartitionOptions {
   // This machine's figures for the cost model (not owned). Policy auto
   // needs them; with them every plan also carries a predicted latency.
   const CostTable* costs = nullptr;
+  // Policy auto keeps the best delegate order unless its search finds a plan
+  // predicted this much faster (auto_policy.h).
+  double auto_min_gain = 0.15;
 };
 
 // Partitions `graph` over `delegates` (already in policy order; each enabled

@@ -69,9 +69,11 @@ struct Fixture {
   TableDelegate vgf{"vgf", "gpu:0", true, {"Relu", "Add"}};
   CostTable costs = slow_cpu_fast_gpu();
 
+  double min_gain = 0.10;
   Result<PartitionPlan> plan(const Graph& g, std::string policy, std::vector<Delegate*> order,
                              std::string fallback = "cpu", std::vector<PartitionPin> pins = {}) {
     PartitionOptions o;
+    o.auto_min_gain = min_gain;
     o.policy = std::move(policy);
     o.costs = &costs;
     o.fallback = std::move(fallback);
@@ -197,6 +199,33 @@ TEST(AutoPolicyTest, RunsTwoEqualBranchesOnTwoResourcesAtOnce) {
   EXPECT_LT(chosen->predicted_ms, 0.6 * one->predicted_ms);
 }
 
+Graph random_graph(uint32_t seed, int nodes);
+
+TEST(AutoPolicyTest, KeepsTheBestDelegateOrderUnlessTheSearchGainsTheMargin) {
+  Fixture f;
+  int kept = 0, searched = 0;
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    Graph g = random_graph(seed, 9);
+    f.min_gain = 0;
+    Result<PartitionPlan> free = f.plan(g, "auto", f.all());
+    f.min_gain = 0.10;
+    Result<PartitionPlan> guarded = f.plan(g, "auto", f.all());
+    ASSERT_TRUE(free.is_ok() && guarded.is_ok());
+    double best_order = std::numeric_limits<double>::infinity();
+    for (const auto& [name, ms] : guarded->candidates)
+      if (name != "auto") best_order = std::min(best_order, ms);
+    if (free->predicted_ms < 0.9 * best_order) {
+      EXPECT_DOUBLE_EQ(guarded->predicted_ms, free->predicted_ms) << "seed " << seed;
+      searched++;
+    } else {
+      EXPECT_DOUBLE_EQ(guarded->predicted_ms, best_order) << "seed " << seed;
+      kept++;
+    }
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(searched, 0);
+}
+
 TEST(AutoPolicyTest, NeedsCostFigures) {
   Fixture f;
   Graph g = heavy_matmul();
@@ -231,6 +260,7 @@ Graph random_graph(uint32_t seed, int nodes) {
 
 TEST(AutoPolicyTest, FindsTheExhaustiveOptimumOnSmallRandomGraphs) {
   Fixture f;
+  f.min_gain = 0;  // the search itself; the margin is tested below
   std::vector<Delegate*> delegates = f.all();
   int exact = 0;
   constexpr int kGraphs = 30;
