@@ -14,33 +14,12 @@
 #include "partitioner/auto_policy.h"
 #include "partitioner/partitioner.h"
 #include "partitioner/plan_cost.h"
+#include "test/table_delegate.h"
 
 namespace hetsched {
 namespace {
 
-class TableDelegate final : public Delegate {
- public:
-  TableDelegate(std::string name, std::string resource, bool device, std::set<std::string> ops)
-      : name_(std::move(name)), resource_(std::move(resource)), device_(device), ops_(std::move(ops)) {}
-  std::string_view name() const override { return name_; }
-  std::string resource() const override { return resource_; }
-  MemoryDomain::Kind memory_kind() const override {
-    return device_ ? MemoryDomain::Kind::kDevice : MemoryDomain::Kind::kHost;
-  }
-  Capability supports(const Graph& g, NodeId n) const override {
-    if (name_ == "cpu" || ops_.count(g.node(n).op)) return Capability::yes();
-    return Capability::no("op " + g.node(n).op + " not implemented");
-  }
-  Result<Blob> compile(const Island&, const CompileSpecs&) const override { return Blob{}; }
-  Result<std::unique_ptr<IslandHandle>> init(const Blob&, const InitContext&) override {
-    return unsupported("table delegates do not run");
-  }
-
- private:
-  std::string name_, resource_;
-  bool device_;
-  std::set<std::string> ops_;
-};
+using testing::TableDelegate;
 
 DelegateCosts uniform(double gflops, double gbps, double dispatch_us, double island_us) {
   DelegateCosts c;
@@ -64,9 +43,9 @@ CostTable slow_cpu_fast_gpu() {
 }
 
 struct Fixture {
-  TableDelegate cpu{"cpu", "cpu", false, {}};
-  TableDelegate vulkan{"vulkan", "gpu:0", true, {"Relu", "MatMul", "Add", "Sin"}};
-  TableDelegate vgf{"vgf", "gpu:0", true, {"Relu", "Add"}};
+  TableDelegate cpu{"cpu", {}};
+  TableDelegate vulkan{"vulkan", {"Relu", "MatMul", "Add", "Sin"}, "gpu:0", true};
+  TableDelegate vgf{"vgf", {"Relu", "Add"}, "gpu:0", true};
   CostTable costs = slow_cpu_fast_gpu();
 
   double min_gain = 0.10;

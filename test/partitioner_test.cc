@@ -12,28 +12,12 @@
 #include "graph/builder.h"
 #include "partitioner/island_builder.h"
 #include "partitioner/preview.h"
+#include "test/table_delegate.h"
 
 namespace hetsched {
 namespace {
 
-class TableDelegate final : public Delegate {
- public:
-  TableDelegate(std::string name, std::set<std::string> ops) : name_(std::move(name)), ops_(std::move(ops)) {}
-  std::string_view name() const override { return name_; }
-  std::string resource() const override { return name_; }
-  Capability supports(const Graph& g, NodeId n) const override {
-    if (name_ == "cpu" || ops_.count(g.node(n).op)) return Capability::yes();
-    return Capability::no("op " + g.node(n).op + " not implemented");
-  }
-  Result<Blob> compile(const Island&, const CompileSpecs&) const override { return Blob{}; }
-  Result<std::unique_ptr<IslandHandle>> init(const Blob&, const InitContext&) override {
-    return unsupported("table delegates do not run");
-  }
-
- private:
-  std::string name_;
-  std::set<std::string> ops_;
-};
+using testing::TableDelegate;
 
 struct Fixture {
   TableDelegate vgf{"vgf", {"Transpose", "AveragePool", "Sin", "Cos", "Reciprocal", "Mul", "Relu", "Reshape", "Add"}};
