@@ -191,6 +191,11 @@ Result<MemoryPlan> plan_program_memory(const Program& program, const std::vector
         }
         touch_device(from, s);
         if (step.handoff == HandoffKind::kDeviceCopy) touch_device(to, s);
+        // Between two GPU contexts a copy goes through the host (a readback,
+        // then an upload: handoff.h), which needs the tensor's host slot.
+        if (step.handoff == HandoffKind::kDeviceCopy &&
+            plan.islands[std::get<0>(from)].domain != plan.islands[step.island].domain)
+          HS_RETURN_IF_ERROR(touch_host(step.tensor, s));
         break;
       }
       case HandoffKind::kHostCopy:

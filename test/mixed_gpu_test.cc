@@ -89,6 +89,30 @@ TEST_F(MixedGpuTest, RfcModelRunsVgfVulkanVgfOnOneDeviceLikeTheCpu) {
   EXPECT_EQ(stats.host_waits, 1);
 }
 
+// Islands on two GPU contexts share no memory: their handoffs go through the
+// host (a readback, then an upload), with a host slot for the tensor. Two
+// shared contexts under different tokens, and a private one (mode disabled)
+// that names the other's keys, must both give the CPU's result.
+TEST_F(MixedGpuTest, IslandsOnTwoContextsHandOffThroughTheHost) {
+  for (const bool private_vgf : {false, true}) {
+    Profile profile = load("configs/mixed_gpu.yaml");
+    if (private_vgf) profile.delegates["vgf"].shared_gpu.mode = SharedContextMode::kDisabled;
+    else profile.delegates["vulkan"].shared_gpu.token = "another_token";
+    RunStats stats;
+    Program program;
+    const auto out = run(profile, &stats, &program);
+    ASSERT_EQ(program.islands.size(), 3u) << private_vgf;
+    int copies = 0;
+    for (const ProgramStep& step : program.steps) {
+      if (step.kind != StepKind::kHandoff || step.from == "host" || step.to == "host") continue;
+      EXPECT_EQ(step.handoff, HandoffKind::kDeviceCopy) << step.from << " -> " << step.to << ", private " << private_vgf;
+      copies++;
+    }
+    EXPECT_GE(copies, 2);
+    expect_same(out, cpu_reference());
+  }
+}
+
 TEST_F(MixedGpuTest, QueueWaitIdleGivesTheSameOutputWithAHostWaitPerGpuStep) {
   Profile profile = load("configs/mixed_gpu.yaml");
   profile.sync = SyncMode::kQueueWaitIdle;

@@ -79,7 +79,11 @@ class VgfDelegate final : public Delegate {
   explicit VgfDelegate(GpuSettings settings) : settings_(std::move(settings)) {}
 
   std::string_view name() const override { return "vgf"; }
-  std::string resource() const override { return "gpu:" + settings_.spec.key(); }
+  // A private context (mode disabled) is a device of its own, whatever its
+  // keys say: nothing on it may alias another delegate's memory.
+  std::string resource() const override {
+    return "gpu:" + settings_.spec.key() + (settings_.spec.mode == ContextMode::kDisabled ? ":private-vgf" : "");
+  }
   MemoryDomain::Kind memory_kind() const override { return MemoryDomain::Kind::kDevice; }
 
   Capability supports(const Graph& graph, NodeId node) const override { return check_lowerable(graph, node); }

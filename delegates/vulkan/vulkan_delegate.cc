@@ -117,7 +117,11 @@ class VulkanDelegate final : public Delegate {
   explicit VulkanDelegate(Settings settings) : settings_(std::move(settings)) {}
 
   std::string_view name() const override { return "vulkan"; }
-  std::string resource() const override { return "gpu:" + settings_.spec.key(); }
+  // A private context (mode disabled) is a device of its own, whatever its
+  // keys say: nothing on it may alias another delegate's memory.
+  std::string resource() const override {
+    return "gpu:" + settings_.spec.key() + (settings_.spec.mode == ContextMode::kDisabled ? ":private-vulkan" : "");
+  }
   MemoryDomain::Kind memory_kind() const override { return MemoryDomain::Kind::kDevice; }
 
   Capability supports(const Graph& graph, NodeId node) const override {
