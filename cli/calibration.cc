@@ -302,14 +302,6 @@ std::string gpu_device_name(const std::string& selector) {
   return (*devices)[*index].name;
 }
 
-// Four significant digits: run-to-run noise is far larger, and the file is
-// read by people too.
-double significant(double v) {
-  if (v == 0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::fabs(v))));
-  return std::round(v * scale) / scale;
-}
-
 void round_figures(CostTable& t) {
   for (auto& [name, c] : t.delegates) {
     c.dispatch_us = significant(c.dispatch_us);
@@ -557,6 +549,12 @@ class Calibrator {
 };
 
 }  // namespace
+
+double significant(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
 
 Result<Calibration> calibrate(const Profile& profile, const CalibrationOptions& options) {
   if (options.repeats < 1) return invalid_argument("--repeats must be at least 1");

@@ -40,4 +40,8 @@ struct Calibration {
 // used (each probe pins its graph to the delegate it measures).
 Result<Calibration> calibrate(const Profile& profile, const CalibrationOptions& options);
 
+// Four significant digits, as the costs file keeps figures: run-to-run
+// noise is far larger, and the file is read by people too.
+double significant(double v);
+
 }  // namespace hetsched::cli

@@ -12,6 +12,7 @@
 
 #include "cli/bench_policies.h"
 #include "cli/cli_common.h"
+#include "cli/op_profile.h"
 #include "cli/tensor_io.h"
 #include "partitioner/preview.h"  // json_quote
 #include "scheduler/pipeline.h"
@@ -30,6 +31,8 @@ struct BenchOptions {
   bool json = false;
   std::string trace;
   bool compare_policies = false;
+  bool profile_ops = false;
+  int op_rows = 12;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -131,6 +134,7 @@ int run_bench(BenchOptions o) {
   if (!profile.is_ok()) return report_error(profile.status());
   if (o.in_flight > 0) profile->max_in_flight = o.in_flight;
   if (o.threads >= 0) profile->delegates["cpu"].threads = o.threads;
+  if (o.profile_ops) profile->profile_ops = true;
   // Refused before anything is timed, not after.
   if (o.compare_policies)
     if (Status s = check_comparable(o.model); !s.is_ok()) return report_error(s);
@@ -193,6 +197,7 @@ int run_bench(BenchOptions o) {
     j << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
     for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
     j << "}";
+    if (profile->profile_ops) j << ", \"ops\": " << op_profile_json(summarize_op_profile(stats));
     if (o.compare_policies) {
       auto rows = compare();
       if (!rows.is_ok()) return report_error(rows.status());
@@ -212,6 +217,7 @@ int run_bench(BenchOptions o) {
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
     for (const auto& [track, v] : island_ms)
       std::printf("islands  %-32s p50 %.3f ms per request\n", track.c_str(), percentile(v, 0.5));
+    if (profile->profile_ops) print_op_profile(summarize_op_profile(stats), o.op_rows);
     if (o.compare_policies) {
       std::fflush(stdout);  // the figures above stay on screen while the policies run
       auto rows = compare();
@@ -249,6 +255,11 @@ void register_bench(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--compare-policies", options->compare_policies,
                 "Also time the model under every partition policy and each enabled delegate alone: a table, "
                 "or a `policies` list with --json");
+  cmd->add_flag("--profile-ops", options->profile_ops,
+                "Time every kernel, XNNPACK segment and GPU dispatch (logging.profile_ops) and print where each "
+                "request's time goes, per piece and per op type (`ops` with --json)");
+  cmd->add_option("--op-rows", options->op_rows, "With --profile-ops: pieces shown per island, longest first (default 12)")
+      ->check(CLI::PositiveNumber);
   add_common_options(*cmd, options->common);
   cmd->callback([options, &run] { run = [options] { return run_bench(*options); }; });
 }

@@ -15,6 +15,8 @@
 #include <memory>
 
 #include "cli/calibration.h"
+#include "cli/model_calibration.h"
+#include "profile/yaml_fields.h"
 #include "cli/cli_common.h"
 #include "profile/costs_file.h"
 
@@ -28,6 +30,8 @@ struct CalibrateOptions {
   // A stable median, and the whole of configs/mixed_gpu.yaml (cpu, vulkan,
   // vgf on lavapipe, 2 cores) in ~6 s on an idle machine; a real GPU is faster.
   int repeats = 10;
+  std::vector<std::string> models;  // --model: also time these models' own nodes
+  bool update = false;              // --update: add --model measurements to the existing file, no probes
 };
 
 // On a terminal, one line redrawn in place; otherwise one short line per
@@ -104,10 +108,49 @@ Status check_writable(const std::string& path) {
   return Status::ok();
 }
 
+// --update: the existing file gets the models' measurements; its figures
+// and header comment's first part stay.
+int run_update(const CalibrateOptions& o, const Profile& profile, const InputShapes& shapes) {
+  Result<CostTable> table = load_costs(o.output);
+  if (!table.is_ok()) return report_error(table.status());
+  std::string notes;
+  for (const std::string& model : o.models) {
+    std::fprintf(stderr, "calibrating %s\n", model.c_str());
+    Result<ModelCalibration> m = calibrate_model(profile, model, shapes, o.repeats, 2, *table);
+    if (!m.is_ok()) return report_error(m.status());
+    for (const std::string& n : m->notes) notes += n + "\n";
+  }
+  std::string text;
+  {
+    // The old header comment, then what this run added.
+    Result<std::string> old = yaml_fields::read_text_file(o.output, "costs file");
+    if (!old.is_ok()) return report_error(old.status());
+    std::string header;
+    for (size_t at = 0; at < old->size() && (*old)[at] == '#';) {
+      const size_t end = std::min(old->find('\n', at), old->size());
+      header += old->substr(at + std::min<size_t>(2, end - at), end - at - std::min<size_t>(2, end - at)) + "\n";
+      at = end + 1;
+    }
+    text = format_costs_yaml(*table, header + "updated " + utc_now() + " with --model:\n" + notes);
+  }
+  if (Result<CostTable> check = parse_costs(text, o.output); !check.is_ok())
+    return report_error(internal_error("calibrate wrote a costs file that does not load: " + check.status().message()));
+  if (Status s = write_file(o.output, text); !s.is_ok()) return report_error(s);
+  std::printf("updated %s: %s", o.output.c_str(), notes.c_str());
+  return kExitOk;
+}
+
 int run_calibrate(const CalibrateOptions& o) {
   auto profile = load_profile_for(o.common);
   if (!profile.is_ok()) return report_error(profile.status());
   if (Status s = check_writable(o.output); !s.is_ok()) return report_error(s);
+  auto shapes = parse_input_shapes(o.common.input_shapes);
+  if (!shapes.is_ok()) return report_error(shapes.status());
+  if (o.update) {
+    if (o.models.empty())
+      return report_error(invalid_argument("--update adds --model measurements to an existing costs file: name a model"));
+    return run_update(o, *profile, *shapes);
+  }
   const auto start = std::chrono::steady_clock::now();
   Progress progress;
   CalibrationOptions options;
@@ -118,6 +161,13 @@ int run_calibrate(const CalibrateOptions& o) {
   Result<Calibration> calibration = calibrate(*profile, options);
   progress.finish();
   if (!calibration.is_ok()) return report_error(calibration.status());
+  for (const std::string& model : o.models) {
+    progress.update("model", model, 0, 1);
+    Result<ModelCalibration> m = calibrate_model(*profile, model, *shapes, o.repeats, 2, calibration->table);
+    progress.finish();
+    if (!m.is_ok()) return report_error(m.status());
+    for (const std::string& n : m->notes) calibration->notes.push_back(n);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::string date = utc_now();
@@ -147,6 +197,13 @@ void register_calibrate(CLI::App& app, std::function<int()>& run) {
       ->required();
   cmd->add_option("--repeats", options->repeats, "Timed runs per probe; the median counts (default 10)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--model", options->models,
+                  "Also time this model's own nodes on each delegate (repeatable): measured times by op signature, "
+                  "used for every node with that signature in place of the roofline");
+  cmd->add_option("--input-shape", options->common.input_shapes,
+                  "With --model: shape for a dynamic input, NAME=1x3x224x224 (repeatable)");
+  cmd->add_flag("--update", options->update,
+                "With --model: add the measurements to the existing --output file instead of measuring it anew");
   add_common_options(*cmd, options->common, /*model_options=*/false);
   cmd->callback([options, &run] { run = [options] { return run_calibrate(*options); }; });
 }

@@ -7,6 +7,8 @@
 //   node time   = max(flops / class FLOP rate, bytes / class bandwidth) + dispatch
 //   island time = Σ node times + island overhead (launch, submit, completion)
 //   handoff     = latency + bytes / bandwidth, by kind
+// A node whose op signature was measured (DelegateCosts::measured_us) takes
+// its measured time instead of the roofline (dispatch included).
 #pragma once
 
 #include <array>
@@ -28,6 +30,10 @@ struct DelegateCosts {
   std::array<ClassRate, kNumOpClasses> classes{};  // by OpClass
   double dispatch_us = 0;  // per node that does work (kFree nodes cost nothing)
   double island_us = 0;    // per island: launch, submit and completion
+  // Node times measured on this machine (`hetsched calibrate --model`), by
+  // op_signature (graph/op_work.h), in µs: they replace the roofline for
+  // every node with that signature, in any model.
+  std::map<std::string, double, std::less<>> measured_us;
   const ClassRate& rate(OpClass c) const { return classes[static_cast<size_t>(c)]; }
   ClassRate& rate(OpClass c) { return classes[static_cast<size_t>(c)]; }
 };

@@ -142,6 +142,17 @@ DevicePlacement pack_placement(const DeviceMemoryNeeds& needs, uint64_t& arena_b
 Status check_placement(const DeviceMemoryNeeds& needs, const DevicePlacement& placement, uint64_t arena_bytes,
                        uint64_t min_offset_alignment);
 
+// One timed piece of an island's last run, with profile_ops on: a portable
+// kernel, an XNNPACK segment (its nodes run inside one runtime, which the
+// Debian XNNPACK build cannot time one by one) or a GPU dispatch.
+struct OpTiming {
+  std::vector<std::string> nodes;  // the graph nodes it ran, by name
+  std::vector<std::string> ops;    // their op types, in the same order
+  std::string kind;                // "portable", "xnnpack", "nhwc", "dispatch", "copy"
+  double start_ms = 0;             // since the island's first timed piece started
+  double ms = 0;
+};
+
 // Per-run state a handle may use.
 struct ExecContext {
   int run_index = 0;
@@ -159,6 +170,10 @@ struct ExecContext {
   std::span<const VkCommandBuffer> gpu_then;
   // GPU islands set this to the timeline value their submit signalled (0: none).
   uint64_t signalled_value = 0;
+  // Host islands made with profile_ops append the timed pieces of this run
+  // here (when not null); device islands report theirs through
+  // IslandHandle::op_timings() once the GPU is done.
+  std::vector<OpTiming>* op_timings = nullptr;
 };
 
 
@@ -186,6 +201,11 @@ class IslandHandle {
   // device_output(i), submit without waiting on the host (per ctx.gpu), and
   // report the signalled timeline value in ctx.signalled_value.
   virtual Status execute(ExecContext& ctx, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
+  // Device islands made with InitContext::profile_ops: the timed pieces of
+  // the last execute(), in run order; call once that run completed on the
+  // GPU. Empty when made without profile_ops (host islands use
+  // ExecContext::op_timings instead).
+  virtual Result<std::vector<OpTiming>> op_timings() const { return std::vector<OpTiming>{}; }
 };
 
 // Options the runtime gives init(): the delegate's options from the profile.
@@ -195,6 +215,11 @@ struct InitContext {
   // Device islands: their memory in the session's arena. Null: the island
   // allocates its own (tools and tests that run one island alone).
   const DevicePlacement* placement = nullptr;
+  // Time each kernel, segment or dispatch of every run (op_timings()):
+  // logging.profile_ops, `hetsched bench --profile-ops`. Off by default:
+  // GPU islands then record per-dispatch timestamps, CPU islands read the
+  // clock around every step.
+  bool profile_ops = false;
 };
 
 class Delegate {

@@ -1,6 +1,8 @@
 #include "graph/op_work.h"
 
 #include <map>
+#include <sstream>
+#include <variant>
 #include <string>
 
 namespace hetsched {
@@ -121,6 +123,54 @@ OpWork op_work(const Graph& graph, NodeId id) {
     work.flops = out_elements;
   }
   return work;
+}
+
+namespace {
+
+std::string value_signature(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return "_";
+  const Value& value = graph.value(v);
+  const std::string type = value.type_known ? value.type.to_string() : "?";
+  return value.is_constant() ? "c:" + type : type;
+}
+
+template <typename T>
+void write_list(std::ostringstream& out, const std::vector<T>& list) {
+  out << '[';
+  for (size_t i = 0; i < list.size(); ++i) out << (i ? "," : "") << list[i];
+  out << ']';
+}
+
+}  // namespace
+
+std::string op_signature(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  std::ostringstream out;
+  out.precision(9);
+  out << node.op << '(';
+  for (size_t i = 0; i < node.inputs.size(); ++i) out << (i ? "," : "") << value_signature(graph, node.inputs[i]);
+  out << ")->";
+  for (size_t i = 0; i < node.outputs.size(); ++i) out << (i ? "," : "") << value_signature(graph, node.outputs[i]);
+  out << '{';
+  bool first = true;
+  for (const auto& [name, attr] : node.attrs.all()) {
+    out << (first ? "" : ",") << name << '=';
+    first = false;
+    std::visit(
+        [&](const auto& a) {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, Tensor>) {
+            out << "tensor:" << a.type().to_string();
+          } else if constexpr (std::is_same_v<A, std::vector<int64_t>> || std::is_same_v<A, std::vector<float>>) {
+            write_list(out, a);
+          } else {
+            out << a;
+          }
+        },
+        attr);
+  }
+  out << '}';
+  return out.str();
 }
 
 }  // namespace hetsched

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "graph/graph.h"
@@ -40,5 +41,12 @@ struct OpWork {
 // Needs the node's value types (after shape inference); unknown or dynamic
 // shapes count as zero elements.
 OpWork op_work(const Graph& graph, NodeId node);
+
+// What decides a node's run time, as one line: op type, input and output
+// types (constants marked "c:"), attributes (tensor-valued ones by type
+// only). Two nodes with one signature do the same work, in any model:
+//   Conv(f32[1,3,224,224],c:f32[64,3,7,7],c:f32[64])->f32[1,64,112,112]{group=1,kernel_shape=[7,7],...}
+// The key of measured node times in a costs file (`calibrate --model`).
+std::string op_signature(const Graph& graph, NodeId node);
 
 }  // namespace hetsched

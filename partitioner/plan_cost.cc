@@ -10,6 +10,13 @@ namespace {
 constexpr double kUnknown = -1;  // arrival not yet computed
 }
 
+std::optional<double> measured_seconds(const Graph& graph, NodeId node, const DelegateCosts& costs) {
+  if (costs.measured_us.empty() || op_class_of(graph.node(node).op) == OpClass::kFree) return std::nullopt;
+  auto it = costs.measured_us.find(op_signature(graph, node));
+  if (it == costs.measured_us.end()) return std::nullopt;
+  return it->second * 1e-6;
+}
+
 PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& delegates, const CostTable& table)
     : graph_(graph), delegates_(delegates), table_(&table) {
   const size_t nodes = graph.num_nodes();
@@ -19,7 +26,10 @@ PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& d
     const DelegateCosts costs =
         it != table.delegates.end() ? it->second : builtin_delegate_costs(d->name(), d->device_class(), 0);
     std::vector<double> per_node(nodes);
-    for (size_t n = 0; n < nodes; ++n) per_node[n] = d->estimate(graph, static_cast<NodeId>(n), costs).seconds;
+    for (size_t n = 0; n < nodes; ++n) {
+      const NodeId id = static_cast<NodeId>(n);
+      per_node[n] = measured_seconds(graph, id, costs).value_or(d->estimate(graph, id, costs).seconds);
+    }
     node_s_.push_back(std::move(per_node));
     island_s_.push_back(costs.island_us * 1e-6);
     // A Vulkan device that runs on the host's cores (lavapipe) competes with

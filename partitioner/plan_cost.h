@@ -17,6 +17,7 @@
 // thousands.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@
 #include "graph/graph.h"
 
 namespace hetsched {
+
+// The node's measured time on a delegate with `costs` (its op signature in
+// DelegateCosts::measured_us), if any; free nodes (Reshape, ...) never.
+std::optional<double> measured_seconds(const Graph& graph, NodeId node, const DelegateCosts& costs);
 
 class PlanCostModel {
  public:

@@ -18,7 +18,7 @@ namespace {
 using namespace yaml_fields;
 
 constexpr std::string_view kTopKeys[] = {"version", "source", "delegates", "handoffs"};
-constexpr std::string_view kDelegateKeys[] = {"dispatch_us", "island_us", "classes"};
+constexpr std::string_view kDelegateKeys[] = {"dispatch_us", "island_us", "classes", "measured_us"};
 constexpr std::string_view kRateKeys[] = {"gflops", "gbps"};
 constexpr std::string_view kTransferKeys[] = {"latency_us", "gbps"};
 
@@ -117,6 +117,15 @@ Status CostsParser::parse_delegate(const Field& f, DelegateCosts& costs) const {
   for (OpClass c : kAllOpClasses) {
     HS_ASSIGN_OR_RETURN(const Field* rate, require(*classes, rates, op_class_name(c), class_names()));
     HS_ASSIGN_OR_RETURN(costs.rate(c), parse_rate(*rate));
+  }
+  // Optional: node times measured by `calibrate --model`, by op signature.
+  if (const Field* measured = find(fields, "measured_us")) {
+    constexpr std::string_view kSignatures = "op signatures (graph/op_work.h) mapped to microseconds";
+    HS_ASSIGN_OR_RETURN(Entries times, open_entries(*measured, kSignatures));
+    for (const auto& [signature, time] : times) {
+      HS_ASSIGN_OR_RETURN(double us, number(time, 0, true, kMicroseconds));
+      costs.measured_us[signature] = us;
+    }
   }
   return Status::ok();
 }
@@ -221,6 +230,11 @@ std::string format_costs_yaml(const CostTable& table, const std::string& header_
         const ClassRate& r = costs.rate(c);
         out += "      " + std::string(op_class_name(c)) + ": {gflops: " + number_text(r.gflops) +
                ", gbps: " + number_text(r.gbps) + "}\n";
+      }
+      if (!costs.measured_us.empty()) {
+        out += "    measured_us:\n";
+        for (const auto& [signature, us] : costs.measured_us)
+          out += "      " + quoted(signature) + ": " + number_text(us) + "\n";
       }
     }
   }

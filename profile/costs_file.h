@@ -10,6 +10,8 @@
 //       island_us: 5.2
 //       classes: {conv: {gflops: 400, gbps: 40}, matmul: {...}, elementwise: {...},
 //                 reduce: {...}, movement: {...}, free: {...}}
+//       measured_us:                  # optional: `calibrate --model`
+//         "Conv(f32[1,3,224,224],...)->f32[...]{...}": 41.5
 //     vulkan: ...
 //   handoffs:
 //     upload: {latency_us: 10, gbps: 20}

@@ -72,6 +72,7 @@ struct Profile {
   int max_in_flight = 1;          // scheduler.max_in_flight
   std::string log_level = "warn"; // logging.level: error | warn | info | debug
   std::string trace_path;         // logging.trace: Chrome trace JSON written after each run, "" = off
+  bool profile_ops = false;       // logging.profile_ops: time every kernel/dispatch (op events in stats and trace)
 
   bool delegate_enabled(const std::string& name) const {
     auto it = delegates.find(name);

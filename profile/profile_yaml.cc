@@ -28,7 +28,7 @@ constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "
 constexpr std::string_view kPinKeys[] = {"op", "node", "delegate"};
 constexpr std::string_view kSyncKeys[] = {"mode"};
 constexpr std::string_view kSchedulerKeys[] = {"max_in_flight"};
-constexpr std::string_view kLoggingKeys[] = {"level", "trace"};
+constexpr std::string_view kLoggingKeys[] = {"level", "trace", "profile_ops"};
 
 constexpr std::string_view kEngines[] = {"xnnpack", "portable"};
 constexpr std::string_view kPolicies[] = {"auto", "vgf_first", "vulkan_first", "cpu_first"};
@@ -286,6 +286,9 @@ Status ProfileParser::parse_logging(const Field& f, Profile& p) const {
   }
   if (const Field* v = find(fields, "trace")) {
     HS_ASSIGN_OR_RETURN(p.trace_path, scalar(*v, "a path", "a file path, or \"\" for no trace"));
+  }
+  if (const Field* v = find(fields, "profile_ops")) {
+    HS_ASSIGN_OR_RETURN(p.profile_ops, boolean(*v));
   }
   return Status::ok();
 }

@@ -76,12 +76,20 @@ Status FieldChecker::error_at(int line, const std::string& path, const std::stri
 }
 
 Result<Entries> FieldChecker::entries(const Field& map, Names keys) const {
+  return entries(map, &keys, join(keys));
+}
+
+Result<Entries> FieldChecker::open_entries(const Field& map, std::string_view accepted) const {
+  return entries(map, nullptr, accepted);
+}
+
+Result<Entries> FieldChecker::entries(const Field& map, const Names* keys, std::string_view accepted) const {
   Entries out;
   if (map.node.IsNull()) return out;
   if (!map.node.IsMap()) {
     std::string got(kind_of(map.node));
     if (map.node.IsScalar()) got += " ('" + map.node.Scalar() + "')";
-    return error(map, "expected a map, got " + got, join(keys));
+    return error(map, "expected a map, got " + got, accepted);
   }
   for (auto it = map.node.begin(); it != map.node.end(); ++it) {
     // A copy: yaml-cpp's iterator yields a temporary pair, so a reference to
@@ -90,10 +98,10 @@ Result<Entries> FieldChecker::entries(const Field& map, Names keys) const {
     const YAML::Node key = it->first;
     int key_line = line_of(key, map.line);
     if (!key.IsScalar()) {
-      return error_at(key_line, map.path, "a key must be a name, got " + std::string(kind_of(key)), join(keys));
+      return error_at(key_line, map.path, "a key must be a name, got " + std::string(kind_of(key)), accepted);
     }
     Field f = child(map, key.Scalar(), it->second, key_line);
-    if (!contains(keys, key.Scalar())) return error_at(key_line, f.path, "unknown key", join(keys));
+    if (keys && !contains(*keys, key.Scalar())) return error_at(key_line, f.path, "unknown key", accepted);
     if (find(out, key.Scalar()) != nullptr) return error_at(key_line, f.path, "duplicate key", "each key once");
     out.emplace_back(key.Scalar(), std::move(f));
   }

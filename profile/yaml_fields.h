@@ -69,6 +69,9 @@ class FieldChecker {
   // one of `keys` and appears once. An empty value (`partition:`) reads as an
   // empty map, so a block can be opened with its defaults.
   Result<Entries> entries(const Field& map, Names keys) const;
+  // The same for a map whose keys are data (any name, each once);
+  // `accepted` describes them in errors.
+  Result<Entries> open_entries(const Field& map, std::string_view accepted) const;
   static const Field* find(const Entries& entries, std::string_view key);
   // `key` of a block that must have it: "missing key <key>" on the block's line.
   Result<const Field*> require(const Field& map, const Entries& entries, std::string_view key, Names keys) const;
@@ -84,6 +87,7 @@ class FieldChecker {
   Result<double> number(const Field& f, double min, bool min_inclusive, std::string_view accepted) const;
 
  private:
+  Result<Entries> entries(const Field& map, const Names* keys, std::string_view accepted) const;
   std::string source_;
 };
 

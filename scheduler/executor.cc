@@ -25,6 +25,7 @@ class RequestRun {
     remaining_.resize(n);
     completion_.resize(n);
     followed_value_.assign(n, 0);
+    event_of_.assign(n, -1);
     state_.mode = config.sync;
     state_.slots = &lane.slots;
     state_.run_index = lane.run_index;
@@ -58,6 +59,7 @@ class RequestRun {
     if (stats_) {
       stats_->host_waits = state_.host_waits;
       HS_RETURN_IF_ERROR(collect_gpu_events());
+      HS_RETURN_IF_ERROR(collect_op_events());
       std::sort(stats_->events.begin(), stats_->events.end(),
                 [](const TraceEvent& a, const TraceEvent& b) { return a.start_ms < b.start_ms; });
     }
@@ -153,9 +155,11 @@ class RequestRun {
       last_[completion_[s].context] = std::max(last_[completion_[s].context], completion_[s].value);
       for (int u : followers_) followed_value_[u] = completion_[s].value;
     }
-    if (stats_ && !completion_[s].timestamped)
+    if (stats_ && !completion_[s].timestamped) {
+      event_of_[s] = static_cast<int>(stats_->events.size());
       stats_->events.push_back({runner.label(), runner.track(), ms_since(config_.epoch, t0),
                                 std::chrono::duration<double, std::milli>(t1 - t0).count(), request_, false});
+    }
     for (int u : config_.graph->users[s])
       if (--remaining_[u] == 0) HS_RETURN_IF_ERROR(make_ready(u));
     return Status::ok();
@@ -206,7 +210,29 @@ class RequestRun {
       const double start = (clock.host_ns(ticks.first) - epoch) * 1e-6;
       const double end = (clock.host_ns(ticks.second) - epoch) * 1e-6;
       const StepRunner& runner = *lane_.runners[s];
+      event_of_[s] = static_cast<int>(stats_->events.size());
       stats_->events.push_back({runner.label(), runner.track(), start, std::max(0.0, end - start), request_, true});
+    }
+    return Status::ok();
+  }
+
+  // profile_ops: each island's timed pieces, placed inside its island's
+  // event (their times count from the island's first piece).
+  Status collect_op_events() {
+    for (size_t s = 0; s < event_of_.size(); ++s) {
+      if (event_of_[s] < 0) continue;
+      HS_ASSIGN_OR_RETURN(std::vector<OpTiming> timings, lane_.runners[s]->op_timings());
+      if (timings.empty()) continue;
+      const TraceEvent island = stats_->events[event_of_[s]];
+      for (OpTiming& t : timings) {
+        TraceEvent e{op_event_name(t), island.track, island.start_ms + t.start_ms, t.ms, request_, island.gpu_clock};
+        e.op = true;
+        e.nodes = std::move(t.nodes);
+        e.ops = std::move(t.ops);
+        e.op_kind = std::move(t.kind);
+        e.island = island.name;
+        stats_->events.push_back(std::move(e));
+      }
     }
     return Status::ok();
   }
@@ -223,6 +249,7 @@ class RequestRun {
   std::vector<int> followers_;            // of the step being issued (collect_followers)
   std::vector<uint64_t> followed_value_;  // by step: StepCall::submitted_with_producer
   std::vector<VkCommandBuffer> then_;     // their command buffers
+  std::vector<int> event_of_;             // by step: its event in stats_->events (-1: none)
 };
 
 }  // namespace

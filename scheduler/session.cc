@@ -93,6 +93,7 @@ Status Session::init_shared_islands(const Profile& profile) {
       continue;
     }
     InitContext ctx{delegate_options(profile, island.delegate), island.id};
+    ctx.profile_ops = profile.profile_ops;
     HS_ASSIGN_OR_RETURN(auto handle, delegate->init(island.blob, ctx));
     shared_handles_.push_back(std::move(handle));
     auto& lock = resource_locks_[delegate->resource()];
@@ -169,6 +170,7 @@ Result<std::unique_ptr<Lane>> Session::make_lane(const Profile& profile) {
                                     where.output_offsets};
     Delegate* delegate = delegates_.find(island.delegate);
     InitContext ctx{delegate_options(profile, island.delegate), island.id, &placement};
+    ctx.profile_ops = profile.profile_ops;
     HS_ASSIGN_OR_RETURN(lane->device_handles[i], delegate->init(island.blob, ctx));
     if (!lane->device_handles[i]->gpu_context())
       return internal_error("failed to load island " + std::to_string(island.id) + ": delegate '" + island.delegate +

@@ -56,6 +56,8 @@ class IslandStep final : public StepRunner {
   Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
     ExecContext ctx;
     ctx.run_index = state.run_index;
+    host_timings_.clear();
+    ctx.op_timings = &host_timings_;
     Status status;
     if (context_) {
       ctx.gpu = plan_gpu_step(state.mode, call.wait_value);
@@ -83,6 +85,11 @@ class IslandStep final : public StepRunner {
     return status.with_context(label_ + ": ");
   }
 
+  Result<std::vector<OpTiming>> op_timings() override {
+    if (context_) return handle_.op_timings();
+    return std::move(host_timings_);
+  }
+
  private:
   const ProgramIsland& island_;
   IslandHandle& handle_;
@@ -91,6 +98,7 @@ class IslandStep final : public StepRunner {
   std::string label_;
   std::mutex* resource_lock_;
   std::vector<TensorRef> in_refs_, out_refs_;  // kept to spare the allocation per run
+  std::vector<OpTiming> host_timings_;         // a host island's last run (profile_ops); runners are per lane
 };
 
 }  // namespace

@@ -90,6 +90,9 @@ class StepRunner {
   virtual Status prepare(RequestState& state, const StepCall& call) { return Status::ok(); }
   // Runs the step for one request. kGpu steps report what they submitted in `done`.
   virtual Status run(RequestState& state, const StepCall& call, GpuCompletion& done) = 0;
+  // Island steps of a session with profile_ops: the timed pieces of the
+  // last run, once its GPU work completed (empty for other steps).
+  virtual Result<std::vector<OpTiming>> op_timings() { return std::vector<OpTiming>{}; }
 };
 
 // A step that moves nothing (a host island's output read by another host island).

@@ -29,7 +29,13 @@ Status write_trace(const std::vector<const RunStats*>& runs, const std::string& 
       f << (first ? "" : ",\n") << "  {\"name\": " << json_quote(e.name) << ", \"ph\": \"X\", \"pid\": 1, \"tid\": "
         << tids[e.track] << ", \"ts\": " << e.start_ms * 1000.0 << ", \"dur\": " << e.ms * 1000.0
         << ", \"args\": {\"request\": " << e.request << ", \"track\": " << json_quote(e.track)
-        << ", \"clock\": " << (e.gpu_clock ? "\"gpu\"" : "\"host\"") << "}}";
+        << ", \"clock\": " << (e.gpu_clock ? "\"gpu\"" : "\"host\"");
+      if (e.op) {
+        f << ", \"island\": " << json_quote(e.island) << ", \"kind\": " << json_quote(e.op_kind) << ", \"nodes\": [";
+        for (size_t i = 0; i < e.nodes.size(); ++i) f << (i ? ", " : "") << json_quote(e.nodes[i]);
+        f << "]";
+      }
+      f << "}}";
       first = false;
     }
   }
@@ -39,6 +45,18 @@ Status write_trace(const std::vector<const RunStats*>& runs, const std::string& 
   f << "\n]}\n";
   if (!f) return internal_error("failed to write trace '" + path + "': write error");
   return Status::ok();
+}
+
+std::string op_event_name(const OpTiming& timing) {
+  const auto& n = timing.nodes;
+  if (n.empty()) return timing.kind;
+  if (n.size() == 1) return timing.kind + " " + n[0];
+  if (n.size() <= 3) {
+    std::string joined;
+    for (const std::string& name : n) joined += (joined.empty() ? "" : "+") + name;
+    return timing.kind + " " + joined;
+  }
+  return timing.kind + ": " + std::to_string(n.size()) + " nodes (" + n.front() + " .. " + n.back() + ")";
 }
 
 Status write_trace(const RunStats& run, const std::string& path) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/delegate.h"
 #include "hetsched/status.h"
 
 namespace hetsched {
@@ -22,7 +23,19 @@ struct TraceEvent {
   double ms = 0;
   int64_t request = 0; // the request it belongs to (Session-wide, from 0)
   bool gpu_clock = false;  // timed by GPU timestamps
+  // logging.profile_ops: a piece of an island (a kernel, an XNNPACK segment,
+  // a dispatch), nested in its island's event on the same track; `nodes`
+  // names the graph nodes it ran and `island` its island's event name.
+  bool op = false;
+  std::vector<std::string> nodes{};
+  std::vector<std::string> ops{};  // their op types
+  std::string op_kind{};  // OpTiming::kind
+  std::string island{};   // "island 3 (cpu)"
 };
+
+// An op event's name: "Conv 'conv1'"-style for one node, "xnnpack: 12 nodes
+// (conv1 .. relu4)" for a segment.
+std::string op_event_name(const OpTiming& timing);
 
 struct RunStats {
   int64_t request = 0;

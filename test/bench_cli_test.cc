@@ -57,6 +57,23 @@ TEST(BenchCliTest, ComparePoliciesJsonHasATimedRowPerPolicy) {
   EXPECT_EQ(rows.size(), 5u) << r.output;
 }
 
+// --profile-ops: the text table and the JSON `ops` name the model's nodes.
+TEST(BenchCliTest, ProfileOpsShowsWhereTheTimeGoes) {
+  auto r = run_cli("bench " + example_model() + " --profile-ops --json -n 3 --warmup 1 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"ops\": {\"request_p50_ms\": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"pieces\": [{\"island\": \"island 0 (cpu)\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"op_types\": [{\"track\": \"cpu\""), std::string::npos) << r.output;
+  r = run_cli("bench " + example_model() + " --profile-ops -n 3 --warmup 1 --threads 1 --op-rows 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ops (p50 of 3 requests"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("island 0 (cpu) on cpu: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("by op type"), std::string::npos) << r.output;
+  // Without the flag: no op table.
+  r = run_cli("bench " + example_model() + " -n 2 --warmup 0 --threads 1");
+  EXPECT_EQ(r.output.find("by op type"), std::string::npos) << r.output;
+}
+
 TEST(BenchCliTest, ComparePoliciesPrintsATable) {
   auto r = run_cli("bench " + example_model() + " --compare-policies -n 2 --warmup 0 --threads 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -102,6 +102,50 @@ TEST(CalibrateCliTest, CpuOnlyProfileHasNoGpuSectionsToMeasure) {
   EXPECT_TRUE(contains(read_text(costs), "handoffs: no GPU delegate enabled")) << read_text(costs);
 }
 
+// --model: the model's own nodes, timed on each delegate, land in the file
+// by op signature; --update adds another model's to the same file.
+TEST(CalibrateCliTest, ModelNodesAreMeasuredPerDelegateAndUpdateAddsMore) {
+  testing::TempDir dir;
+  testing::write_file(dir / "p.yaml", R"(
+name: cal
+delegates:
+  cpu: {threads: 1}
+  vulkan: {shared_gpu: {token: calibrate_test, group: 2}}
+)");
+  const std::string costs = (dir / "costs.yaml").string();
+  const std::string rfc = std::string(HETSCHED_BINARY_DIR) + "/examples/rfc_model.hsg";
+  auto r = run_cli("calibrate --profile " + (dir / "p.yaml").string() + " -o " + costs + " --repeats 2 --model " + rfc);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Result<CostTable> table = load_costs(costs);
+  ASSERT_TRUE(table.is_ok()) << table.status().message();
+  for (const char* d : {"cpu", "vulkan"}) {
+    const auto& measured = table->delegates.at(d).measured_us;
+    EXPECT_FALSE(measured.empty()) << d << "\n" << read_text(costs);
+    for (const auto& [signature, us] : measured) EXPECT_TRUE(std::isfinite(us) && us >= 0) << signature << " " << us;
+  }
+  EXPECT_TRUE(contains(read_text(costs), "rfc_model.hsg: vulkan ")) << read_text(costs);
+  const size_t before = table->delegates.at("cpu").measured_us.size();
+
+  // Another model through --update: the probes' figures stay, signatures add up.
+  const std::string model = std::string(HETSCHED_BINARY_DIR) + "/examples/parallel_branches.hsg";
+  {
+    r = run_cli("calibrate --profile " + (dir / "p.yaml").string() + " -o " + costs + " --repeats 1 --update --model " +
+                model);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    Result<CostTable> updated = load_costs(costs);
+    ASSERT_TRUE(updated.is_ok()) << updated.status().message();
+    EXPECT_GT(updated->delegates.at("cpu").measured_us.size(), before);
+    EXPECT_EQ(updated->delegates.at("cpu").dispatch_us, table->delegates.at("cpu").dispatch_us);
+    EXPECT_TRUE(contains(read_text(costs), "# machine: ")) << read_text(costs);  // the old header stays
+  }
+  // --update without a model, or without a file to update: one line, exit 2.
+  r = run_cli("calibrate -o " + costs + " --update");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("calibrate -o " + (dir / "none.yaml").string() + " --update --model " + rfc);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "failed to read costs file")) << r.output;
+}
+
 TEST(CalibrateCliTest, BadUsageAndBadOutputExitTwo) {
   const auto help = run_cli("calibrate --help");
   EXPECT_EQ(help.exit_code, 0) << help.output;

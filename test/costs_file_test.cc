@@ -170,7 +170,7 @@ TEST(CostsFileTest, UnknownKeysNameWhatIsAccepted) {
             "x.yaml:2: sauce: unknown key (accepted: version, source, delegates, handoffs)");
   EXPECT_EQ(parse_error(with_line(4, "  gpu:")), "x.yaml:4: delegates.gpu: unknown key (accepted: cpu, vulkan, vgf)");
   EXPECT_EQ(parse_error(with_line(6, "    islands_us: 5")),
-            "x.yaml:6: delegates.cpu.islands_us: unknown key (accepted: dispatch_us, island_us, classes)");
+            "x.yaml:6: delegates.cpu.islands_us: unknown key (accepted: dispatch_us, island_us, classes, measured_us)");
   EXPECT_EQ(parse_error(with_line(8, "      conv2d: {gflops: 400, gbps: 40}")),
             "x.yaml:8: delegates.cpu.classes.conv2d: unknown key (accepted: conv, matmul, elementwise, reduce, "
             "movement, free)");
@@ -185,7 +185,7 @@ TEST(CostsFileTest, UnknownKeysNameWhatIsAccepted) {
 
 TEST(CostsFileTest, SectionsPresentMustBeComplete) {
   EXPECT_EQ(parse_error(with_line(5, "")),
-            "x.yaml:4: delegates.cpu: missing key dispatch_us (accepted: dispatch_us, island_us, classes)");
+            "x.yaml:4: delegates.cpu: missing key dispatch_us (accepted: dispatch_us, island_us, classes, measured_us)");
   EXPECT_EQ(parse_error(with_line(13, "")),
             "x.yaml:7: delegates.cpu.classes: missing key free (accepted: conv, matmul, elementwise, reduce, "
             "movement, free)");
@@ -197,7 +197,7 @@ TEST(CostsFileTest, SectionsPresentMustBeComplete) {
   EXPECT_EQ(parse_error(with_line(16, "  readback: {gbps: 15}")),
             "x.yaml:16: handoffs.readback: missing key latency_us (accepted: latency_us, gbps)");
   EXPECT_EQ(parse_error(with_line(3, "delegates:\n  vulkan:")),
-            "x.yaml:4: delegates.vulkan: expected a map, got nothing (accepted: dispatch_us, island_us, classes)");
+            "x.yaml:4: delegates.vulkan: expected a map, got nothing (accepted: dispatch_us, island_us, classes, measured_us)");
 }
 
 TEST(CostsFileTest, WrongTypesAreRefused) {

@@ -3,6 +3,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -37,7 +38,12 @@ struct Step {
   PreparedNode portable{};
   std::unique_ptr<xnnpack::Segment> segment;
   std::unique_ptr<xnnpack::NhwcNode> nhwc;
+  std::vector<NodeId> nodes;  // what it runs, for profile_ops
 };
+
+const char* step_kind(const Step& step) {
+  return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : "portable";
+}
 
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
 // that have XNNPACK segments.
@@ -46,8 +52,9 @@ using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
 class CpuIslandHandle final : public IslandHandle {
  public:
   static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id,
-                                                      const ThreadpoolSource& threadpool) {
+                                                      bool profile_ops, const ThreadpoolSource& threadpool) {
     auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
+    handle->profile_ops_ = profile_ops;
     HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
@@ -65,8 +72,11 @@ class CpuIslandHandle final : public IslandHandle {
       std::memcpy(t.raw(), inputs[i].host, t.byte_size());
     }
     Status status;
+    std::vector<OpTiming>* timings = profile_ops_ ? ctx.op_timings : nullptr;
     arena_.execute([&] {
+      const auto first = std::chrono::steady_clock::now();
       for (Step& step : steps_) {
+        const auto t0 = timings ? std::chrono::steady_clock::now() : first;
         if (step.segment) {
           status = step.segment->run();
         } else if (step.nhwc) {
@@ -77,6 +87,7 @@ class CpuIslandHandle final : public IslandHandle {
           status = (*p.kernel)(kc);
         }
         if (!status.is_ok()) return;
+        if (timings) record_timing(step, first, t0, *timings);
       }
     });
     HS_RETURN_IF_ERROR(status);
@@ -91,6 +102,21 @@ class CpuIslandHandle final : public IslandHandle {
   const CpuEngineCoverage& coverage() const { return coverage_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  void record_timing(const Step& step, Clock::time_point first, Clock::time_point t0,
+                     std::vector<OpTiming>& timings) const {
+    const auto t1 = Clock::now();
+    OpTiming t;
+    for (NodeId n : step.nodes) {
+      t.nodes.push_back(graph_.node(n).name);
+      t.ops.push_back(graph_.node(n).op);
+    }
+    t.kind = step_kind(step);
+    t.start_ms = std::chrono::duration<double, std::milli>(t0 - first).count();
+    t.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    timings.push_back(std::move(t));
+  }
+
   CpuIslandHandle(Graph graph, int threads, int island_id)
       : graph_(std::move(graph)),
         arena_(threads > 0 ? threads : tbb::task_arena::automatic),
@@ -134,7 +160,7 @@ class CpuIslandHandle final : public IslandHandle {
       if (step.xnnpack) {
         auto& segment = segments[i];
         if (segment.is_ok()) {
-          steps_.push_back(Step{{}, std::move(segment).value(), nullptr});
+          steps_.push_back(Step{{}, std::move(segment).value(), nullptr, step.nodes});
           coverage_.xnnpack_ops += static_cast<int>(step.nodes.size());
           ++coverage_.xnnpack_segments;
           continue;
@@ -158,7 +184,7 @@ class CpuIslandHandle final : public IslandHandle {
         }
         if (reader_step > static_cast<int>(i) && plan.steps[reader_step].xnnpack && segments[reader_step].is_ok())
           if (float* staging = (*segments[reader_step])->adopt_input(out)) node->write_to(staging);
-        steps_.push_back(Step{{}, nullptr, std::move(node)});
+        steps_.push_back(Step{{}, nullptr, std::move(node), {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
                       graph_.describe_node(step.nodes[0]));
@@ -166,7 +192,7 @@ class CpuIslandHandle final : public IslandHandle {
       }
       for (NodeId n : step.nodes) {
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
-        steps_.push_back(Step{std::move(p), nullptr, nullptr});
+        steps_.push_back(Step{std::move(p), nullptr, nullptr, {n}});
         ++coverage_.portable_ops;
       }
     }
@@ -235,6 +261,7 @@ class CpuIslandHandle final : public IslandHandle {
   std::vector<Step> steps_;
   tbb::task_arena arena_;
   int island_id_;
+  bool profile_ops_ = false;
   CpuEngineCoverage coverage_;
 };
 
@@ -276,7 +303,7 @@ class CpuDelegate final : public Delegate {
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
-    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id,
+    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id, ctx.profile_ops,
                                    [this] { return shared_threadpool(); });
   }
 

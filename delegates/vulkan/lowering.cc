@@ -427,7 +427,13 @@ class Lowering {
                      [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
     for (const Group* group : order) {
       label_.clear();
-      for (NodeId id : group->nodes) label_ += (label_.empty() ? "" : "+") + g_.node(id).name;
+      node_names_.clear();
+      node_ops_.clear();
+      for (NodeId id : group->nodes) {
+        label_ += (label_.empty() ? "" : "+") + g_.node(id).name;
+        node_names_.push_back(g_.node(id).name);
+        node_ops_.push_back(g_.node(id).op);
+      }
       Status status = emit(*group);
       if (!status.is_ok()) return status.with_context(g_.describe_node(group->nodes[0]) + ": ");
     }
@@ -1051,6 +1057,8 @@ class Lowering {
     step.push_constants = std::move(push);
     step.groups = groups;
     step.label = label_;
+    step.node_names = node_names_;
+    step.node_ops = node_ops_;
     return step;
   }
 
@@ -1061,6 +1069,8 @@ class Lowering {
     step.writes = {dst};
     step.copy_bytes = bytes;
     step.label = label_;
+    step.node_names = node_names_;
+    step.node_ops = node_ops_;
     out_.steps.push_back(std::move(step));
   }
 
@@ -1120,6 +1130,8 @@ class Lowering {
 
   Status bind_outputs() {
     label_ = "outputs";
+    node_names_.clear();  // copies into output buffers belong to no node
+    node_ops_.clear();
     for (ValueId v : g_.outputs()) {
       HS_ASSIGN_OR_RETURN(int b, buffer_of(v));
       if (out_.buffers[b].role != BufferPlan::Role::kOutput) {
@@ -1214,6 +1226,7 @@ class Lowering {
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::string label_;
+  std::vector<std::string> node_names_, node_ops_;  // of the group being emitted
   int next_write_group_ = 0;
   int partial_sums_ = -1;  // partial_sums_buffer's, once made
 };

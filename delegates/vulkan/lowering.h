@@ -105,6 +105,8 @@ struct Step {
   bool barrier_before = false;
   // The nodes it runs, "conv1+relu1".
   std::string label;
+  // The same nodes' names and op types, for profile_ops.
+  std::vector<std::string> node_names, node_ops;
 };
 
 struct LoweredIsland {

@@ -194,6 +194,7 @@ class VulkanDelegate final : public Delegate {
     options.island_id = ctx.island_id;
     options.context_key = settings->spec.key();
     options.gpu_timestamps = settings->timestamps;
+    options.profile_ops = ctx.profile_ops;
     const size_t dispatches = lowered->dispatch_count();
     Result<std::unique_ptr<VulkanIsland>> island =
         VulkanIsland::create(state->context, state->pool, state->library, std::move(lowered).value(), options,

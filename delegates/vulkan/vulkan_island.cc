@@ -167,6 +167,20 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     timestamps_ = std::move(pool).value();
   }
 
+  const uint32_t step_count = static_cast<uint32_t>(lowered.steps.size());
+  if (options_.profile_ops && queue_has_timestamps(*context_)) {
+    auto pool = create_timestamp_query_pool(*context_, step_count + 1);
+    if (!pool.is_ok()) return pool.status().with_context("failed to record Vulkan island: ");
+    step_stamps_ = std::move(pool).value();
+    for (const Step& step : lowered.steps) {
+      OpTiming piece;
+      piece.kind = step.kind == Step::Kind::kCopy ? "copy" : "dispatch";
+      piece.nodes = step.node_names;
+      piece.ops = step.node_ops;
+      step_pieces_.push_back(std::move(piece));
+    }
+  }
+
   std::lock_guard lock(pool_->mutex);
   HS_ASSIGN_OR_RETURN(command_buffer_, pool_->pool.allocate());
   const VkCommandBuffer cmd = command_buffer_;
@@ -184,8 +198,15 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
   // run of this island) finishes writing, and stops reading, before this
   // run touches its buffers.
   record_memory_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, kStepStages, kStepAccess);
+  if (step_stamps_) {
+    // A stamp after each step: step i took from stamp i to stamp i + 1.
+    vkCmdResetQueryPool(cmd, step_stamps_.get(), 0, step_count + 1);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, step_stamps_.get(), 0);
+  }
   for (size_t i = 0; i < lowered.steps.size(); ++i) {
     const Step& step = lowered.steps[i];
+    if (i > 0 && step_stamps_)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, step_stamps_.get(), static_cast<uint32_t>(i));
     if (step.barrier_before) record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
     if (step.kind == Step::Kind::kCopy) {
       const View& src = views_[step.reads[0]];
@@ -197,6 +218,7 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     record_dispatch(cmd, *pipelines[i], sets[i], std::as_bytes(std::span(step.push_constants)), step.groups[0],
                     step.groups[1], step.groups[2]);
   }
+  if (step_stamps_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, step_stamps_.get(), step_count);
   // Results become visible to whatever reads them next: later submissions
   // (copies, other islands) and the host, once it has waited for the run.
   record_memory_barrier(cmd, kStepStages, kStepWrites, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
@@ -256,6 +278,22 @@ Result<double> VulkanIsland::last_gpu_seconds() const {
   HS_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(context_->device(), timestamps_.get(), 0, 2, sizeof(ticks), ticks,
                                               sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
   return static_cast<double>(ticks[1] - ticks[0]) * context_->limits().timestampPeriod * 1e-9;
+}
+
+Result<std::vector<OpTiming>> VulkanIsland::op_timings() const {
+  if (!step_stamps_ || !executed_) return std::vector<OpTiming>{};
+  std::vector<uint64_t> ticks(step_pieces_.size() + 1);
+  HS_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(context_->device(), step_stamps_.get(), 0,
+                                              static_cast<uint32_t>(ticks.size()), ticks.size() * sizeof(uint64_t),
+                                              ticks.data(), sizeof(uint64_t),
+                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const double ms_per_tick = context_->limits().timestampPeriod * 1e-6;
+  std::vector<OpTiming> timings = step_pieces_;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    timings[i].start_ms = static_cast<double>(ticks[i] - ticks[0]) * ms_per_tick;
+    timings[i].ms = static_cast<double>(ticks[i + 1] - ticks[i]) * ms_per_tick;
+  }
+  return timings;
 }
 
 }  // namespace hetsched::vulkan

@@ -43,6 +43,9 @@ struct VulkanIslandOptions {
   // Writes GPU timestamps at the start and end of the command buffer, for
   // last_gpu_seconds(). Needs timestamp support on the queue family.
   bool gpu_timestamps = false;
+  // Writes a timestamp after every step too, for op_timings() (profile_ops).
+  // Ignored where the queue family has no timestamps.
+  bool profile_ops = false;
 };
 
 class VulkanIsland final : public IslandHandle {
@@ -82,6 +85,9 @@ class VulkanIsland final : public IslandHandle {
   // Call after that execution completed (wait on its signalled value).
   // kFailedPrecondition without gpu_timestamps or before any execute().
   Result<double> last_gpu_seconds() const;
+  // profile_ops: each step's GPU time in the last execute() (the time from
+  // the previous step's end to its own), once that run completed.
+  Result<std::vector<OpTiming>> op_timings() const override;
 
  private:
   VulkanIsland() = default;
@@ -104,6 +110,8 @@ class VulkanIsland final : public IslandHandle {
   std::vector<View> views_;    // indexed like LoweredIsland::buffers
   DescriptorPool descriptors_;
   VkHandle<VkQueryPool> timestamps_;
+  VkHandle<VkQueryPool> step_stamps_;  // profile_ops: one before the steps, one after each
+  std::vector<OpTiming> step_pieces_;  // profile_ops: each step's nodes and kind, times filled on read
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;  // freed by the destructor
   std::vector<DeviceTensor> inputs_;
   std::vector<DeviceTensor> outputs_;
