@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/cli_common.h"  // warm_up
 #include "graph/builder.h"
 #include "graph/op_work.h"
 #include "scheduler/delegate_set.h"
@@ -185,7 +186,7 @@ Result<ProbeTiming> time_graph(const Graph& graph, const Profile& profile, const
   std::vector<Tensor> inputs, outputs;
   for (const TensorType& t : session->input_types()) inputs.push_back(patterned(t));
   for (const TensorType& t : session->output_types()) outputs.emplace_back(t);
-  for (int i = 0; i < o.warmup; ++i) HS_RETURN_IF_ERROR(session->run_into(inputs, outputs));
+  HS_RETURN_IF_ERROR(warm_up(*session, inputs, o.warmup));
 
   std::vector<double> island_us;
   std::map<CutKind, std::vector<double>> handoff_us;

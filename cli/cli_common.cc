@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace hetsched::cli {
@@ -64,6 +65,18 @@ Result<Profile> load_profile_for(const CommonOptions& options) {
   if (!options.costs.empty()) profile.partition.costs = options.costs;
   HS_RETURN_IF_ERROR(apply_log_level(options.log_level.empty() ? profile.log_level : options.log_level));
   return profile;
+}
+
+Status warm_up(Session& session, const std::vector<Tensor>& inputs, int runs) {
+  if (runs <= 0) return Status::ok();
+  std::vector<Tensor> outputs;
+  for (const TensorType& t : session.output_types()) outputs.emplace_back(t);
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int i = 0; i < runs || elapsed_ms() < kWarmUpMs; ++i) HS_RETURN_IF_ERROR(session.run_into(inputs, outputs));
+  return Status::ok();
 }
 
 Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {

@@ -77,8 +77,7 @@ struct Measurement {
 // max_in_flight requests submitted at all times.
 Result<Measurement> measure(Session& s, const std::vector<Tensor>& inputs, int requests, int warmup,
                             bool show_progress) {
-  for (int i = 0; i < warmup; ++i)
-    if (auto r = s.run(inputs); !r.is_ok()) return r.status();
+  HS_RETURN_IF_ERROR(warm_up(s, inputs, warmup));
 
   // Keep `in_flight` requests submitted at all times: the session's lanes
   // bound how many run at once.

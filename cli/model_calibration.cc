@@ -5,9 +5,11 @@
 #include <unordered_map>
 
 #include "cli/calibration.h"  // significant
+#include "cli/cli_common.h"  // warm_up
 #include "cli/op_profile.h"
 #include "cli/tensor_io.h"
 #include "graph/op_work.h"
+#include "partitioner/partition_plan.h"
 #include "scheduler/compiler.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/session.h"
@@ -15,14 +17,6 @@
 namespace hetsched::cli {
 
 namespace {
-
-// "island 3 (vulkan)" → "vulkan" (scheduler/step_runner.cc names islands so).
-std::string delegate_of_island(const std::string& label) {
-  const size_t open = label.rfind('('), close = label.rfind(')');
-  return open == std::string::npos || close == std::string::npos || close < open
-             ? std::string()
-             : label.substr(open + 1, close - open - 1);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -42,7 +36,7 @@ Result<std::vector<RunStats>> profiled_runs(const Graph& graph, Profile profile,
   HS_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(session->input_names(), session->input_types(), {}));
   std::vector<Tensor> outputs;
   for (const TensorType& t : session->output_types()) outputs.emplace_back(t);
-  for (int i = 0; i < warmup; ++i) HS_RETURN_IF_ERROR(session->run_into(inputs, outputs));
+  HS_RETURN_IF_ERROR(warm_up(*session, inputs, warmup));
   std::vector<RunStats> runs(static_cast<size_t>(repeats));
   for (RunStats& stats : runs) HS_RETURN_IF_ERROR(session->run_into(inputs, outputs, &stats));
   return runs;
@@ -68,30 +62,56 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
     PlannedModel planned;
     Result<std::vector<RunStats>> runs = profiled_runs(graph, p, repeats, warmup, planned);
     if (!runs.is_ok()) return runs.status().with_context("failed to calibrate on " + model + " (" + first + "_first): ");
+    // Each island's p50: GPU time for device islands (their pieces leave out
+    // barriers and the gaps around them; the island's time does not). A GPU
+    // island timed by the host (no timestamps) would count its submit and
+    // wait twice: left out.
+    std::map<std::string, std::vector<double>> island_runs;
+    for (const RunStats& run : *runs)
+      for (const TraceEvent& e : run.events)
+        if (!e.op && e.name.rfind("island ", 0) == 0 && (e.gpu_clock || e.track.rfind("gpu:", 0) != 0))
+          island_runs[e.name].push_back(e.ms);
     const OpProfile ops = summarize_op_profile(*runs);
-    for (const OpPiece& piece : ops.pieces) {
-      const std::string delegate_name = delegate_of_island(piece.island);
-      const Delegate* delegate = planned.delegates.find(delegate_name);
-      if (!delegate) continue;
-      device_class_of[delegate_name] = delegate->device_class();
-      auto it = table.delegates.find(delegate_name);
+    for (const PlannedIsland& island : planned.plan.islands) {
+      const std::string label = "island " + std::to_string(island.id) + " (" + island.delegate + ")";
+      const Delegate* delegate = planned.delegates.find(island.delegate);
+      if (!delegate || !island_runs.count(label)) continue;
+      device_class_of[island.delegate] = delegate->device_class();
+      auto it = table.delegates.find(island.delegate);
       const DelegateCosts costs = it != table.delegates.end()
                                       ? it->second
-                                      : builtin_delegate_costs(delegate_name, delegate->device_class(), 0);
-      // The piece's time, shared by roofline weight (equally when none has one).
-      std::vector<std::pair<NodeId, double>> weighted;
-      double total = 0;
-      for (const std::string& name : piece.nodes) {
-        auto n = node_by_name.find(name);
-        if (n == node_by_name.end() || op_class_of(graph.node(n->second).op) == OpClass::kFree) continue;
-        const double w = delegate->estimate(graph, n->second, costs).seconds;
-        weighted.emplace_back(n->second, w);
-        total += w;
+                                      : builtin_delegate_costs(island.delegate, delegate->device_class(), 0);
+      const auto roofline = [&](NodeId n) {
+        return op_class_of(graph.node(n).op) == OpClass::kFree ? 0.0 : delegate->estimate(graph, n, costs).seconds;
+      };
+      // Node times: each piece's time shared by roofline weight (equally
+      // when none has one); an island that times no pieces is one piece.
+      std::map<NodeId, double> node_ms;
+      const auto share = [&](const std::vector<NodeId>& nodes, double ms) {
+        double total = 0;
+        for (NodeId n : nodes) total += roofline(n);
+        for (NodeId n : nodes)
+          if (op_class_of(graph.node(n).op) != OpClass::kFree)
+            node_ms[n] += total > 0 ? ms * roofline(n) / total : ms / static_cast<double>(nodes.size());
+      };
+      double pieces_ms = 0;
+      for (const OpPiece& piece : ops.pieces) {
+        if (piece.island != label) continue;
+        std::vector<NodeId> nodes;
+        for (const std::string& name : piece.nodes)
+          if (auto n = node_by_name.find(name); n != node_by_name.end()) nodes.push_back(n->second);
+        share(nodes, piece.p50_ms);
+        pieces_ms += piece.p50_ms;
       }
-      for (const auto& [node, w] : weighted) {
-        const double share = total > 0 ? w / total : 1.0 / static_cast<double>(weighted.size());
-        times[delegate_name][op_signature(graph, node)].push_back(piece.p50_ms * 1e3 * share);
+      const bool device = delegate->memory_kind() == MemoryDomain::Kind::kDevice;
+      if (pieces_ms == 0) {
+        if (!device) continue;  // a host island's time is mostly not its nodes'
+        share(island.nodes, median(island_runs[label]));
+      } else if (device) {
+        const double scale = median(island_runs[label]) / pieces_ms;
+        for (auto& [n, ms] : node_ms) ms *= scale;
       }
+      for (const auto& [n, ms] : node_ms) times[island.delegate][op_signature(graph, n)].push_back(ms * 1e3);
     }
   }
   // One node with a signature measured in several runs (or several nodes
@@ -106,7 +126,7 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
   }
   for (const std::string& name : known_delegate_names())
     if (profile.delegate_enabled(name) && !times.count(name))
-      out.notes.push_back(model + ": " + name + " times no pieces of its islands: roofline kept");
+      out.notes.push_back(model + ": " + name + " ran none of its nodes: roofline kept");
   return out;
 }
 
