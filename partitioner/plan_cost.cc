@@ -90,11 +90,19 @@ PlanCostModel::Timeline PlanCostModel::simulate(const std::vector<int>& delegate
     const int d = delegate_of[n];
     double ready = 0;
     bool opens_island = true;
+    // A node opens an island when nothing it reads was made on its delegate,
+    // or when it reads what another delegate made: the island builder cannot
+    // put it with earlier work there (the other delegate's node may read
+    // from that work), so it waits for a submit of its own and the host's
+    // round trip between the two.
+    bool reads_other = false;
     for (ValueId v : node_inputs_[n]) {
       ready = std::max(ready, arrive(v, d));
       const NodeId p = graph_.value(v).producer;
       if (p != kNoNode && delegate_of[p] == d) opens_island = false;
+      if (p != kNoNode && delegate_of[p] != d) reads_other = true;
     }
+    opens_island = opens_island || reads_other;
     double& free = free_[resource_[d]];
     t.start_s[n] = std::max(ready, free);
     t.end_s[n] = t.start_s[n] + node_s_[d][n] + (opens_island ? island_s_[d] : 0.0);
