@@ -100,6 +100,19 @@ Result<Graph> elementwise_graph() {
   return b.build();
 }
 
+// Island edges of a host delegate: an elementwise chain of `n` nodes on an
+// 8 MiB tensor, large enough that copying it in and out is timed, not lost
+// in the fixed costs; two lengths tell the nodes from the edges.
+Result<Graph> edge_graph(int n) {
+  GraphBuilder b("calibrate_edges" + std::to_string(n));
+  ValueId x = b.input("x", {DType::kFloat32, {2048, 1024}});
+  for (int i = 0; i < n; ++i)
+    x = b.op(i % 2 ? "Mul" : "Add", {x, weights(b, "c" + std::to_string(i), {1024})});
+  b.output(x);
+  return b.build();
+}
+constexpr int kEdgeChainLength = 3;  // the notes say "3 nodes"
+
 Result<Graph> reduce_graph() {
   GraphBuilder b("calibrate_reduce");
   ValueId x = b.input("x", {DType::kFloat32, {512, 1024}});
@@ -307,6 +320,7 @@ void round_figures(CostTable& t) {
   for (auto& [name, c] : t.delegates) {
     c.dispatch_us = significant(c.dispatch_us);
     c.island_us = significant(c.island_us);
+    c.edge_gbps = significant(c.edge_gbps);
     for (ClassRate& r : c.classes) r = {significant(r.gflops), significant(r.gbps)};
   }
   for (TransferCost& tc : t.transfers) tc = {significant(tc.latency_us), significant(tc.gbps)};
@@ -319,7 +333,8 @@ class Calibrator {
   Result<Calibration> run() {
     const bool vulkan = profile_.delegate_enabled("vulkan"), vgf = profile_.delegate_enabled("vgf");
     const std::string gpu = vulkan ? "vulkan" : vgf ? "vgf" : "";
-    total_ = kProbesPerDelegate * static_cast<int>(enabled().size()) + (gpu.empty() ? 0 : 2) + (vulkan && vgf ? 2 : 0);
+    total_ = kProbesPerDelegate * static_cast<int>(enabled().size()) + (gpu.empty() ? 0 : 2) + (vulkan && vgf ? 2 : 0) +
+             (profile_.delegate_enabled("cpu") ? 2 : 0);
     out_.machine = host_description();
 
     std::string gpu_class;
@@ -426,6 +441,12 @@ class Calibrator {
     out_.notes.push_back(name + ": fixed costs " + fmt("1 node %.1f us, %g nodes %.1f us", one->island_us,
                                                        kChainLength, many->island_us));
 
+    if (prepared.device_class == "cpu") {
+      HS_RETURN_IF_ERROR(calibrate_edges(name, profile, c));
+    } else {
+      c.edge_gbps = 0;  // a device delegate's edges are the handoffs, measured below
+    }
+
     std::optional<double> elementwise_gbps;
     for (size_t i = 0; i < std::size(kClassProbes); ++i) {
       const ClassProbe& probe = kClassProbes[i];
@@ -441,7 +462,7 @@ class Calibrator {
         continue;
       }
       const Work w = work_of(graph);
-      const double fixed_us = c.island_us + w.nodes * c.dispatch_us;
+      const double fixed_us = c.island_us + w.nodes * c.dispatch_us + edge_us(c, graph);
       const double seconds = std::max(timing->island_us - fixed_us, kMinWorkShare * timing->island_us) * 1e-6;
       ClassRate& rate = c.rate(probe.op_class);
       if (probe.op_class == OpClass::kConv || probe.op_class == OpClass::kMatMul) {
@@ -462,6 +483,40 @@ class Calibrator {
     }
     c.rate(OpClass::kFree) = {kFreeRate, kFreeRate};
     return c;
+  }
+
+  // A host delegate's edge copies (DelegateCosts::edge_gbps): a 1-node and
+  // a kEdgeChainLength-node chain on 8 MiB; what the longer chain adds per
+  // node is the node, what the short one takes beyond its node and fixed
+  // costs is its two edges.
+  Status calibrate_edges(const std::string& name, const Profile& profile, DelegateCosts& c) {
+    const std::vector<std::string> on{name};
+    step(name, "edges");
+    Result<Graph> one_graph = edge_graph(1);
+    Result<ProbeTiming> one = time(one_graph, profile, on);
+    if (!one.is_ok()) return one.status().with_context("failed to calibrate " + name + " edges: ");
+    step(name, "edges x" + std::to_string(kEdgeChainLength));
+    Result<ProbeTiming> chain = time(edge_graph(kEdgeChainLength), profile, on);
+    if (!chain.is_ok()) return chain.status().with_context("failed to calibrate " + name + " edges: ");
+    const double node_us = std::max(0.0, (chain->island_us - one->island_us) / (kEdgeChainLength - 1));
+    const double edges_us = std::max(one->island_us - c.island_us - c.dispatch_us - node_us,
+                                     kMinWorkShare * one->island_us);
+    const double bytes = edge_bytes(*one_graph);
+    c.edge_gbps = std::max(bytes / (edges_us * 1e-6) * 1e-9, kMinRate);
+    out_.notes.push_back(name + ": edges " + fmt("%.1f MB in and out, 1 node %.3f ms, 3 nodes %.3f ms", bytes * 1e-6,
+                                                 one->island_us * 1e-3, chain->island_us * 1e-3));
+    return Status::ok();
+  }
+
+  // Bytes a probe's one island copies at its edges: its inputs and outputs.
+  static double edge_bytes(const Graph& g) {
+    double bytes = 0;
+    for (ValueId v : g.inputs()) bytes += static_cast<double>(g.value(v).type.byte_size());
+    for (ValueId v : g.outputs()) bytes += static_cast<double>(g.value(v).type.byte_size());
+    return bytes;
+  }
+  static double edge_us(const DelegateCosts& c, const Graph& g) {
+    return c.edge_gbps > 0 ? edge_bytes(g) / (c.edge_gbps * 1e9) * 1e6 : 0.0;
   }
 
   // Upload and readback through one GPU node, at two sizes.

@@ -52,6 +52,7 @@ DelegateCosts host_cores(double t) {
   set(c, OpClass::kFree, 1e3, 1e3);
   c.dispatch_us = t <= 1 ? 1 : 3;
   c.island_us = 5;
+  c.edge_gbps = std::min(5 * scale, 40.0);
   return c;
 }
 

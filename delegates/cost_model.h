@@ -30,6 +30,11 @@ struct DelegateCosts {
   std::array<ClassRate, kNumOpClasses> classes{};  // by OpClass
   double dispatch_us = 0;  // per node that does work (kFree nodes cost nothing)
   double island_us = 0;    // per island: launch, submit and completion
+  // Host delegates copy an island's inputs in from, and its outputs out to,
+  // the request's buffers: bytes per second of those edge copies, paid on
+  // the delegate's own cores. 0: no such copies (device delegates, whose
+  // edges are the handoffs).
+  double edge_gbps = 0;
   // Node times measured on this machine (`hetsched calibrate --model`), by
   // op_signature (graph/op_work.h), in µs: they replace the roofline for
   // every node with that signature, in any model.

@@ -189,7 +189,7 @@ void predict(PartitionState& s, const PlanCostModel& model) {
     double seconds = model.island_seconds(d);
     double start = timeline.total_s;
     for (NodeId n : island.nodes) {
-      seconds += model.node_seconds(d, n);
+      seconds += model.node_seconds(d, n) + timeline.edge_s[n];
       start = std::min(start, timeline.start_s[n]);
     }
     island.predicted_ms = seconds * 1e3;

@@ -32,6 +32,7 @@ PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& d
     }
     node_s_.push_back(std::move(per_node));
     island_s_.push_back(costs.island_us * 1e-6);
+    edge_s_per_byte_.push_back(costs.edge_gbps > 0 ? 1 / (costs.edge_gbps * 1e9) : 0.0);
     // A Vulkan device that runs on the host's cores (lavapipe) competes with
     // the CPU delegate for them: one resource, nothing overlaps.
     const std::string resource = d->device_class() == "gpu-cpu" ? "cpu" : d->resource();
@@ -43,6 +44,11 @@ PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& d
   for (size_t n = 0; n < nodes; ++n)
     for (ValueId v : graph.node(static_cast<NodeId>(n)).inputs)
       if (v != kNoValue && !graph.value(v).is_constant()) node_inputs_[n].push_back(v);
+  readers_.resize(graph.num_values());
+  for (size_t n = 0; n < nodes; ++n)
+    for (ValueId v : node_inputs_[n]) readers_[v].push_back(static_cast<NodeId>(n));
+  value_is_output_.assign(graph.num_values(), false);
+  for (ValueId v : graph.outputs()) value_is_output_[v] = true;
   for (const Value& v : graph.values()) {
     const bool known = v.type_known && v.type.is_static();
     value_bytes_.push_back(known ? static_cast<double>(v.type.byte_size()) : 0);
@@ -65,14 +71,36 @@ CutKind PlanCostModel::cut_kind(int from, int to, const TensorType& type) const 
 
 double PlanCostModel::latency(const std::vector<int>& delegate_of) const { return simulate(delegate_of).total_s; }
 
+double PlanCostModel::edge_seconds(NodeId n, int d, const std::vector<int>& delegate_of) const {
+  const double per_byte = edge_s_per_byte_[d];
+  if (per_byte == 0) return 0;
+  double bytes = 0;
+  for (ValueId v : node_inputs_[n]) {
+    const NodeId p = graph_.value(v).producer;
+    if (p != kNoNode && delegate_of[p] == d) continue;
+    uint8_t& copied = copied_in_[static_cast<size_t>(v) * num_delegates() + d];
+    if (!copied) bytes += value_bytes_[v];
+    copied = 1;
+  }
+  for (ValueId v : graph_.node(n).outputs) {
+    if (v == kNoValue) continue;
+    bool leaves = value_is_output_[v];
+    for (NodeId r : readers_[v]) leaves = leaves || delegate_of[r] != d;
+    if (leaves) bytes += value_bytes_[v];
+  }
+  return bytes * per_byte;
+}
+
 PlanCostModel::Timeline PlanCostModel::simulate(const std::vector<int>& delegate_of) const {
   const int places = num_delegates() + 1;  // 0: the host; d + 1: delegate d's memory
   const auto place_of = [&](int d) { return d < 0 || !device_[d] ? 0 : d + 1; };
   arrival_.assign(graph_.num_values() * static_cast<size_t>(places), kUnknown);
   free_.assign(static_cast<size_t>(num_resources_), 0.0);
+  copied_in_.assign(graph_.num_values() * static_cast<size_t>(num_delegates()), 0);
   Timeline t;
   t.start_s.resize(graph_.num_nodes());
   t.end_s.resize(graph_.num_nodes());
+  t.edge_s.resize(graph_.num_nodes());
   // When value v is at the place delegate `to` reads it from: where it was
   // made, plus the handoff the first time it goes there.
   const auto arrive = [&](ValueId v, int to) {
@@ -105,7 +133,8 @@ PlanCostModel::Timeline PlanCostModel::simulate(const std::vector<int>& delegate
     opens_island = opens_island || reads_other;
     double& free = free_[resource_[d]];
     t.start_s[n] = std::max(ready, free);
-    t.end_s[n] = t.start_s[n] + node_s_[d][n] + (opens_island ? island_s_[d] : 0.0);
+    t.edge_s[n] = edge_seconds(n, d, delegate_of);
+    t.end_s[n] = t.start_s[n] + node_s_[d][n] + (opens_island ? island_s_[d] : 0.0) + t.edge_s[n];
     free = t.end_s[n];
     t.total_s = std::max(t.total_s, t.end_s[n]);
   }

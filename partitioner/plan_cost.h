@@ -11,12 +11,15 @@
 // it there. Resources run in parallel, so independent branches on the CPU
 // and a GPU overlap, as the resource scheduler runs them (a GPU of device
 // class gpu-cpu, such as lavapipe, shares the CPU's resource: its "GPU" is
-// the host's cores). Handoffs add
+// the host's cores). A host delegate with edge copies (edge_gbps) pays,
+// on its own resource, for copying each value it reads from elsewhere in
+// and each value it makes for elsewhere (or the caller) out. Handoffs add
 // latency but hold no resource. The latency is when the last output is back
 // on the host. One evaluation is O(nodes + edges): the auto search runs
 // thousands.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,27 +52,36 @@ class PlanCostModel {
   struct Timeline {
     double total_s = 0;
     std::vector<double> start_s, end_s;  // by node
+    std::vector<double> edge_s;          // by node: its island-edge copies (in end_s)
   };
   // Predicts one request for `delegate_of` (index into delegates, by node).
   double latency(const std::vector<int>& delegate_of) const;
   Timeline simulate(const std::vector<int>& delegate_of) const;
 
  private:
+  // Node n's edge copies on host delegate d (see above); marks the values
+  // it copies in.
+  double edge_seconds(NodeId n, int d, const std::vector<int>& delegate_of) const;
+
   const Graph& graph_;
   std::vector<Delegate*> delegates_;
   const CostTable* table_;
   std::vector<std::vector<double>> node_s_;  // [delegate][node]
   std::vector<double> island_s_;             // [delegate]
+  std::vector<double> edge_s_per_byte_;      // [delegate]: DelegateCosts::edge_gbps, 0 = no edge copies
   std::vector<int> resource_;                // [delegate] → resource id
   std::vector<bool> device_;                 // [delegate] keeps tensors in device memory
   int num_resources_ = 0;
   // Flattened graph for the simulation: inputs of each node (non-constant).
   std::vector<std::vector<ValueId>> node_inputs_;
   std::vector<double> value_bytes_;
+  std::vector<std::vector<NodeId>> readers_;  // [value]: the nodes that read it
+  std::vector<bool> value_is_output_;         // [value]: a graph output
   std::vector<bool> value_rank4_;
   // Scratch, reused by every simulation (the model is used by one thread).
   mutable std::vector<double> arrival_;  // [value * (delegates + 1) + place]
   mutable std::vector<double> free_;     // [resource]
+  mutable std::vector<uint8_t> copied_in_;  // [value * delegates + delegate]: its edge copy is counted
 };
 
 }  // namespace hetsched

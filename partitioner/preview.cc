@@ -81,9 +81,14 @@ std::vector<PreviewHandoff> handoffs_of(const Graph& graph, const PartitionPlan&
                      handoff_kind(plan, e), "", e.bytes});
   }
   if (plan.predicted_ms <= 0) return out;
+  // A program's readback goes to "host" where the plan's edge names the
+  // host island that reads it (cpu#2).
+  const auto same_end = [&](const CutEdge& e, const std::string& to) {
+    return endpoint(plan, e.to_island) == to || (to == "host" && !on_device(plan, e.to_island));
+  };
   for (PreviewHandoff& h : out)
     for (const auto& e : plan.edges)
-      if (graph.value(e.value).name == h.value && endpoint(plan, e.to_island) == h.to)
+      if (graph.value(e.value).name == h.value && same_end(e, h.to))
         h.predicted_ms = std::max(h.predicted_ms, e.predicted_ms);
   for (PreviewHandoff& h : out) h.predicted_ms = std::max(h.predicted_ms, 0.0);
   return out;

@@ -18,13 +18,14 @@ namespace {
 using namespace yaml_fields;
 
 constexpr std::string_view kTopKeys[] = {"version", "source", "delegates", "handoffs"};
-constexpr std::string_view kDelegateKeys[] = {"dispatch_us", "island_us", "classes", "measured_us"};
+constexpr std::string_view kDelegateKeys[] = {"dispatch_us", "island_us", "edge_gbps", "classes", "measured_us"};
 constexpr std::string_view kRateKeys[] = {"gflops", "gbps"};
 constexpr std::string_view kTransferKeys[] = {"latency_us", "gbps"};
 
 constexpr std::string_view kMicroseconds = "a number >= 0 (microseconds)";
 constexpr std::string_view kGflops = "a number > 0 (GFLOP/s)";
 constexpr std::string_view kGbps = "a number > 0 (GB/s of 10^9 bytes)";
+constexpr std::string_view kEdgeGbps = "a number >= 0 (GB/s of 10^9 bytes; 0: the delegate copies nothing at island edges)";
 constexpr int kVersion = 1;
 
 // The names the schema accepts come from their owners (op_work.h,
@@ -111,6 +112,10 @@ Status CostsParser::parse_delegate(const Field& f, DelegateCosts& costs) const {
   HS_ASSIGN_OR_RETURN(const Field* classes, require(f, fields, "classes", kDelegateKeys));
   HS_ASSIGN_OR_RETURN(costs.dispatch_us, number(*dispatch, 0, true, kMicroseconds));
   HS_ASSIGN_OR_RETURN(costs.island_us, number(*island, 0, true, kMicroseconds));
+  // Optional (files before it had none): 0 or absent, no edge copies.
+  if (const Field* edge = find(fields, "edge_gbps")) {
+    HS_ASSIGN_OR_RETURN(costs.edge_gbps, number(*edge, 0, true, kEdgeGbps));
+  }
 
   if (classes->node.IsNull()) return error(*classes, "expected a map, got nothing", join(class_names()));
   HS_ASSIGN_OR_RETURN(Entries rates, entries(*classes, class_names()));
@@ -225,6 +230,7 @@ std::string format_costs_yaml(const CostTable& table, const std::string& header_
       out += "  " + name + ":\n";
       out += "    dispatch_us: " + number_text(costs.dispatch_us) + "\n";
       out += "    island_us: " + number_text(costs.island_us) + "\n";
+      if (costs.edge_gbps > 0) out += "    edge_gbps: " + number_text(costs.edge_gbps) + "\n";
       out += "    classes:\n";
       for (OpClass c : kAllOpClasses) {
         const ClassRate& r = costs.rate(c);

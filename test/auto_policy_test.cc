@@ -205,6 +205,32 @@ TEST(AutoPolicyTest, KeepsTheBestDelegateOrderUnlessTheSearchGainsTheMargin) {
   EXPECT_GT(searched, 0);
 }
 
+// A CPU node between two GPU nodes copies its input in and its output out
+// (edge_gbps); between two CPU nodes nothing crosses an edge.
+TEST(PlanCostModelTest, HostIslandsPayTheirEdgeCopiesOnTheirOwnCores) {
+  GraphBuilder b("edges");
+  ValueId x = b.input("x", {DType::kFloat32, {1, 64, 64, 64}});  // 1 MiB
+  x = b.op("Relu", {x}, {}, "relu0");
+  x = b.op("Erf", {x}, {}, "erf");
+  x = b.op("Relu", {x}, {}, "relu1");
+  b.output(x);
+  const Graph g = build(b);
+  Fixture f;
+  f.costs.delegates["cpu"].edge_gbps = 1;
+  const std::vector<Delegate*> delegates{&f.cpu, &f.vulkan};
+  const PlanCostModel model(g, delegates, f.costs);
+  const double mib = 1 << 20;
+  const PlanCostModel::Timeline mixed = model.simulate({1, 0, 1});
+  EXPECT_NEAR(mixed.edge_s[1], 2 * mib / 1e9, 1e-12);  // in from the GPU, out to it
+  EXPECT_EQ(mixed.edge_s[0], 0);                        // device delegates' edges are handoffs
+  const PlanCostModel::Timeline cpu = model.simulate({0, 0, 0});
+  EXPECT_NEAR(cpu.edge_s[0], mib / 1e9, 1e-12);  // the graph input
+  EXPECT_EQ(cpu.edge_s[1], 0);
+  EXPECT_NEAR(cpu.edge_s[2], mib / 1e9, 1e-12);  // the graph output
+  f.costs.delegates["cpu"].edge_gbps = 0;
+  EXPECT_LT(PlanCostModel(g, delegates, f.costs).latency({1, 0, 1}), mixed.total_s - 1.9 * mib / 1e9);
+}
+
 TEST(AutoPolicyTest, NeedsCostFigures) {
   Fixture f;
   Graph g = heavy_matmul();

@@ -73,6 +73,7 @@ std::vector<double> figures(const CostTable& t) {
   for (const auto& [name, c] : t.delegates) {
     v.push_back(c.dispatch_us);
     v.push_back(c.island_us);
+    v.push_back(c.edge_gbps);
     for (OpClass k : kAllOpClasses) {
       v.push_back(c.rate(k).gflops);
       v.push_back(c.rate(k).gbps);
@@ -114,6 +115,7 @@ TEST(CostsFileTest, FormatThenParseGivesTheSameNumbers) {
     DelegateCosts& c = t.delegates[name];
     c.dispatch_us = odd[i++ % 7] * 10;
     c.island_us = odd[i++ % 7] * 100;
+    c.edge_gbps = name == std::string("cpu") ? odd[i++ % 7] * 10 : 0;  // 0 is written as no key
     for (OpClass k : kAllOpClasses) c.rate(k) = {odd[i++ % 7] * 1000, odd[i++ % 7] * 50};
   }
   for (CutKind k : kAllCutKinds) t.transfer(k) = {odd[i++ % 7] * 20, odd[i++ % 7] * 30};
@@ -170,7 +172,7 @@ TEST(CostsFileTest, UnknownKeysNameWhatIsAccepted) {
             "x.yaml:2: sauce: unknown key (accepted: version, source, delegates, handoffs)");
   EXPECT_EQ(parse_error(with_line(4, "  gpu:")), "x.yaml:4: delegates.gpu: unknown key (accepted: cpu, vulkan, vgf)");
   EXPECT_EQ(parse_error(with_line(6, "    islands_us: 5")),
-            "x.yaml:6: delegates.cpu.islands_us: unknown key (accepted: dispatch_us, island_us, classes, measured_us)");
+            "x.yaml:6: delegates.cpu.islands_us: unknown key (accepted: dispatch_us, island_us, edge_gbps, classes, measured_us)");
   EXPECT_EQ(parse_error(with_line(8, "      conv2d: {gflops: 400, gbps: 40}")),
             "x.yaml:8: delegates.cpu.classes.conv2d: unknown key (accepted: conv, matmul, elementwise, reduce, "
             "movement, free)");
@@ -185,7 +187,7 @@ TEST(CostsFileTest, UnknownKeysNameWhatIsAccepted) {
 
 TEST(CostsFileTest, SectionsPresentMustBeComplete) {
   EXPECT_EQ(parse_error(with_line(5, "")),
-            "x.yaml:4: delegates.cpu: missing key dispatch_us (accepted: dispatch_us, island_us, classes, measured_us)");
+            "x.yaml:4: delegates.cpu: missing key dispatch_us (accepted: dispatch_us, island_us, edge_gbps, classes, measured_us)");
   EXPECT_EQ(parse_error(with_line(13, "")),
             "x.yaml:7: delegates.cpu.classes: missing key free (accepted: conv, matmul, elementwise, reduce, "
             "movement, free)");
@@ -197,7 +199,7 @@ TEST(CostsFileTest, SectionsPresentMustBeComplete) {
   EXPECT_EQ(parse_error(with_line(16, "  readback: {gbps: 15}")),
             "x.yaml:16: handoffs.readback: missing key latency_us (accepted: latency_us, gbps)");
   EXPECT_EQ(parse_error(with_line(3, "delegates:\n  vulkan:")),
-            "x.yaml:4: delegates.vulkan: expected a map, got nothing (accepted: dispatch_us, island_us, classes, measured_us)");
+            "x.yaml:4: delegates.vulkan: expected a map, got nothing (accepted: dispatch_us, island_us, edge_gbps, classes, measured_us)");
 }
 
 TEST(CostsFileTest, WrongTypesAreRefused) {
@@ -232,6 +234,9 @@ TEST(CostsFileTest, RatesMustBePositiveAndFinite) {
             "(microseconds))");
   EXPECT_EQ(parse_error(with_line(15, "  upload: {latency_us: -0.5, gbps: 20}")),
             "x.yaml:15: handoffs.upload.latency_us: '-0.5' must be >= 0 (accepted: a number >= 0 (microseconds))");
+  EXPECT_EQ(parse_error(with_line(6, "    island_us: 5.2\n    edge_gbps: -1")),
+            "x.yaml:7: delegates.cpu.edge_gbps: '-1' must be >= 0 (accepted: a number >= 0 (GB/s of 10^9 bytes; 0: "
+            "the delegate copies nothing at island edges))");
   EXPECT_EQ(parse_error(with_line(19, "  alias: {latency_us: 0, gbps: 0}")),
             "x.yaml:19: handoffs.alias.gbps: '0' must be > 0 (accepted: a number > 0 (GB/s of 10^9 bytes))");
 }

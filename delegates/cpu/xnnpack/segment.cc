@@ -86,14 +86,24 @@ float* Segment::adopt_input(ValueId value) {
   return nullptr;
 }
 
+bool Segment::read_input_from(ValueId value, const std::byte* source) {
+  for (Binding& b : inputs_)
+    if (b.value == value && !b.adopted) {
+      b.source = source;
+      return true;
+    }
+  return false;
+}
+
 Status Segment::run() {
   for (Binding& b : inputs_) {
     if (b.adopted) continue;
+    const std::byte* src = b.source ? b.source : b.tensor->raw();
     if (b.nhwc)
-      nchw_to_nhwc(b.tensor->data<float>(), reinterpret_cast<float*>(b.staging.data()), b.batch, b.channels, b.pixels,
-                   threadpool_);
+      nchw_to_nhwc(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(b.staging.data()), b.batch,
+                   b.channels, b.pixels, threadpool_);
     else
-      parallel_copy(b.tensor->raw(), b.staging.data(), b.tensor->byte_size(), threadpool_);
+      parallel_copy(src, b.staging.data(), b.tensor->byte_size(), threadpool_);
   }
   HS_RETURN_IF_ERROR(check_xnn(xnn_invoke_runtime(runtime_.get()), "xnn_invoke_runtime"));
   for (Binding& b : outputs_)

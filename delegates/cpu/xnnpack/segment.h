@@ -40,6 +40,13 @@ class Segment {
   // directly; run() then no longer copies it in. nullptr when `value` is no
   // input read through staging or is converted on the way in.
   float* adopt_input(ValueId value);
+  // From the next run() on, input `value` is read from `source` (graph
+  // order, the island tensor's bytes) instead of the island's tensor: an
+  // island input the caller already holds needs no copy of its own before
+  // the segment's copy into staging. nullptr goes back to the tensor.
+  // false when `value` is no input of this segment or its producer writes
+  // the staging buffer itself.
+  bool read_input_from(ValueId value, const std::byte* source);
 
  private:
   // One input or output of the runtime.
@@ -47,6 +54,7 @@ class Segment {
     ValueId value = kNoValue;
     Tensor* tensor = nullptr;  // the island's tensor, in graph order
     bool adopted = false;      // inputs: the producer fills `staging` itself
+    const std::byte* source = nullptr;  // inputs: read from here, not `tensor` (read_input_from)
     bool nhwc = false;
     int64_t batch = 0, channels = 0, pixels = 0;  // for NHWC conversion
     AlignedBuffer staging;  // what XNNPACK reads or writes when it cannot use `tensor` itself
