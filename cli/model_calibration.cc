@@ -51,8 +51,13 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) node_by_name.emplace(graph.node(n).name, n);
 
   ModelCalibration out;
-  // Per delegate and signature, the time of every node measured with it.
-  std::map<std::string, std::map<std::string, std::vector<double>>> times;
+  // Per delegate and signature, the time of every node measured with it:
+  // in the delegate's own plan (delegate first: its largest islands, as a
+  // plan that favours it runs them), and in the others (nodes left to it,
+  // often one-node islands whose pieces carry their island's edges), used
+  // only for signatures its own plan did not time.
+  using Times = std::map<std::string, std::map<std::string, std::vector<double>>>;
+  Times own, others;
   std::map<std::string, std::string> device_class_of;
   for (const std::string& first : known_delegate_names()) {
     if (!profile.delegate_enabled(first)) continue;
@@ -111,9 +116,13 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
         const double scale = median(island_runs[label]) / pieces_ms;
         for (auto& [n, ms] : node_ms) ms *= scale;
       }
+      Times& times = island.delegate == first ? own : others;
       for (const auto& [n, ms] : node_ms) times[island.delegate][op_signature(graph, n)].push_back(ms * 1e3);
     }
   }
+  Times times = own;
+  for (auto& [delegate_name, by_signature] : others)
+    for (auto& [signature, us] : by_signature) times[delegate_name].try_emplace(signature, std::move(us));
   // One node with a signature measured in several runs (or several nodes
   // sharing one): the median.
   for (auto& [delegate_name, by_signature] : times) {

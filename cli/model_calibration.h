@@ -8,7 +8,8 @@
 // shared among the nodes it ran in proportion to their roofline estimates
 // on its delegate, and each node's time is stored under its op signature
 // (graph/op_work.h) in DelegateCosts::measured_us, the median where several
-// nodes share one. Delegates that time nothing (the VGF delegate) keep the
+// nodes share one; a delegate's own plan's times win over those from the
+// others' plans. Delegates that time nothing (the VGF delegate) keep the
 // roofline; the notes say so.
 #pragma once
 

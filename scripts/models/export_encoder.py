@@ -20,6 +20,7 @@ CPU). --form torch exports nn.TransformerEncoderLayer(norm_first=True)
 instead, to compare what the exporter makes of it.
 """
 import argparse
+import inspect
 import math
 
 import torch
@@ -82,9 +83,14 @@ def main():
     # Under no_grad, torch 1.13 runs nn.TransformerEncoderLayer on its fused
     # fast path (aten::_transformer_encoder_layer_fwd), which has no ONNX
     # export; with gradients on it takes the plain ops.
+    kwargs = dict(opset_version=a.opset, input_names=["x"], output_names=["y"], do_constant_folding=True)
+    # PyTorch 2.9+ defaults to the dynamo exporter (opset 18 and up, which
+    # ignores --opset below 18): ask for the legacy one where export() has
+    # the argument. scripts/models/export_transformers.py makes opset 18+ files.
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
     with torch.set_grad_enabled(a.form == "torch"):
-        torch.onnx.export(model, (x,), a.output, opset_version=a.opset, input_names=["x"], output_names=["y"],
-                          do_constant_folding=True)
+        torch.onnx.export(model, (x,), a.output, **kwargs)
 
 
 if __name__ == "__main__":
