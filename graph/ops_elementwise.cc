@@ -74,6 +74,15 @@ Status hard_sigmoid_infer(const InferContext& ctx, std::vector<TensorType>& outp
   return unary_f32_infer(ctx, outputs);
 }
 
+// Gelu (opset 20): the exact form (erf) or, with approximate = "tanh", the
+// tanh approximation.
+Status gelu_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_ASSIGN_OR_RETURN(const std::string approximate, ctx.attrs().get_string("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh")
+    return invalid_argument("attribute 'approximate' is '" + approximate + "', expected none or tanh");
+  return unary_f32_infer(ctx, outputs);
+}
+
 // Clip changed form at opset 11: its bounds moved from attributes to
 // optional inputs, which may be omitted or computed at run time.
 Status clip_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
@@ -117,6 +126,7 @@ void register_elementwise_ops(OpSchemaTable& table) {
        {"Relu", "Sigmoid", "Tanh", "Exp", "Sin", "Cos", "Reciprocal", "Sqrt", "Neg", "Abs", "HardSwish"})
     add_schema(table, op, 1, 1, unary_f32_infer);
   add_schema(table, "HardSigmoid", 1, 1, hard_sigmoid_infer);
+  add_schema(table, "Gelu", 1, 1, gelu_infer);
   add_schema(table, "Clip", 1, 3, clip_infer);
 }
 
