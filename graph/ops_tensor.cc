@@ -385,10 +385,9 @@ Result<const Tensor*> optional_constant(const InferContext& ctx, size_t i, const
 // without axes), keep_aspect_ratio_policy 'stretch' (or any policy with
 // scales, which it does not affect), antialias where it changes nothing
 // (nearest mode, or no axis shrinking). Other forms are refused by name.
-Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, const Shape& in, const Shape& out) {
-  if (ctx.opset() < 18) return Status::ok();
-  const int64_t rank = static_cast<int64_t>(in.size());
-  if (ctx.attrs().has("axes")) {
+// Axes are checked first: with other axes, scales and sizes have fewer values.
+Status check_resize_axes(const InferContext& ctx, int64_t rank) {
+  if (ctx.opset() >= 18 && ctx.attrs().has("axes")) {
     HS_ASSIGN_OR_RETURN(const std::vector<int64_t> raw, on_node(ctx, ctx.attrs().get_ints("axes", {})));
     HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, normalize_axes(ctx, raw, rank));
     std::vector<int64_t> all(static_cast<size_t>(rank));
@@ -397,6 +396,11 @@ Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, 
       return ctx.unsupported_error("attribute 'axes' = " + ints_to_string(raw) +
                                    " is not supported (accepted: every dim in order, " + ints_to_string(all) + ")");
   }
+  return Status::ok();
+}
+
+Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, const Shape& in, const Shape& out) {
+  if (ctx.opset() < 18) return Status::ok();
   HS_RETURN_IF_ERROR(check_choice(ctx, "keep_aspect_ratio_policy", "stretch",
                                   by_scales ? std::vector<std::string_view>{"stretch", "not_larger", "not_smaller"}
                                             : std::vector<std::string_view>{"stretch"},
@@ -420,6 +424,7 @@ Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   if (x.dtype != DType::kFloat32 || x.rank() != 4)
     return ctx.unsupported_error("only 4-D NCHW f32 input is supported, got " + x.to_string());
   HS_RETURN_IF_ERROR(check_choice(ctx, "mode", "nearest", {"nearest", "linear"}, {"cubic"}));
+  HS_RETURN_IF_ERROR(check_resize_axes(ctx, static_cast<int64_t>(x.rank())));
   const Tensor* scales = nullptr;
   const Tensor* sizes = nullptr;
   if (ctx.opset() < 11) {
