@@ -93,4 +93,10 @@ SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step);
 // Normalises a possibly negative axis into [0, rank); error when out of range.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank);
 
+// For the op files' shape functions, which report plain reasons: puts
+// "node 'n' (Op): " in front and keeps the status code.
+InferFn with_node_context(InferFn fn);
+// "what must be f32, got i64[2]" unless `type` is f32.
+Status require_f32(const TensorType& type, const std::string& what);
+
 }  // namespace hetsched

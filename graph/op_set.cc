@@ -69,4 +69,17 @@ Result<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+InferFn with_node_context(InferFn fn) {
+  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
+    Status s = fn(ctx, outputs);
+    if (s.is_ok()) return s;
+    return Status(s.code(), ctx.error(s.message()).message());
+  };
+}
+
+Status require_f32(const TensorType& type, const std::string& what) {
+  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
+  return Status::ok();
+}
+
 }  // namespace hetsched

@@ -9,16 +9,6 @@ namespace hetsched {
 
 namespace {
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = name;
@@ -53,11 +43,6 @@ InferFn binary_infer(std::vector<DType> allowed) {
     outputs[0] = TensorType{a.dtype, std::move(shape)};
     return Status::ok();
   };
-}
-
-Status require_f32(const TensorType& type, const std::string& what) {
-  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
-  return Status::ok();
 }
 
 Status unary_f32_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {

@@ -62,16 +62,6 @@ Result<std::vector<int64_t>> constant_ints(const InferContext& ctx, size_t i, co
   return t->to_int64_vector();
 }
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, int min_outputs,
                 int max_outputs, bool is_compute, InferFn infer) {
   OpSchema schema;

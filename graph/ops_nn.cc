@@ -11,16 +11,6 @@ namespace hetsched {
 
 namespace {
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, int min_outputs,
                 int max_outputs, InferFn infer) {
   OpSchema schema;
@@ -39,11 +29,6 @@ std::string ints_to_string(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-Status require_f32(const TensorType& type, const std::string& what) {
-  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
-  return Status::ok();
 }
 
 Result<bool> read_flag(const Attributes& attrs, const std::string& name, int64_t fallback) {

@@ -12,21 +12,6 @@ namespace hetsched {
 
 namespace {
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
-Status require_f32(const TensorType& type, const std::string& what) {
-  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
-  return Status::ok();
-}
-
 // True when `p` broadcasts one way (right-aligned) to `target`.
 bool broadcasts_to(const Shape& p, const Shape& target) {
   if (p.size() > target.size()) return false;
