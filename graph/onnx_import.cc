@@ -29,7 +29,8 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
 int first_opset_of(const std::string& op) {
   static const std::map<std::string, int, std::less<>> kSince = {
       {"Resize", 10},      {"Range", 11},          {"Round", 11},     {"GatherElements", 11},
-      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},
+      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},    {"LayerNormalization", 17},
+      {"GroupNormalization", 18}, {"Gelu", 20},
   };
   auto it = kSince.find(op);
   return it == kSince.end() ? 0 : it->second;
@@ -48,8 +49,11 @@ std::string list_domains(const onnx::ModelProto& model) {
 // topological order.
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, std::string source, const OnnxImportOptions& options)
-      : model_(model), source_(std::move(source)), options_(options) {}
+  // `external` reads external tensor data; nullptr when the model has no
+  // directory (given as bytes).
+  Importer(const onnx::ModelProto& model, std::string source, const OnnxImportOptions& options,
+           const onnx_import::ExternalDataReader* external)
+      : model_(model), source_(std::move(source)), options_(options), external_(external) {}
 
   Result<ImportReport> run() {
     HS_RETURN_IF_ERROR(read_opset());
@@ -99,7 +103,7 @@ class Importer {
                          "' is not supported");
     for (const auto& init : g.initializer()) {
       HS_RETURN_IF_ERROR(check_fresh(init.name(), "initializer"));
-      auto t = tensor_from_proto(init, "initializer '" + init.name() + "'");
+      auto t = tensor_from_proto(init, "initializer '" + init.name() + "'", external_);
       if (!t.is_ok()) return t.status().with_context(prefix());
       report_.graph.add_constant(init.name(), std::move(t).value());
     }
@@ -153,7 +157,7 @@ class Importer {
     const onnx::AttributeProto& a = node.attribute(0);
     std::optional<Tensor> t;
     if (a.name() == "value") {
-      auto r = tensor_from_proto(a.t(), "attribute 'value'");
+      auto r = tensor_from_proto(a.t(), "attribute 'value'", external_);
       if (!r.is_ok() && r.status().code() == StatusCode::kUnsupported) return r.status().message();
       if (!r.is_ok()) return r.status().with_context(prefix() + "node '" + name + "' (Constant): ");
       t = std::move(r).value();
@@ -202,7 +206,7 @@ class Importer {
 
     Attributes attrs;
     for (const auto& a : node.attribute()) {
-      auto value = attribute_from_proto(a);
+      auto value = attribute_from_proto(a, external_);
       if (!value.is_ok()) {
         if (value.status().code() != StatusCode::kUnsupported)
           return value.status().with_context(prefix() + "node '" + name + "' (" + node.op_type() + "): ");
@@ -261,6 +265,7 @@ class Importer {
   const onnx::ModelProto& model_;
   std::string source_;
   const OnnxImportOptions& options_;
+  const onnx_import::ExternalDataReader* external_;
   int opset_ = 0;
   std::set<std::string> node_names_;
   ImportReport report_;
@@ -275,8 +280,11 @@ std::string UnsupportedNode::describe() const {
   return "node '" + name + "' (" + where + "): " + reason;
 }
 
-Result<ImportReport> import_onnx_bytes(std::span<const uint8_t> bytes, const std::string& source,
-                                       const OnnxImportOptions& options) {
+namespace {
+
+// Parses the bytes of a ModelProto and imports it; `external` as for Importer.
+Result<ImportReport> import_model(std::span<const uint8_t> bytes, const std::string& source,
+                                  const OnnxImportOptions& options, const onnx_import::ExternalDataReader* external) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return unsupported("failed to import ONNX model '" + source + "': models of 2 GiB or more are not supported");
@@ -284,14 +292,23 @@ Result<ImportReport> import_onnx_bytes(std::span<const uint8_t> bytes, const std
     return data_loss("failed to import ONNX model '" + source +
                      "': the file is not a valid ONNX model (protobuf parse failed)");
   if (!model.has_graph()) return data_loss("failed to import ONNX model '" + source + "': the model has no graph");
-  return Importer(model, source, options).run();
+  return Importer(model, source, options, external).run();
+}
+
+}  // namespace
+
+Result<ImportReport> import_onnx_bytes(std::span<const uint8_t> bytes, const std::string& source,
+                                       const OnnxImportOptions& options) {
+  return import_model(bytes, source, options, nullptr);
 }
 
 Result<ImportReport> import_onnx(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return not_found("failed to import ONNX model '" + path + "': " + std::strerror(errno));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return import_onnx_bytes(bytes, path, options);
+  // External data lives beside the model: locations are relative to its directory.
+  const onnx_import::ExternalDataReader external(std::filesystem::path(path).parent_path());
+  return import_model(bytes, path, options, &external);
 }
 
 Result<Graph> load_onnx(const std::string& path, const InputShapes& input_shapes) {

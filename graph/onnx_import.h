@@ -29,7 +29,7 @@ namespace hetsched {
 
 // The default-domain opsets the importer and the op schemas understand.
 inline constexpr int kMinOnnxOpset = 9;
-inline constexpr int kMaxOnnxOpset = 17;
+inline constexpr int kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {
   // Only consulted for graph inputs that declare no shape at all, which
@@ -56,12 +56,16 @@ struct ImportReport {
   std::vector<UnsupportedNode> unsupported;
 };
 
-// Reads the model at `path`. Fails for what makes the whole model unreadable
-// (not ONNX, an opset outside kMinOnnxOpset..kMaxOnnxOpset, external data,
-// an element type hetsched has no dtype for, nodes out of topological order);
+// Reads the model at `path`. Tensors with external data (data_location
+// EXTERNAL, as PyTorch's dynamo exporter writes them to model.onnx.data)
+// are read from files relative to the model's directory, never outside it.
+// Fails for what makes the whole model unreadable (not ONNX, an opset
+// outside kMinOnnxOpset..kMaxOnnxOpset, missing or short external data, an
+// element type hetsched has no dtype for, nodes out of topological order);
 // nodes hetsched cannot run are listed in the report instead.
 Result<ImportReport> import_onnx(const std::string& path, const OnnxImportOptions& options = {});
-// The same from the bytes of a serialized ModelProto; `source` names it in errors.
+// The same from the bytes of a serialized ModelProto; `source` names it in
+// errors. Bytes have no directory, so external data is refused.
 Result<ImportReport> import_onnx_bytes(std::span<const uint8_t> bytes, const std::string& source,
                                        const OnnxImportOptions& options = {});
 

@@ -27,13 +27,16 @@ std::string onnx_type_name(int data_type) {
   return "type " + std::to_string(data_type);
 }
 
-Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& what) {
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& what,
+                                 const ExternalDataReader* external) {
+  const bool is_external = has_external_data(proto);
+  if (is_external && !external) {
     std::string location;
     for (const auto& entry : proto.external_data())
       if (entry.key() == "location") location = " ('" + entry.value() + "')";
     return unsupported(what + " keeps its data in an external file" + location +
-                       ", which is not supported; save the model with its data inside "
+                       ", which a model given as bytes cannot reach (there is no model directory to read it "
+                       "from); import the model from its path, or save it with its data inside "
                        "(onnx.save_model(model, path, save_as_external_data=False))");
   }
   if (proto.has_segment()) return unsupported(what + " is a segment of a larger tensor, which is not supported");
@@ -55,6 +58,13 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
     shape.push_back(d);
   }
   const size_t bytes = static_cast<size_t>(count) * dtype_size(*dtype);
+  if (is_external) {
+    HS_ASSIGN_OR_RETURN(const std::vector<uint8_t> data, external->read(proto, bytes, what));
+    Tensor t(TensorType{*dtype, shape});
+    // Little-endian like raw_data.
+    if (!data.empty()) std::memcpy(t.raw(), data.data(), data.size());
+    return t;
+  }
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     if (raw.size() != bytes)
@@ -99,7 +109,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
   return t;
 }
 
-Result<Attribute> attribute_from_proto(const onnx::AttributeProto& proto) {
+Result<Attribute> attribute_from_proto(const onnx::AttributeProto& proto, const ExternalDataReader* external) {
   const std::string what = "attribute '" + proto.name() + "'";
   if (!proto.ref_attr_name().empty())
     return unsupported(what + " refers to function attribute '" + proto.ref_attr_name() +
@@ -138,7 +148,7 @@ Result<Attribute> attribute_from_proto(const onnx::AttributeProto& proto) {
     case onnx::AttributeProto::INTS:
       return Attribute(std::vector<int64_t>(proto.ints().begin(), proto.ints().end()));
     case onnx::AttributeProto::TENSOR: {
-      HS_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(proto.t(), what));
+      HS_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(proto.t(), what, external));
       return Attribute(std::move(t));
     }
     default:

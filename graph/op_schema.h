@@ -70,6 +70,7 @@ void register_elementwise_ops(OpSchemaTable& table);  // ops_elementwise.cc: bin
 void register_nn_ops(OpSchemaTable& table);           // ops_nn.cc: Conv, BatchNormalization, MatMul, Gemm, pools, Softmax, ReduceMean
 void register_tensor_ops(OpSchemaTable& table);       // ops_tensor.cc: Transpose, Reshape, Flatten, Concat, Slice, Gather, GatherElements, Resize
 void register_extra_ops(OpSchemaTable& table);        // ops_extra.cc: the further ops ONNX imports need (Cast, Shape, Pad, ConvTranspose...)
+void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization
 
 // The full table. Thread-safe; built on first use.
 const OpSchemaTable& op_schemas();
@@ -91,5 +92,11 @@ struct SliceRange {
 SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step);
 // Normalises a possibly negative axis into [0, rank); error when out of range.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank);
+
+// For the op files' shape functions, which report plain reasons: puts
+// "node 'n' (Op): " in front and keeps the status code.
+InferFn with_node_context(InferFn fn);
+// "what must be f32, got i64[2]" unless `type` is f32.
+Status require_f32(const TensorType& type, const std::string& what);
 
 }  // namespace hetsched

@@ -12,6 +12,7 @@ const OpSchemaTable& op_schemas() {
     register_nn_ops(t);
     register_tensor_ops(t);
     register_extra_ops(t);
+    register_norm_ops(t);
     return t;
   }();
   return table;
@@ -66,6 +67,19 @@ Result<int64_t> normalize_axis(int64_t axis, int64_t rank) {
     return invalid_argument("axis " + std::to_string(axis) + " is out of range [" + std::to_string(lo) + ", " +
                             std::to_string(hi) + "] for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
+}
+
+InferFn with_node_context(InferFn fn) {
+  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
+    Status s = fn(ctx, outputs);
+    if (s.is_ok()) return s;
+    return Status(s.code(), ctx.error(s.message()).message());
+  };
+}
+
+Status require_f32(const TensorType& type, const std::string& what) {
+  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
+  return Status::ok();
 }
 
 }  // namespace hetsched

@@ -9,16 +9,6 @@ namespace hetsched {
 
 namespace {
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = name;
@@ -55,11 +45,6 @@ InferFn binary_infer(std::vector<DType> allowed) {
   };
 }
 
-Status require_f32(const TensorType& type, const std::string& what) {
-  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
-  return Status::ok();
-}
-
 Status unary_f32_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_RETURN_IF_ERROR(require_f32(ctx.input_type(0), "input"));
   outputs[0] = ctx.input_type(0);
@@ -71,6 +56,15 @@ Status hard_sigmoid_infer(const InferContext& ctx, std::vector<TensorType>& outp
   HS_ASSIGN_OR_RETURN(float beta, ctx.attrs().get_float("beta", 0.5f));
   (void)alpha;
   (void)beta;
+  return unary_f32_infer(ctx, outputs);
+}
+
+// Gelu (opset 20): the exact form (erf) or, with approximate = "tanh", the
+// tanh approximation.
+Status gelu_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_ASSIGN_OR_RETURN(const std::string approximate, ctx.attrs().get_string("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh")
+    return invalid_argument("attribute 'approximate' is '" + approximate + "', expected none or tanh");
   return unary_f32_infer(ctx, outputs);
 }
 
@@ -117,6 +111,7 @@ void register_elementwise_ops(OpSchemaTable& table) {
        {"Relu", "Sigmoid", "Tanh", "Exp", "Sin", "Cos", "Reciprocal", "Sqrt", "Neg", "Abs", "HardSwish"})
     add_schema(table, op, 1, 1, unary_f32_infer);
   add_schema(table, "HardSigmoid", 1, 1, hard_sigmoid_infer);
+  add_schema(table, "Gelu", 1, 1, gelu_infer);
   add_schema(table, "Clip", 1, 3, clip_infer);
 }
 

@@ -62,16 +62,6 @@ Result<std::vector<int64_t>> constant_ints(const InferContext& ctx, size_t i, co
   return t->to_int64_vector();
 }
 
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
-
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, int min_outputs,
                 int max_outputs, bool is_compute, InferFn infer) {
   OpSchema schema;
@@ -204,8 +194,10 @@ Status pad_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
                                 " scalar like the data, got " + v.to_string());
     }
   }
-  if (ctx.num_inputs() > 3) return unsupported("input 3 (axes, opset 18) is not supported");
-  HS_ASSIGN_OR_RETURN(PadParams p, pad_params(ctx.attrs(), ctx.opset(), x.shape, ctx.input_constant(1), nullptr));
+  if (ctx.has_input(3) && !ctx.input_constant(3))
+    return unsupported("input 3 (axes) must be a constant (it decides the output shape)");
+  HS_ASSIGN_OR_RETURN(PadParams p,
+                      pad_params(ctx.attrs(), ctx.opset(), x.shape, ctx.input_constant(1), nullptr, ctx.input_constant(3)));
   const size_t rank = x.rank();
   Shape out = x.shape;
   for (size_t i = 0; i < rank; ++i) {
@@ -213,11 +205,13 @@ Status pad_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
     if (out[i] < 0)
       return invalid_argument("pads " + ints_to_string(p.pads) + " crop dim " + std::to_string(i) + " of " +
                               x.to_string() + " below 0");
+    if (p.mode == "wrap" && (p.pads[i] < 0 || p.pads[rank + i] < 0))
+      return unsupported("negative pads " + ints_to_string(p.pads) + " (cropping) in wrap mode are not supported");
     if (p.mode == "reflect" && (p.pads[i] >= x.shape[i] || p.pads[rank + i] >= x.shape[i]))
       return invalid_argument("reflect pads " + ints_to_string(p.pads) + " must be smaller than dim " +
                               std::to_string(i) + " of " + x.to_string());
-    if (p.mode == "edge" && x.shape[i] == 0 && out[i] > 0)
-      return invalid_argument("edge mode cannot pad the empty dim " + std::to_string(i) + " of " + x.to_string());
+    if ((p.mode == "edge" || p.mode == "wrap") && x.shape[i] == 0 && out[i] > 0)
+      return invalid_argument(p.mode + " mode cannot pad the empty dim " + std::to_string(i) + " of " + x.to_string());
   }
   outputs[0] = TensorType{x.dtype, std::move(out)};
   return Status::ok();
@@ -416,7 +410,25 @@ Result<std::vector<int64_t>> split_sizes(const Attributes& attrs, int opset, con
   } else {
     HS_ASSIGN_OR_RETURN(sizes, attrs.get_ints("split", {}));
   }
-  if (attrs.has("num_outputs")) return unsupported("attribute 'num_outputs' (opset 18) is not supported");
+  if (attrs.has("num_outputs")) {
+    if (opset < 18)
+      return invalid_argument("attribute 'num_outputs' exists from opset 18 on (graph opset " + std::to_string(opset) +
+                              ")");
+    if (split_input) return invalid_argument("takes input 1 (split) or attribute 'num_outputs', not both");
+    HS_ASSIGN_OR_RETURN(const int64_t n, attrs.get_int("num_outputs", 0));
+    if (n != static_cast<int64_t>(num_outputs))
+      return invalid_argument("attribute 'num_outputs' is " + std::to_string(n) + ", but the node has " +
+                              std::to_string(num_outputs) + " outputs");
+    // ONNX: chunks of ceil(dim / n), the last one smaller when n does not divide dim.
+    const int64_t chunk = (dim + n - 1) / n;
+    if (chunk * (n - 1) > dim)
+      return invalid_argument("axis " + std::to_string(axis) + " of size " + std::to_string(dim) + " cannot split into " +
+                              std::to_string(n) + " chunks of " + std::to_string(chunk) +
+                              " (the last chunk would be empty or negative)");
+    std::vector<int64_t> chunks(static_cast<size_t>(n), chunk);
+    chunks.back() = dim - chunk * (n - 1);
+    return chunks;
+  }
   if (sizes.empty()) {
     if (dim % static_cast<int64_t>(num_outputs) != 0)
       return invalid_argument("axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
@@ -438,12 +450,14 @@ Result<std::vector<int64_t>> split_sizes(const Attributes& attrs, int opset, con
 }
 
 Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& input, const Tensor* pads_input,
-                             const Tensor* value_input) {
+                             const Tensor* value_input, const Tensor* axes_input) {
   const size_t rank = input.size();
   PadParams p;
   HS_ASSIGN_OR_RETURN(p.mode, attrs.get_string("mode", "constant"));
-  if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge")
-    return invalid_argument("attribute 'mode' is '" + p.mode + "', expected constant, reflect or edge");
+  const bool known = p.mode == "constant" || p.mode == "reflect" || p.mode == "edge" || p.mode == "wrap";
+  if (!known || (p.mode == "wrap" && opset < 19))
+    return invalid_argument("attribute 'mode' is '" + p.mode + "', expected constant, reflect, edge" +
+                            (opset >= 19 ? " or wrap" : " (wrap from opset 19)"));
   if (opset <= 10) {
     if (pads_input)
       return invalid_argument("takes pads as an attribute before opset 11 (graph opset " + std::to_string(opset) + ")");
@@ -462,6 +476,29 @@ Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& in
       p.value = value_input->dtype() == DType::kFloat32 ? static_cast<double>(value_input->data<float>()[0])
                                                         : static_cast<double>(value_input->int_at(0));
   }
+  if (axes_input) {
+    if (opset < 18) return invalid_argument("input 3 (axes) exists from opset 18 on");
+    if ((axes_input->dtype() != DType::kInt64 && axes_input->dtype() != DType::kInt32) ||
+        axes_input->type().rank() != 1)
+      return invalid_argument("input 3 (axes) must be a 1-D i64 or i32 tensor, got " + axes_input->type().to_string());
+    const std::vector<int64_t> axes = axes_input->to_int64_vector();
+    if (p.pads.size() != 2 * axes.size())
+      return invalid_argument("pads " + ints_to_string(p.pads) + " must have 2 values per axis of " +
+                              ints_to_string(axes) + " (" + std::to_string(2 * axes.size()) + ")");
+    std::vector<int64_t> full(2 * rank, 0);
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto axis = normalize_axis(axes[i], static_cast<int64_t>(rank));
+      if (!axis) return invalid_argument("input 3 (axes) " + ints_to_string(axes) + ": " + axis.status().message());
+      const size_t a = static_cast<size_t>(*axis);
+      if (seen[a]) return invalid_argument("input 3 (axes) " + ints_to_string(axes) + " names axis " +
+                                           std::to_string(a) + " twice");
+      seen[a] = true;
+      full[a] = p.pads[i];
+      full[rank + a] = p.pads[axes.size() + i];
+    }
+    p.pads = std::move(full);
+  }
   if (p.pads.size() != 2 * rank)
     return invalid_argument("pads " + ints_to_string(p.pads) + " must have 2 values per dim of " +
                             shape_to_string(input) + " (" + std::to_string(2 * rank) + ")");
@@ -470,12 +507,12 @@ Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& in
 
 Result<ReduceParams> reduce_params(const std::string& op, const Attributes& attrs, int opset, const Shape& input,
                                    bool has_axes_input, const Tensor* axes_input) {
-  const bool axes_as_input = op == "ReduceSum" && opset >= 13;
+  const bool axes_as_input = (op == "ReduceSum" && opset >= 13) || opset >= 18;
   std::vector<int64_t> axes;
   if (axes_as_input) {
     if (attrs.has("axes"))
-      return invalid_argument("axes is input 1 of ReduceSum from opset 13 on, not an attribute (graph opset " +
-                              std::to_string(opset) + ")");
+      return invalid_argument("axes is input 1 of " + op + (op == "ReduceSum" ? " from opset 13" : " from opset 18") +
+                              " on, not an attribute (graph opset " + std::to_string(opset) + ")");
     if (has_axes_input) {
       if (!axes_input) return unsupported("input 1 (axes) must be known");
       if (axes_input->dtype() != DType::kInt64 || axes_input->type().rank() > 1)

@@ -24,31 +24,38 @@ Result<std::vector<int64_t>> shape_op_dims(const Attributes& attrs, const Shape&
 
 // Split: the size of each of `num_outputs` outputs along `axis` (already
 // normalised) of `input`. The sizes come from attribute `split` (opset <= 12)
-// or input 1 (opset >= 13); without them the axis is split evenly, which
-// requires it to divide.
+// or input 1 (opset >= 13). From opset 18 attribute `num_outputs` may say
+// how many equal chunks instead: ceil(dim / n) each, the last one smaller
+// when the axis does not divide (the ONNX rule). Given neither, the axis is
+// split evenly into the node's outputs, which requires it to divide.
 Result<std::vector<int64_t>> split_sizes(const Attributes& attrs, int opset, const Tensor* split_input,
                                          const Shape& input, int64_t axis, size_t num_outputs);
 
 struct PadParams {
   std::vector<int64_t> pads;  // ONNX order: all begins, then all ends; negative pads crop
-  std::string mode;           // "constant", "reflect" or "edge"
+  std::string mode;           // "constant", "reflect", "edge" or (opset 19) "wrap"
   double value = 0.0;         // fill of constant mode
 };
 // Pad: `pads`, `mode` and `value` are attributes before opset 11; from 11
-// pads is input 1 and the fill is the optional scalar input 2.
+// pads is input 1 and the fill is the optional scalar input 2; from 18 the
+// optional input 3 (axes) names the dims that `pads` covers (2 values per
+// axis), and the returned pads are expanded to every dim (0 elsewhere).
 // `pads_input` must be given from opset 11 on; `value_input` may be nullptr
-// (fill 0, or not known yet during shape inference).
+// (fill 0, or not known yet during shape inference), `axes_input` nullptr
+// when omitted.
 Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& input, const Tensor* pads_input,
-                             const Tensor* value_input);
+                             const Tensor* value_input, const Tensor* axes_input);
 
 struct ReduceParams {
   std::vector<bool> reduced;  // per input dim
   bool keepdims = true;
   bool noop = false;  // noop_with_empty_axes with no axes: the output is the input
 };
-// Reduce*: the axes come from attribute `axes`, except for ReduceSum from
-// opset 13, which takes them as optional input 1 (`has_axes_input` tells the
-// input is present, `axes_input` holds its values).
+// Reduce* (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd): the
+// axes come from attribute `axes`, except for ReduceSum from opset 13 and
+// every reduction from opset 18, which take them as optional input 1
+// (`has_axes_input` tells the input is present, `axes_input` holds its
+// values) with attribute noop_with_empty_axes.
 Result<ReduceParams> reduce_params(const std::string& op, const Attributes& attrs, int opset, const Shape& input,
                                    bool has_axes_input, const Tensor* axes_input);
 // The output shape of a reduction.

@@ -5,20 +5,11 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched {
 
 namespace {
-
-// Shape functions below report plain reasons; this puts "node 'n' (Op): " in
-// front and keeps the status code.
-InferFn with_node_context(InferFn fn) {
-  return [fn = std::move(fn)](const InferContext& ctx, std::vector<TensorType>& outputs) -> Status {
-    Status s = fn(ctx, outputs);
-    if (s.is_ok()) return s;
-    return Status(s.code(), ctx.error(s.message()).message());
-  };
-}
 
 void add_schema(OpSchemaTable& table, std::string name, int min_inputs, int max_inputs, int min_outputs,
                 int max_outputs, InferFn infer) {
@@ -38,11 +29,6 @@ std::string ints_to_string(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-Status require_f32(const TensorType& type, const std::string& what) {
-  if (type.dtype != DType::kFloat32) return invalid_argument(what + " must be f32, got " + type.to_string());
-  return Status::ok();
 }
 
 Result<bool> read_flag(const Attributes& attrs, const std::string& name, int64_t fallback) {
@@ -315,45 +301,16 @@ Status softmax_infer(const InferContext& ctx, std::vector<TensorType>& outputs) 
   return Status::ok();
 }
 
-// Axes come from the attribute (opset <= 17) or from a constant second input
-// (opset 18), never both.
+// Axes as attribute or (opset 18) input: reduce_params (ops_extra.h) reads
+// the form of the graph's opset, as for the other reductions.
 Status reduce_mean_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   const TensorType& x = ctx.input_type(0);
   HS_RETURN_IF_ERROR(require_f32(x, "input"));
-  const int64_t rank = static_cast<int64_t>(x.rank());
-  std::vector<int64_t> axes;
-  if (ctx.has_input(1)) {
-    if (ctx.attrs().has("axes")) return invalid_argument("axes are given both as attribute and as input 1");
-    const Tensor* t = ctx.input_constant(1);
-    if (!t) return unsupported("input 1 (axes) must be a constant");
-    if (t->dtype() != DType::kInt64 || t->shape().size() > 1)
-      return invalid_argument("input 1 (axes) must be a 1-D i64 tensor, got " + t->type().to_string());
-    axes = t->to_int64_vector();
-  } else {
-    HS_ASSIGN_OR_RETURN(axes, ctx.attrs().get_ints("axes", {}));
-  }
-  HS_ASSIGN_OR_RETURN(const bool keepdims, read_flag(ctx.attrs(), "keepdims", 1));
-  HS_ASSIGN_OR_RETURN(const bool noop_with_empty_axes, read_flag(ctx.attrs(), "noop_with_empty_axes", 0));
-  if (axes.empty() && noop_with_empty_axes) {
-    outputs[0] = x;
-    return Status::ok();
-  }
-  std::vector<bool> reduced(x.rank(), axes.empty());
-  for (int64_t axis : axes) {
-    auto a = normalize_axis(axis, rank);
-    if (!a) return invalid_argument("axes " + ints_to_string(axes) + ": " + a.status().message());
-    if (reduced[*a])
-      return invalid_argument("axes " + ints_to_string(axes) + " name axis " + std::to_string(*a) + " twice");
-    reduced[*a] = true;
-  }
-  Shape out;
-  for (size_t i = 0; i < x.rank(); ++i) {
-    if (!reduced[i])
-      out.push_back(x.shape[i]);
-    else if (keepdims)
-      out.push_back(1);
-  }
-  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  if (ctx.has_input(1) && !ctx.input_constant(1))
+    return unsupported("input 1 (axes) must be a constant (it decides the output shape)");
+  HS_ASSIGN_OR_RETURN(const ReduceParams p, reduce_params(ctx.node().op, ctx.attrs(), ctx.opset(), x.shape,
+                                                          ctx.has_input(1), ctx.input_constant(1)));
+  outputs[0] = TensorType{DType::kFloat32, p.noop ? x.shape : reduced_shape(x.shape, p)};
   return Status::ok();
 }
 

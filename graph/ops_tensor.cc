@@ -1,7 +1,7 @@
 // Shape inference for the data-movement ops: Transpose, Reshape, Flatten,
 // Identity, Squeeze, Unsqueeze, Concat, Slice, Gather, GatherElements, Resize.
 //
-// Every op follows ONNX semantics for opsets 9 to 17. Shapes must come out
+// Every op follows ONNX semantics for opsets 9 to 21. Shapes must come out
 // static, so every input that decides an output shape (Reshape's shape,
 // Slice's starts/ends, Resize's scales/sizes, ...) must be a constant.
 #include <algorithm>
@@ -380,11 +380,51 @@ Result<const Tensor*> optional_constant(const InferContext& ctx, size_t i, const
   return t;
 }
 
+// Opset 18's attributes, in the forms every engine runs unchanged: axes
+// naming every dim in order (scales and sizes then cover every dim, as
+// without axes), keep_aspect_ratio_policy 'stretch' (or any policy with
+// scales, which it does not affect), antialias where it changes nothing
+// (nearest mode, or no axis shrinking). Other forms are refused by name.
+// Axes are checked first: with other axes, scales and sizes have fewer values.
+Status check_resize_axes(const InferContext& ctx, int64_t rank) {
+  if (ctx.opset() >= 18 && ctx.attrs().has("axes")) {
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> raw, on_node(ctx, ctx.attrs().get_ints("axes", {})));
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, normalize_axes(ctx, raw, rank));
+    std::vector<int64_t> all(static_cast<size_t>(rank));
+    std::iota(all.begin(), all.end(), 0);
+    if (axes != all)
+      return ctx.unsupported_error("attribute 'axes' = " + ints_to_string(raw) +
+                                   " is not supported (accepted: every dim in order, " + ints_to_string(all) + ")");
+  }
+  return Status::ok();
+}
+
+Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, const Shape& in, const Shape& out) {
+  if (ctx.opset() < 18) return Status::ok();
+  HS_RETURN_IF_ERROR(check_choice(ctx, "keep_aspect_ratio_policy", "stretch",
+                                  by_scales ? std::vector<std::string_view>{"stretch", "not_larger", "not_smaller"}
+                                            : std::vector<std::string_view>{"stretch"},
+                                  {"not_larger", "not_smaller"}));
+  HS_ASSIGN_OR_RETURN(const int64_t antialias, on_node(ctx, ctx.attrs().get_int("antialias", 0)));
+  if (antialias != 0 && antialias != 1)
+    return ctx.error("attribute 'antialias' must be 0 or 1, got " + std::to_string(antialias));
+  HS_ASSIGN_OR_RETURN(const std::string mode, on_node(ctx, ctx.attrs().get_string("mode", "nearest")));
+  if (antialias == 1 && mode != "nearest")
+    for (size_t d = 0; d < in.size(); ++d)
+      if (out[d] < in[d])
+        return ctx.unsupported_error("attribute 'antialias' = 1 when shrinking dim " + std::to_string(d) + " (" +
+                                     std::to_string(in[d]) + " -> " + std::to_string(out[d]) +
+                                     ") is not supported (accepted: antialias 0, or 1 with mode nearest or no dim "
+                                     "shrinking)");
+  return Status::ok();
+}
+
 Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   const TensorType& x = ctx.input_type(0);
   if (x.dtype != DType::kFloat32 || x.rank() != 4)
     return ctx.unsupported_error("only 4-D NCHW f32 input is supported, got " + x.to_string());
   HS_RETURN_IF_ERROR(check_choice(ctx, "mode", "nearest", {"nearest", "linear"}, {"cubic"}));
+  HS_RETURN_IF_ERROR(check_resize_axes(ctx, static_cast<int64_t>(x.rank())));
   const Tensor* scales = nullptr;
   const Tensor* sizes = nullptr;
   if (ctx.opset() < 11) {
@@ -430,6 +470,7 @@ Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
       return ctx.unsupported_error("only H and W can be resized; sizes " + ints_to_string(out_shape) +
                                    " change N or C of " + x.to_string());
   }
+  HS_RETURN_IF_ERROR(check_resize_opset18_attributes(ctx, scales != nullptr, x.shape, out_shape));
   for (size_t d = 2; d < 4; ++d)
     if (out_shape[d] <= 0)
       return ctx.error("resizes dim " + std::to_string(d) + " of " + x.to_string() + " to " +

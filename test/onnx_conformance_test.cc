@@ -1,5 +1,8 @@
-// The ONNX backend node tests (Debian's libonnx-testdata) on every delegate
-// that claims their ops.
+// The ONNX backend node tests on every delegate that claims their ops: the
+// 932 cases of Debian's libonnx-testdata (ONNX 1.12, opsets up to 17) and
+// the opset 18-21 cases of ONNX 1.23 whose ops hetsched has
+// (test/data/onnx_node_opset18_21, chosen by
+// scripts/models/select_node_tests.py).
 //
 // A case is "supported" on a delegate when the model imports (every node in
 // hetsched's op set, tensors of hetsched dtypes) and the delegate's
@@ -356,15 +359,65 @@ Report run_all(const std::vector<fs::path>& cases, const Target& target) {
 
 class OnnxConformanceTest : public ::testing::TestWithParam<Target> {};
 
+// A set of node tests, counted apart in the summary.
+struct Suite {
+  std::string label;
+  fs::path root;
+};
+
+std::vector<Suite> suites() {
+  return {{"onnx 1.12", testing::kOnnxNodeTestRoot},
+          {"opsets 18-21", testing::source_path("test/data/onnx_node_opset18_21")}};
+}
+
+// "12 pass, 0 fail, 30 unsupported (delegate 3, import 27) of 42 cases"
+std::string count_line(const std::vector<const CaseResult*>& results) {
+  std::map<Outcome, size_t> by_outcome;
+  // Unsupported cases by the step that refused them: dtype (test data types),
+  // import (ops outside the op set), load (shape inference), folded, delegate.
+  std::map<std::string, int> refused_by;
+  for (const CaseResult* r : results) {
+    ++by_outcome[r->outcome];
+    if (r->outcome == Outcome::kUnsupported) ++refused_by[r->detail.substr(0, r->detail.find(':'))];
+  }
+  std::ostringstream line;
+  line << by_outcome[Outcome::kPass] << " pass, " << by_outcome[Outcome::kFail] << " fail, "
+       << by_outcome[Outcome::kUnsupported] << " unsupported (";
+  bool first = true;
+  for (const auto& [step, count] : refused_by) {
+    line << (first ? "" : ", ") << step << " " << count;
+    first = false;
+  }
+  line << ") of " << results.size() << " cases";
+  return line.str();
+}
+
 TEST_P(OnnxConformanceTest, EverySupportedCasePasses) {
   const Target& target = GetParam();
-  if (!fs::exists(testing::kOnnxNodeTestRoot))
-    GTEST_SKIP() << "no ONNX node tests at " << testing::kOnnxNodeTestRoot << " (Debian package libonnx-testdata)";
-  std::vector<fs::path> cases = testing::list_onnx_node_tests(testing::kOnnxNodeTestRoot);
-  ASSERT_FALSE(cases.empty());
+  const std::vector<Suite> all_suites = suites();
+  std::vector<fs::path> cases;
+  std::vector<size_t> suite_of;  // per case, its index in suites()
+  std::vector<std::string> missing;
+  for (size_t s = 0; s < all_suites.size(); ++s) {
+    const Suite& suite = all_suites[s];
+    if (!fs::exists(suite.root)) {
+      missing.push_back(suite.label + " at " + suite.root.string());
+      continue;
+    }
+    for (fs::path& c : testing::list_onnx_node_tests(suite.root)) {
+      cases.push_back(std::move(c));
+      suite_of.push_back(s);
+    }
+  }
+  for (const std::string& m : missing) std::cout << "[conformance] no node tests " << m << "\n";
+  if (cases.empty()) GTEST_SKIP() << "no ONNX node tests (Debian package libonnx-testdata)";
   // For debugging one op: HETSCHED_CONFORMANCE_FILTER=<substring of case names>.
   if (const char* filter = std::getenv("HETSCHED_CONFORMANCE_FILTER")) {
-    std::erase_if(cases, [&](const fs::path& p) { return p.filename().string().find(filter) == std::string::npos; });
+    for (size_t i = cases.size(); i-- > 0;)
+      if (cases[i].filename().string().find(filter) == std::string::npos) {
+        cases.erase(cases.begin() + static_cast<std::ptrdiff_t>(i));
+        suite_of.erase(suite_of.begin() + static_cast<std::ptrdiff_t>(i));
+      }
     if (cases.empty()) GTEST_SKIP() << "no case matches HETSCHED_CONFORMANCE_FILTER=" << filter;
   }
   // HETSCHED_CONFORMANCE_NO_FORK=1 runs the cases in this process (under a debugger).
@@ -378,26 +431,24 @@ TEST_P(OnnxConformanceTest, EverySupportedCasePasses) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::map<Outcome, std::vector<const CaseResult*>> by_outcome;
-  // Unsupported cases by the step that refused them: dtype (test data types),
-  // import (ops outside the op set), load (shape inference), folded, delegate.
-  std::map<std::string, int> refused_by;
-  for (const CaseResult& r : report.results) {
+  std::vector<const CaseResult*> all;
+  std::vector<std::vector<const CaseResult*>> by_suite(all_suites.size());
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    const CaseResult& r = report.results[i];
     by_outcome[r.outcome].push_back(&r);
-    if (r.outcome == Outcome::kUnsupported) ++refused_by[r.detail.substr(0, r.detail.find(':'))];
+    all.push_back(&r);
+    by_suite[suite_of[i]].push_back(&r);
   }
   const size_t passed = by_outcome[Outcome::kPass].size();
   const size_t failed = by_outcome[Outcome::kFail].size();
   const size_t skipped = by_outcome[Outcome::kUnsupported].size();
 
   std::ostringstream summary;
-  summary << "[conformance] " << target.label << ": " << passed << " pass, " << failed << " fail, " << skipped
-          << " unsupported (";
-  bool first = true;
-  for (const auto& [step, count] : refused_by) {
-    summary << (first ? "" : ", ") << step << " " << count;
-    first = false;
-  }
-  summary << ") of " << cases.size() << " cases in " << std::fixed << std::setprecision(1) << seconds << " s";
+  summary << "[conformance] " << target.label << ": " << count_line(all) << " in " << std::fixed
+          << std::setprecision(1) << seconds << " s";
+  for (size_t s = 0; s < all_suites.size(); ++s)
+    if (!by_suite[s].empty())
+      summary << "\n[conformance] " << target.label << " (" << all_suites[s].label << "): " << count_line(by_suite[s]);
   std::ostringstream text;
   for (const CaseResult* r : by_outcome[Outcome::kUnsupported])
     text << "[conformance] " << target.label << " unsupported " << r->name << ": " << r->detail << "\n";

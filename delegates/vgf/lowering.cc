@@ -122,7 +122,11 @@ Status check_node(const Graph& g, const Node& n) {
     const Tensor* value = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? g.value(n.inputs[2]).constant.get() : nullptr;
     if (g.opset() > 10 && (!pads || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !value)))
       return unsupported("pads or fill value computed at run time: a VGF pad takes constants");
-    HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, pads, value));
+    const Tensor* axes = n.inputs.size() > 3 && n.inputs[3] != kNoValue ? g.value(n.inputs[3]).constant.get() : nullptr;
+    if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && !axes)
+      return unsupported("pad axes computed at run time: a VGF pad takes constants");
+    HS_ASSIGN_OR_RETURN(const PadParams p,
+                        pad_params(n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, pads, value, axes));
     if (p.mode != "constant") return unsupported("pad mode '" + p.mode + "': TOSA pad fills a constant");
     if (std::any_of(p.pads.begin(), p.pads.end(), [](int64_t v) { return v < 0; }))
       return unsupported("negative pads " + ints_text(p.pads) + " crop: not lowered to VGF");
@@ -1003,7 +1007,8 @@ class Lowerer {
     const auto constant_input = [&](size_t i) -> const Tensor* {
       return i < n.inputs.size() && n.inputs[i] != kNoValue ? g_.value(n.inputs[i]).constant.get() : nullptr;
     };
-    HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(n.attrs, g_.opset(), x.logical, constant_input(1), constant_input(2)));
+    HS_ASSIGN_OR_RETURN(const PadParams p, pad_params(n.attrs, g_.opset(), x.logical, constant_input(1), constant_input(2),
+                                                      constant_input(3)));
     const size_t rank = x.logical.size();
     PadAttr attr;
     attr.pad_const = static_cast<float>(p.value);

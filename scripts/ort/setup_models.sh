@@ -6,7 +6,10 @@
 #   det  ch_PP-OCRv4_det_infer.onnx           1x3x640x640
 #   cls  ch_ppocr_mobile_v2.0_cls_infer.onnx  1x3x48x192
 # each with the "page" input generator (scripts/ort/common.js), seed 1, and
-# ORT's CPU execution provider on 1 thread.
+# ORT's CPU execution provider on 1 thread; and the opset 18-21 models of
+# test/data/models18 (PyTorch 2.11's dynamo exporter, weights in .onnx.data):
+#   encoder_op18  1x64x128    decoder_op20  1x64x128    vit_op21  1x3x32x32
+# with the "ppocr" generator (uniform in [-1, 1)), seed 1, 1 thread.
 #
 # usage: setup_models.sh MANIFEST
 # Writes MANIFEST as key=value lines: status=ready plus det_model,
@@ -47,21 +50,31 @@ fi
 eval "$paths"
 export HETSCHED_ORT_MODULES
 
-reference() {  # reference MODEL SHAPE → prints the reference.json path
-  local stem
+reference() {  # reference MODEL SHAPE [DIST] → prints the reference.json path
+  local stem dist="${3:-$kDist}"
   stem="$(basename "$1" .onnx)"
-  node "$script_dir/make_reference.js" --model "$1" --shape "$2" --seed "$kSeed" --dist "$kDist" \
-    --threads "$kThreads" --out "$cache/references/${stem}_${2}_${kDist}_s${kSeed}"
+  node "$script_dir/make_reference.js" --model "$1" --shape "$2" --seed "$kSeed" --dist "$dist" \
+    --threads "$kThreads" --out "$cache/references/${stem}_${2}_${dist}_s${kSeed}"
 }
 
 det_ref="$(reference "$HETSCHED_DET_MODEL" 1x3x640x640)"
 cls_ref="$(reference "$HETSCHED_CLS_MODEL" 1x3x48x192)"
+models18="$script_dir/../../test/data/models18"
+encoder_ref="$(reference "$models18/encoder_op18.onnx" 1x64x128 ppocr)"
+decoder_ref="$(reference "$models18/decoder_op20.onnx" 1x64x128 ppocr)"
+vit_ref="$(reference "$models18/vit_op21.onnx" 1x3x32x32 ppocr)"
 cat > "$manifest.part" <<EOF
 status=ready
 det_model=$HETSCHED_DET_MODEL
 det_reference=$det_ref
 cls_model=$HETSCHED_CLS_MODEL
 cls_reference=$cls_ref
+encoder_op18_model=$(cd "$models18" && pwd)/encoder_op18.onnx
+encoder_op18_reference=$encoder_ref
+decoder_op20_model=$(cd "$models18" && pwd)/decoder_op20.onnx
+decoder_op20_reference=$decoder_ref
+vit_op21_model=$(cd "$models18" && pwd)/vit_op21.onnx
+vit_op21_reference=$vit_ref
 ort_modules=$HETSCHED_ORT_MODULES
 EOF
 mv "$manifest.part" "$manifest"

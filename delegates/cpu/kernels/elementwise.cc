@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "delegates/cpu/kernels/kernel_util.h"
 #include "graph/op_schema.h"
@@ -103,6 +104,28 @@ Status hard_sigmoid_kernel(const KernelContext& ctx) {
   return run_unary(ctx, [=](float x) { return std::max(0.f, std::min(1.f, alpha * x + beta)); });
 }
 
+// ONNX Gelu (opset 20), in double so the reference loses nothing:
+// x/2 (1 + erf(x/sqrt 2)), or with approximate "tanh"
+// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Status gelu_kernel(const KernelContext& ctx) {
+  Result<std::string> approximate = ctx.attrs().get_string("approximate", "none");
+  if (!approximate.is_ok()) return approximate.status();
+  const bool use_tanh = approximate.value() == "tanh";
+  if (!use_tanh && approximate.value() != "none")
+    return invalid_argument("attribute 'approximate' is '" + approximate.value() + "', expected none or tanh");
+  if (use_tanh) {
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    return run_unary(ctx, [=](float x) {
+      const double v = x;
+      return static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
+    });
+  }
+  return run_unary(ctx, [](float x) {
+    const double v = x;
+    return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  });
+}
+
 // Reads Clip's bound from input `i` (opset >= 11) when it is given.
 Result<float> clip_bound(const KernelContext& ctx, size_t i, float fallback) {
   if (!ctx.has_input(i)) return fallback;
@@ -150,6 +173,7 @@ void register_elementwise_kernels(KernelTable& table) {
       with_node_context(unary_kernel([](float x) { return x * std::max(0.f, std::min(1.f, x * (1.f / 6.f) + 0.5f)); }));
   table["HardSigmoid"] = with_node_context(hard_sigmoid_kernel);
   table["Clip"] = with_node_context(clip_kernel);
+  table["Gelu"] = with_node_context(gelu_kernel);
 }
 
 }  // namespace hetsched::cpu

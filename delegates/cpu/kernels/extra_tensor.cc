@@ -137,6 +137,9 @@ std::vector<int64_t> pad_map(int64_t in, int64_t out, int64_t begin, const std::
         i = -1;
       } else if (mode == "edge") {
         i = i < 0 ? 0 : in - 1;
+      } else if (mode == "wrap") {
+        // numpy's wrap: the dim repeats periodically, however far the pads reach.
+        i = ((i % in) + in) % in;
       } else {
         // reflect without repeating the edge: -1 → 1, in → in - 2
         const int64_t period = 2 * (in - 1);
@@ -193,7 +196,7 @@ Status pad_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   HS_ASSIGN_OR_RETURN(const PadParams p,
                       pad_params(ctx.attrs(), ctx.opset, x.shape(), ctx.has_input(1) ? &ctx.in(1) : nullptr,
-                                 ctx.has_input(2) ? &ctx.in(2) : nullptr));
+                                 ctx.has_input(2) ? &ctx.in(2) : nullptr, ctx.has_input(3) ? &ctx.in(3) : nullptr));
   const size_t rank = x.shape().size();
   Shape out_shape = x.shape();
   std::vector<std::vector<int64_t>> maps(rank);

@@ -130,5 +130,6 @@ void register_pool_kernels(KernelTable& table);     // pool.cc: MaxPool, Average
 void register_matmul_kernels(KernelTable& table);   // matmul.cc: MatMul, Gemm
 void register_reduce_kernels(KernelTable& table);   // reduce.cc: ReduceMean
 void register_softmax_kernels(KernelTable& table);  // softmax.cc: Softmax
+void register_norm_kernels(KernelTable& table);     // norm.cc: LayerNormalization, GroupNormalization
 
 }  // namespace hetsched::cpu

@@ -54,6 +54,7 @@ void register_nn_kernels(KernelTable& table) {
   register_matmul_kernels(table);
   register_reduce_kernels(table);
   register_softmax_kernels(table);
+  register_norm_kernels(table);
 }
 
 }  // namespace hetsched::cpu

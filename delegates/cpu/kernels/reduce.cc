@@ -4,38 +4,30 @@
 
 #include "delegates/cpu/kernels/kernel_util.h"
 #include "graph/op_schema.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched::cpu {
 
 namespace {
 
-// Axes come from the attribute (opset <= 17) or from input 1 (opset 18).
-// Each output element is the mean of the sub-block the reduced dims span,
-// summed in double so that the oracle does not lose precision on long
-// reductions.
+// Axes as attribute or (opset 18) input, read by reduce_params as shape
+// inference reads them. Each output element is the mean of the sub-block
+// the reduced dims span, summed in double so that the oracle does not lose
+// precision on long reductions.
 Status reduce_mean_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (x.dtype() != DType::kFloat32) return invalid_argument("input must be f32, got " + x.type().to_string());
-  std::vector<int64_t> axes;
-  if (ctx.has_input(1)) {
-    axes = ctx.in(1).to_int64_vector();
-  } else {
-    HS_ASSIGN_OR_RETURN(axes, ctx.attrs().get_ints("axes", {}));
-  }
-  HS_ASSIGN_OR_RETURN(const int64_t keepdims, ctx.attrs().get_int("keepdims", 1));
-  HS_ASSIGN_OR_RETURN(const int64_t noop_with_empty_axes, ctx.attrs().get_int("noop_with_empty_axes", 0));
+  HS_ASSIGN_OR_RETURN(const ReduceParams p, reduce_params(ctx.node.op, ctx.attrs(), ctx.opset, x.shape(),
+                                                          ctx.has_input(1), ctx.has_input(1) ? &ctx.in(1) : nullptr));
   const Shape& shape = x.shape();
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (axes.empty() && noop_with_empty_axes) {
+  if (p.noop) {
     HS_RETURN_IF_ERROR(check_output(ctx, 0, x.type()));
     std::copy_n(x.data<float>(), x.num_elements(), ctx.out(0).data<float>());
     return Status::ok();
   }
-  std::vector<bool> reduced(shape.size(), axes.empty());
-  for (int64_t a : axes) {
-    HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(a, rank));
-    reduced[axis] = true;
-  }
+  const std::vector<bool>& reduced = p.reduced;
+  const bool keepdims = p.keepdims;
 
   // Kept and reduced dims with their input strides, outermost first.
   Shape out_shape, kept_dims, kept_strides, red_dims, red_strides;
