@@ -1,6 +1,7 @@
 #include "cli/model_calibration.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 #include "cli/tensor_io.h"
 #include "graph/op_work.h"
 #include "partitioner/partition_plan.h"
+#include "partitioner/plan_cost.h"  // measured_seconds
 #include "scheduler/compiler.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/session.h"
@@ -42,6 +44,46 @@ Result<std::vector<RunStats>> profiled_runs(const Graph& graph, Profile profile,
   return runs;
 }
 
+// A host island takes longer than its nodes inside one large island: it
+// copies what crosses its edges, converts rank-4 values between the
+// request's NCHW and XNNPACK's NHWC, and finds them colder in the caches.
+// What its p50 exceeds its nodes' measured times and the island cost by,
+// summed over every host island of every plan, per byte of their edges, is
+// the delegate's edge_gbps (DelegateCosts): the probe's 8 MiB chain sees
+// only the copies, on warm caches.
+struct HostIsland {
+  std::string delegate;
+  std::vector<NodeId> nodes;
+  double ms = 0;     // p50
+  double bytes = 0;  // copied at its edges: inputs and outputs
+};
+
+void fit_edges(const Graph& graph, const std::string& model, const std::vector<HostIsland>& islands, CostTable& table,
+               ModelCalibration& out) {
+  std::map<std::string, std::pair<double, double>> extra;  // delegate → (bytes, seconds)
+  for (const HostIsland& island : islands) {
+    auto it = table.delegates.find(island.delegate);
+    if (it == table.delegates.end()) continue;
+    const DelegateCosts& costs = it->second;
+    double nodes_s = costs.island_us * 1e-6;
+    for (NodeId n : island.nodes) nodes_s += measured_seconds(graph, n, costs).value_or(0.0);
+    auto& [bytes, seconds] = extra[island.delegate];
+    bytes += island.bytes;
+    seconds += std::max(0.0, island.ms * 1e-3 - nodes_s);
+  }
+  constexpr double kMinBytes = 1 << 20;  // below this, the edges are lost in the noise
+  for (const auto& [name, e] : extra) {
+    const auto [bytes, seconds] = e;
+    if (bytes < kMinBytes || seconds <= 0) continue;
+    DelegateCosts& costs = table.delegates.at(name);
+    costs.edge_gbps = significant(bytes / seconds * 1e-9);
+    char line[160];
+    std::snprintf(line, sizeof line, "%s edges: %.1f MB over its islands in all plans, %.3f ms beyond their nodes: "
+                  "edge_gbps %g", name.c_str(), bytes * 1e-6, seconds * 1e3, costs.edge_gbps);
+    out.notes.push_back(model + ": " + line);
+  }
+}
+
 }  // namespace
 
 Result<ModelCalibration> calibrate_model(const Profile& profile, const std::string& model, const InputShapes& shapes,
@@ -58,6 +100,7 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
   // only for signatures its own plan did not time.
   using Times = std::map<std::string, std::map<std::string, std::vector<double>>>;
   Times own, others;
+  std::vector<HostIsland> host_islands;  // of every plan, for fit_edges
   std::map<std::string, std::string> device_class_of;
   for (const std::string& first : known_delegate_names()) {
     if (!profile.delegate_enabled(first)) continue;
@@ -109,6 +152,9 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
         pieces_ms += piece.p50_ms;
       }
       const bool device = delegate->memory_kind() == MemoryDomain::Kind::kDevice;
+      if (!device)
+        host_islands.push_back({island.delegate, island.nodes, median(island_runs[label]),
+                                static_cast<double>(island.input_bytes + island.output_bytes)});
       if (pieces_ms == 0) {
         if (!device) continue;  // a host island's time is mostly not its nodes'
         share(island.nodes, median(island_runs[label]));
@@ -133,6 +179,7 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
     out.notes.push_back(model + ": " + delegate_name + " " + std::to_string(by_signature.size()) +
                         " op signatures measured");
   }
+  fit_edges(graph, model, host_islands, table, out);
   for (const std::string& name : known_delegate_names())
     if (profile.delegate_enabled(name) && !times.count(name))
       out.notes.push_back(model + ": " + name + " ran none of its nodes: roofline kept");
