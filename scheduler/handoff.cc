@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "scheduler/layout.h"
+#include "scheduler/host_copy.h"
 #include "shared_gpu/host_access.h"
 #include "sync/step_sync.h"
 
@@ -74,7 +75,7 @@ class UploadStep final : public StepRunner {
     if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), true);
     else
-      std::memcpy(dst, src, type_.byte_size());
+      host_copy(dst, src, type_.byte_size());
     if (!staging_.copy) return Status::ok();  // host writes to coherent memory are visible to later submits
     const GpuStepSync sync = plan_gpu_step(state.mode, call.wait_value);
     HS_ASSIGN_OR_RETURN(const uint64_t value, to_.transfers->submit(staging_.copy, sync, call.before, call.after));
@@ -147,7 +148,7 @@ class ReadbackStep final : public StepRunner {
     if (needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), false);
     else
-      std::memcpy(dst, src, type_.byte_size());
+      host_copy(dst, src, type_.byte_size());
     return Status::ok();
   }
 
