@@ -130,11 +130,19 @@ Result<Graph> movement_graph() {
   return b.build();
 }
 
-// Host → one GPU node → host: an upload and a readback of `shape`.
-Result<Graph> handoff_graph(Shape shape) {
+// A CPU node → a GPU node → a CPU node (pinned by name): an upload and a
+// readback of `shape` between two CPU islands, as a model's transitions run
+// them: next to the CPU delegate's threads, which spin a while after each
+// island (a lone 4 MiB upload probe read 0.2 ms for a 6 MiB upload that
+// took 0.63 ms between two CPU islands on the H100 machine). Without a CPU
+// delegate, the host's own bytes go up and come back.
+Result<Graph> handoff_graph(Shape shape, bool cpu_around) {
   GraphBuilder b("calibrate_handoff");
   ValueId x = b.input("x", {DType::kFloat32, std::move(shape)});
-  b.output(b.op("Relu", {x}, {}, "on_gpu"));
+  if (cpu_around) x = b.op("Relu", {x}, {}, "on_cpu_before");
+  x = b.op("Relu", {x}, {}, "on_gpu");
+  if (cpu_around) x = b.op("Relu", {x}, {}, "on_cpu_after");
+  b.output(x);
   return b.build();
 }
 
@@ -509,11 +517,19 @@ class Calibrator {
 
   // Upload and readback through one GPU node, at two sizes.
   void calibrate_upload_readback(const std::string& gpu) {
-    const Profile profile = probe_profile(profile_, {gpu});
+    const bool cpu = profile_.delegate_enabled("cpu");
+    std::vector<std::string> on{gpu};
+    if (cpu) on.push_back("cpu");
+    Profile profile = probe_profile(profile_, on);
+    profile.partition.pins = {{"", "on_gpu", gpu}};
+    if (cpu) {
+      profile.partition.pins.push_back({"", "on_cpu_before", "cpu"});
+      profile.partition.pins.push_back({"", "on_cpu_after", "cpu"});
+    }
     std::map<CutKind, double> small, large;
     for (int64_t elements : {kSmallElements, kLargeElements}) {
       step("handoffs", "upload/readback " + std::to_string(elements * 4 / 1024) + " KiB");
-      Result<ProbeTiming> t = time(handoff_graph({1, elements}), profile, {gpu});
+      Result<ProbeTiming> t = time(handoff_graph({1, elements}, cpu), profile, on);
       if (!t.is_ok()) {
         out_.notes.push_back("handoffs: upload and readback not measured (" + t.status().message() +
                              "): built-in figures");

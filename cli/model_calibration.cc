@@ -84,53 +84,6 @@ void fit_edges(const Graph& graph, const std::string& model, const std::vector<H
   }
 }
 
-// Per handoff kind, the bytes and times of every handoff step of every
-// plan's runs.
-struct HandoffTimes {
-  std::map<CutKind, std::pair<double, double>> by_kind;  // (bytes, seconds), summed
-  std::map<CutKind, int> count;
-};
-
-// The value a handoff label names: "upload 'x' host → vulkan#0" → x.
-std::string handoff_value(const std::string& label) {
-  const size_t open = label.find('\'');
-  const size_t close = open == std::string::npos ? open : label.find('\'', open + 1);
-  return close == std::string::npos ? std::string() : label.substr(open + 1, close - open - 1);
-}
-
-void collect_handoffs(const Graph& graph, const std::vector<RunStats>& runs, HandoffTimes& out) {
-  for (const RunStats& run : runs)
-    for (const TraceEvent& e : run.events) {
-      if (e.track != "handoffs" || e.op) continue;
-      const std::optional<CutKind> kind = handoff_kind(e.name);
-      const ValueId v = graph.find_value(handoff_value(e.name));
-      if (!kind || v == kNoValue || !graph.value(v).type.is_static()) continue;
-      auto& [bytes, seconds] = out.by_kind[*kind];
-      bytes += static_cast<double>(graph.value(v).type.byte_size());
-      seconds += e.ms * 1e-3;
-      out.count[*kind]++;
-    }
-}
-
-// The probes time handoffs of 16 KiB and 4 MiB alone; a model's own ones
-// run next to its islands, on the sizes it has (on the H100 machine a
-// 6 MiB upload between two CPU islands took 0.63 ms, the probe's line said
-// 0.2). Each kind's bandwidth refitted to the model's handoffs, keeping the
-// probe's latency, when they moved at least 1 MiB.
-void fit_handoffs(const std::string& model, const HandoffTimes& h, CostTable& table, ModelCalibration& out) {
-  for (const auto& [kind, e] : h.by_kind) {
-    const auto [bytes, seconds] = e;
-    TransferCost& cost = table.transfer(kind);
-    const double moving = seconds - h.count.at(kind) * cost.latency_us * 1e-6;
-    if (bytes < (1 << 20) || moving <= 0) continue;
-    cost.gbps = significant(bytes / moving * 1e-9);
-    char line[160];
-    std::snprintf(line, sizeof line, "%s: %d steps, %.1f MB in %.3f ms: %g GB/s", std::string(cut_kind_name(kind)).c_str(),
-                  h.count.at(kind), bytes * 1e-6, seconds * 1e3, cost.gbps);
-    out.notes.push_back(model + ": handoffs " + line);
-  }
-}
-
 }  // namespace
 
 Result<ModelCalibration> calibrate_model(const Profile& profile, const std::string& model, const InputShapes& shapes,
@@ -148,7 +101,6 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
   using Times = std::map<std::string, std::map<std::string, std::vector<double>>>;
   Times own, others;
   std::vector<HostIsland> host_islands;  // of every plan, for fit_edges
-  HandoffTimes handoffs;                 // of every plan, for fit_handoffs
   std::map<std::string, std::string> device_class_of;
   for (const std::string& first : known_delegate_names()) {
     if (!profile.delegate_enabled(first)) continue;
@@ -168,7 +120,6 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
         if (!e.op && e.name.rfind("island ", 0) == 0 && (e.gpu_clock || e.track.rfind("gpu:", 0) != 0))
           island_runs[e.name].push_back(e.ms);
     const OpProfile ops = summarize_op_profile(*runs);
-    collect_handoffs(graph, *runs, handoffs);
     for (const PlannedIsland& island : planned.plan.islands) {
       const std::string label = "island " + std::to_string(island.id) + " (" + island.delegate + ")";
       const Delegate* delegate = planned.delegates.find(island.delegate);
@@ -229,7 +180,6 @@ Result<ModelCalibration> calibrate_model(const Profile& profile, const std::stri
                         " op signatures measured");
   }
   fit_edges(graph, model, host_islands, table, out);
-  fit_handoffs(model, handoffs, table, out);
   for (const std::string& name : known_delegate_names())
     if (profile.delegate_enabled(name) && !times.count(name))
       out.notes.push_back(model + ": " + name + " ran none of its nodes: roofline kept");
