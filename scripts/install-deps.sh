@@ -14,6 +14,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy
+  graphviz
 )
 # Node.js and npm fetch the real models and run ONNX Runtime for references
 # (scripts/fetch-models.sh). A node already on PATH is kept: NodeSource's

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: install what is missing, build with warnings as errors,
+# The whole test suite: install what is missing, build (scripts/build.sh: the
+# same build as scripts/demo.sh, warnings as errors),
 # run every test through ctest, then the CPU concurrency tests under
 # ThreadSanitizer (scripts/tsan.sh, its own build-tsan/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHETSCHED_WERROR=ON >/dev/null
-cmake --build build
+bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 bash scripts/tsan.sh
