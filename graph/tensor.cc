@@ -57,7 +57,16 @@ std::string TensorType::to_string() const { return std::string(dtype_name(dtype)
 // 64 bytes: a cache line, and the widest SIMD load (AVX-512) any kernel uses.
 constexpr size_t kTensorAlignment = 64;
 
-void AlignedBuffer::Free::operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kTensorAlignment)); }
+void AlignedBuffer::Free::operator()(std::byte* p) const {
+  if (!borrowed) ::operator delete[](p, std::align_val_t(kTensorAlignment));
+}
+
+AlignedBuffer AlignedBuffer::borrow(std::byte* data, size_t bytes) {
+  AlignedBuffer b;
+  b.size_ = bytes;
+  b.data_ = std::unique_ptr<std::byte[], Free>(data, Free{true});
+  return b;
+}
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
@@ -87,6 +96,13 @@ Tensor Tensor::uninitialized(TensorType type) {
   Tensor t;
   t.type_ = std::move(type);
   t.buffer_ = AlignedBuffer::uninitialized(t.type_.is_static() ? t.type_.byte_size() : 0);
+  return t;
+}
+
+Tensor Tensor::borrow(TensorType type, void* data) {
+  Tensor t;
+  t.type_ = std::move(type);
+  t.buffer_ = AlignedBuffer::borrow(static_cast<std::byte*>(data), t.type_.is_static() ? t.type_.byte_size() : 0);
   return t;
 }
 

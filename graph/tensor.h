@@ -47,6 +47,9 @@ class AlignedBuffer {
   // before it is read (zero-filling a multi-MiB output on every run costs as
   // much as copying it).
   static AlignedBuffer uninitialized(size_t bytes);
+  // The caller's `bytes` at `data`, not owned and never freed here: the
+  // public API's views (include/hetsched/hetsched.h). A copy owns its bytes.
+  static AlignedBuffer borrow(std::byte* data, size_t bytes);
   AlignedBuffer(const AlignedBuffer& other);
   AlignedBuffer& operator=(const AlignedBuffer& other);
   AlignedBuffer(AlignedBuffer&&) noexcept = default;
@@ -58,6 +61,10 @@ class AlignedBuffer {
 
  private:
   struct Free {
+    // No initializer: unique_ptr value-initialises its deleter (false), and
+    // a nested class's initializer would not make it default-constructible
+    // inside AlignedBuffer.
+    bool borrowed;
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte[], Free> data_;
@@ -73,6 +80,9 @@ class Tensor {
   explicit Tensor(TensorType type);
   // A tensor of `type` (static) whose bytes the caller writes before reading.
   static Tensor uninitialized(TensorType type);
+  // A tensor of `type` (static) over the caller's bytes (type.byte_size() of
+  // them), which must outlive it; copies of it own their bytes.
+  static Tensor borrow(TensorType type, void* data);
 
   template <typename T>
   static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values) {

@@ -5,14 +5,15 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "partitioner/preview.h"  // json_quote
 
 namespace hetsched {
 
-Status write_trace(const std::vector<const RunStats*>& runs, const std::string& path) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) return not_found("failed to write trace '" + path + "': " + std::strerror(errno));
+namespace {
+
+void write_trace_json(const std::vector<const RunStats*>& runs, std::ostream& f) {
   // Chrome trace event format: complete events ("ph":"X") in microseconds,
   // one thread id per track. Resources first, handoffs last.
   std::map<std::string, int> tids;
@@ -43,6 +44,20 @@ Status write_trace(const std::vector<const RunStats*>& runs, const std::string& 
     f << (first ? "" : ",\n") << "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << tid
       << ", \"args\": {\"name\": " << json_quote(track) << "}}";
   f << "\n]}\n";
+}
+
+}  // namespace
+
+std::string trace_json(const std::vector<const RunStats*>& runs) {
+  std::ostringstream s;
+  write_trace_json(runs, s);
+  return s.str();
+}
+
+Status write_trace(const std::vector<const RunStats*>& runs, const std::string& path) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) return not_found("failed to write trace '" + path + "': " + std::strerror(errno));
+  write_trace_json(runs, f);
   if (!f) return internal_error("failed to write trace '" + path + "': write error");
   return Status::ok();
 }

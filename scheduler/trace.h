@@ -51,6 +51,9 @@ struct RunStats {
 // request id in args.
 Status write_trace(const std::vector<const RunStats*>& runs, const std::string& path);
 
+// The same JSON as a string (the public API's RunInfo::trace_json).
+std::string trace_json(const std::vector<const RunStats*>& runs);
+
 // The same for one request.
 Status write_trace(const RunStats& run, const std::string& path);
 
