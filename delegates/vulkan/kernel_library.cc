@@ -16,6 +16,8 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
 #include "delegates/vulkan/shaders/gemm_spv.h"
+#include "delegates/vulkan/shaders/normalize_spv.h"
+#include "delegates/vulkan/shaders/pad_spv.h"
 #include "delegates/vulkan/shaders/pool2d_spv.h"
 #include "delegates/vulkan/shaders/reduce_mean_spv.h"
 #include "delegates/vulkan/shaders/resize_spv.h"
@@ -40,6 +42,8 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kStridedCopy: return spirv::kStridedCopySpv;
     case Kernel::kGather: return spirv::kGatherSpv;
     case Kernel::kResize: return spirv::kResizeSpv;
+    case Kernel::kNormalize: return spirv::kNormalizeSpv;
+    case Kernel::kPad: return spirv::kPadSpv;
   }
   return {};
 }

@@ -12,6 +12,8 @@
 #include <type_traits>
 
 #include "delegates/vulkan/kernel_params.h"
+#include "delegates/vulkan/movement_semantics.h"
+#include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
 #include "graph/op_schema.h"
 #include "memory/arena_planner.h"
@@ -31,6 +33,8 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kStridedCopy: return "strided_copy";
     case Kernel::kGather: return "gather";
     case Kernel::kResize: return "resize";
+    case Kernel::kNormalize: return "normalize";
+    case Kernel::kPad: return "pad";
   }
   return "?";
 }
@@ -41,7 +45,9 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2d: return 5;
     case Kernel::kGemm:
     case Kernel::kDepthwiseConv2d:
-    case Kernel::kGather: return 4;
+    case Kernel::kGather:
+    case Kernel::kPad: return 4;
+    case Kernel::kNormalize:
     case Kernel::kConv2dReduce:
     case Kernel::kReduceMean:
     case Kernel::kStridedCopy:
@@ -57,7 +63,9 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kElementwise:
     case Kernel::kReduceMean:
     case Kernel::kStridedCopy:
-    case Kernel::kGather: return sizeof(ParamsPush);
+    case Kernel::kGather:
+    case Kernel::kPad: return sizeof(ParamsPush);
+    case Kernel::kNormalize: return sizeof(NormPush);
     case Kernel::kGemm: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dReduce:
@@ -154,8 +162,11 @@ std::vector<uint32_t> words_of(const T& value) {
   return words;
 }
 
+// Ops whose output is their input's bytes. Cast is one because the
+// delegate takes it only from f32 to f32 (op_support.cc refuses other dtypes).
 bool is_alias_op(std::string_view op) {
-  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze";
+  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Cast";
 }
 
 // An operand of an elementwise chain: a graph value, or per-channel factors
@@ -170,8 +181,9 @@ struct ChainOp {
   OpCode code = OpCode::kNone;
   float p0 = 0.f, p1 = 0.f;
   uint32_t operand = 0;
-  bool reversed = false;   // the chain value is the right-hand side
+  bool reversed = false;   // the chain value is the right-hand side (Where: the false side)
   bool immediate = false;  // the other side is p0
+  uint32_t condition = 0;  // Where: the operand holding the condition
 };
 
 enum class GroupKind { kElementwise, kConv, kGemm, kSingle, kAlias };
@@ -225,7 +237,9 @@ class Lowering {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
       const Node& n = g_.node(id);
       bool fused = false;
-      for (size_t i = 0; i < std::min<size_t>(n.inputs.size(), 2) && !fused; ++i) {
+      // Where's chain value may be X or Y (inputs 1 and 2); input 0 is its condition.
+      const size_t fusible = n.op == "Where" ? 3 : 2;
+      for (size_t i = 0; i < std::min(n.inputs.size(), fusible) && !fused; ++i) {
         const ValueId v = n.inputs[i];
         if (v == kNoValue) continue;
         auto it = group_of_output_.find(v);
@@ -280,6 +294,12 @@ class Lowering {
       group.kind = GroupKind::kElementwise;
       group.operands.push_back(operand(n.inputs[0]));
       HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+    } else if (n.op == "Where") {
+      group.kind = GroupKind::kElementwise;
+      // As for binary ops, the chain starts from a tensor: X, unless only Y is one.
+      const size_t from = is_scalar_constant(n.inputs[1]) && !is_scalar_constant(n.inputs[2]) ? 2 : 1;
+      group.operands.push_back(operand(n.inputs[from]));
+      HS_RETURN_IF_ERROR(add_where(group, id, from));
     } else {
       group.kind = GroupKind::kSingle;
     }
@@ -313,6 +333,15 @@ class Lowering {
       if (n.op == "BatchNormalization" && chain_input == 0) {
         if (group.ops.size() + 2 > kMaxChainOps || group.operands.size() + 2 > kMaxOperands) return false;
         HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+        return true;
+      }
+      if (n.op == "Where" && chain_input > 0) {
+        const ValueId other = n.inputs[chain_input == 1 ? 2 : 1];
+        const size_t more = 1 + (!is_scalar_constant(other) && find_operand(group, other) < 0 ? 1 : 0);
+        if (other == n.inputs[chain_input] || group.ops.size() >= kMaxChainOps ||
+            group.operands.size() + more > kMaxOperands)
+          return false;
+        HS_RETURN_IF_ERROR(add_where(group, id, chain_input));
         return true;
       }
       return false;
@@ -382,7 +411,31 @@ class Lowering {
     ChainOp op;
     op.code = *binary_op_code(n.op);
     op.reversed = chain_input == 1;
-    const ValueId other = n.inputs[1 - chain_input];
+    set_other_side(group, op, n.inputs[1 - chain_input]);
+    group.ops.push_back(op);
+    return Status::ok();
+  }
+
+  // Appends Where node `id` whose input `chain_input` (1: X, 2: Y) is the
+  // chain value; its constant bool condition becomes an f32 0/1 operand.
+  Status add_where(Group& group, NodeId id, size_t chain_input) {
+    const Node& n = g_.node(id);
+    const Value& cond = g_.value(n.inputs[0]);
+    if (!cond.is_constant()) return unsupported("Where's condition must be a constant");
+    ChainOp op;
+    op.code = OpCode::kWhere;
+    op.reversed = chain_input == 2;
+    set_other_side(group, op, n.inputs[chain_input == 1 ? 2 : 1]);
+    group.operands.push_back(Operand{kNoValue, std::make_shared<const std::vector<float>>(cond.constant->to_float_vector()),
+                                     cond.type.shape});
+    op.condition = static_cast<uint32_t>(group.operands.size() - 1);
+    group.ops.push_back(op);
+    return Status::ok();
+  }
+
+  // The side of `op` that is not the chain value: an immediate when it is a
+  // scalar constant, else an operand binding (shared when already bound).
+  void set_other_side(Group& group, ChainOp& op, ValueId other) {
     if (is_scalar_constant(other)) {
       op.immediate = true;
       op.p0 = g_.value(other).constant->data<float>()[0];
@@ -394,8 +447,6 @@ class Lowering {
       }
       op.operand = static_cast<uint32_t>(slot);
     }
-    group.ops.push_back(op);
-    return Status::ok();
   }
 
   // y = x * mul + add with per-channel factors, shaped [C, 1, ...] so they
@@ -457,6 +508,11 @@ class Lowering {
     if (head.op == "Concat") return emit_concat(group);
     if (head.op == "Gather" || head.op == "GatherElements") return emit_gather(group);
     if (head.op == "Resize") return emit_resize(group);
+    if (head.op == "LayerNormalization" || head.op == "GroupNormalization") return emit_normalization(group);
+    if (head.op == "Split") return emit_split(group);
+    if (head.op == "Expand") return emit_expand(group);
+    if (head.op == "Tile") return emit_tile(group);
+    if (head.op == "Pad") return emit_pad(group);
     return unsupported("op " + head.op + " not implemented");
   }
 
@@ -506,7 +562,7 @@ class Lowering {
     for (size_t i = 0; i < group.ops.size(); ++i) {
       const ChainOp& op = group.ops[i];
       spec.op_words[i] = static_cast<uint32_t>(op.code) | (op.operand << 8) | (op.reversed ? kOpReversed : 0u) |
-                         (op.immediate ? kOpImmediate : 0u);
+                         (op.immediate ? kOpImmediate : 0u) | (op.condition << kOpConditionShift);
       p.op_params[i][0] = op.p0;
       p.op_params[i][1] = op.p1;
     }
@@ -1018,6 +1074,95 @@ class Lowering {
     const int out = new_value_buffer(group.output);
     Step step = dispatch(Kernel::kResize, words_of(p), grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
     step.bindings = {in, table_buffer, out};
+    step.reads = {in, table_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Status emit_normalization(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    HS_ASSIGN_OR_RETURN(const Normalization norm, read_normalization(g_, group.nodes[0]));
+    const NormPush p{u32(norm.rows), u32(norm.inner), u32(norm.param_rows), norm.epsilon};
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int table = constant_buffer(bytes_of(norm.table), label_ + "/scale_bias");
+    const int out = new_value_buffer(group.output);
+    Step step = dispatch(Kernel::kNormalize, words_of(p), grid_1d(u32(norm.rows)));
+    step.bindings = {in, table, out};
+    step.reads = {in, table};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // Each output is a strided copy of its slab of the input.
+  Status emit_split(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const SplitParts parts, read_split(g_, group.nodes[0]));
+    const Strides in_strides = row_major_strides(x);
+    const size_t axis = static_cast<size_t>(parts.axis);
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    int64_t at = 0;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ValueId y = n.outputs[k];
+      if (y != kNoValue && uses_[y] + is_output_.count(y) != 0) {
+        const Shape& shape = g_.value(y).type.shape;
+        HS_RETURN_IF_ERROR(add_strided_copy(in, new_value_buffer(y), shape, in_strides, at * in_strides[axis],
+                                            row_major_strides(shape), 0));
+      }
+      at += parts.sizes[k];
+    }
+    return Status::ok();
+  }
+
+  // A strided copy that reads the input with its broadcast strides.
+  Status emit_expand(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    return add_strided_copy(in, new_value_buffer(group.output), y,
+                            broadcast_strides(g_.value(n.inputs[0]).type.shape, y), 0, row_major_strides(y), 0);
+  }
+
+  // Output dim d of repeats[d] * x[d] elements walked as (repeat, element):
+  // a strided copy over twice the dims, the repeat's source stride 0.
+  Status emit_tile(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Strides in_strides = row_major_strides(x);
+    Shape dims;
+    Strides src;
+    for (size_t d = 0; d < x.size(); ++d) {
+      dims.insert(dims.end(), {g_.value(n.outputs[0]).type.shape[d] / x[d], x[d]});
+      src.insert(src.end(), {0, in_strides[d]});
+    }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    return add_strided_copy(in, new_value_buffer(group.output), dims, src, 0, row_major_strides(dims), 0);
+  }
+
+  Status emit_pad(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const PadMaps maps, read_pad(g_, group.nodes[0]));
+    if (y.size() > kMaxRank) return unsupported("rank " + std::to_string(y.size()) + " > " + std::to_string(kMaxRank));
+    const Strides in_strides = row_major_strides(x);
+    PadParams p{};
+    p.total = u32(shape_elements(y));
+    p.rank = u32(y.size());
+    p.fill = maps.value;
+    std::vector<int32_t> table;
+    for (size_t d = 0; d < y.size(); ++d) {
+      p.dims[d] = u32(y[d]);
+      p.table_start[d] = u32(static_cast<int64_t>(table.size()));
+      for (int64_t s : maps.source[d]) table.push_back(static_cast<int32_t>(s < 0 ? -1 : s * in_strides[d]));
+    }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int table_buffer = constant_buffer(bytes_of(table), label_ + "/map");
+    const int out = new_value_buffer(group.output);
+    Step step = dispatch(Kernel::kPad, param_push(p), grid_1d(ceil_div(p.total, kGenericGroupSize)));
+    step.bindings = {kParamsBuffer, in, table_buffer, out};
     step.reads = {in, table_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));

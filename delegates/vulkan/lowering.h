@@ -50,8 +50,10 @@ enum class Kernel : uint8_t {
   kStridedCopy,
   kGather,
   kResize,
+  kNormalize,  // LayerNormalization, GroupNormalization
+  kPad,
 };
-inline constexpr size_t kKernelCount = 11;
+inline constexpr size_t kKernelCount = 13;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
