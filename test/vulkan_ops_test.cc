@@ -517,6 +517,21 @@ std::vector<OpCase> cases() {
   c.push_back(pad("PadReflect", 17, {2, 5, 6}, {0, 2, 3, 0, 4, 1}, "reflect", std::nullopt));
   c.push_back(pad("PadEdgeCrop", 17, {3, 7}, {2, -1, -2, 4}, "edge", std::nullopt));
   c.push_back(pad("PadWrapOpset19", 19, {2, 3, 4}, {0, 4, 1, 0, 2, 5}, "wrap", std::nullopt));
+  c.push_back(pool("ReduceMaxMiddleAxis", "ReduceMax", {3, 70, 5}, {{"axes", ints({1})}}));
+  c.push_back(pool("ReduceMinAllAxesDropped", "ReduceMin", {4, 6, 5}, {{"keepdims", int64_t{0}}}));
+  c.push_back({"ReduceSumOpset13AxesInput",
+               [](GraphBuilder& b) {
+                 b.output(b.op("ReduceSum", {in(b, "x", {3, 8, 5}), b.constant_i64("axes", {2}, {0, -1})}));
+               },
+               13, -1, 1, 1});
+  c.push_back({"ReduceProdSmallValues",
+               [](GraphBuilder& b) {
+                 b.output(b.op("ReduceProd", {in(b, "x", {2, 9, 4})}, {{"axes", ints({1, 2})}}));
+               },
+               17, 0.5f, 1.5f, 1});
+  c.push_back({"DropoutIsIdentity",
+               [](GraphBuilder& b) { b.output(b.op("Relu", {b.op("Dropout", {in(b, "x", {3, 5})})})); },
+               17, -1, 1, 1});
   c.push_back({"CastFloatToFloat",
                [](GraphBuilder& b) {
                  b.output(b.op("Cast", {b.op("Neg", {in(b, "x", {4, 5})})}, {{"to", int64_t{1}}}));

@@ -104,7 +104,7 @@ static_assert(offsetof(ElementwiseParams, dims) == 8 * 4);
 static_assert(offsetof(ElementwiseParams, strides) == 16 * 4);
 static_assert(offsetof(ElementwiseParams, op_params) == 56 * 4);
 
-// reduce_mean.comp.
+// reduce.comp.
 struct ReduceParams {
   uint32_t outputs;
   uint32_t count;

@@ -28,7 +28,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
-    case Kernel::kReduceMean: return "reduce_mean";
+    case Kernel::kReduce: return "reduce";
     case Kernel::kSoftmax: return "softmax";
     case Kernel::kStridedCopy: return "strided_copy";
     case Kernel::kGather: return "gather";
@@ -49,7 +49,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kPad: return 4;
     case Kernel::kNormalize:
     case Kernel::kConv2dReduce:
-    case Kernel::kReduceMean:
+    case Kernel::kReduce:
     case Kernel::kStridedCopy:
     case Kernel::kResize: return 3;
     case Kernel::kPool2d:
@@ -61,7 +61,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
 uint32_t kernel_push_constant_size(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise:
-    case Kernel::kReduceMean:
+    case Kernel::kReduce:
     case Kernel::kStridedCopy:
     case Kernel::kGather:
     case Kernel::kPad: return sizeof(ParamsPush);
@@ -163,10 +163,11 @@ std::vector<uint32_t> words_of(const T& value) {
 }
 
 // Ops whose output is their input's bytes. Cast is one because the
-// delegate takes it only from f32 to f32 (op_support.cc refuses other dtypes).
+// delegate takes it only from f32 to f32 (op_support.cc refuses other
+// dtypes); Dropout at inference is the identity, as in the CPU kernel.
 bool is_alias_op(std::string_view op) {
   return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Cast";
+         op == "Cast" || op == "Dropout";
 }
 
 // An operand of an elementwise chain: a graph value, or per-channel factors
@@ -501,7 +502,7 @@ class Lowering {
       case GroupKind::kSingle: break;
     }
     if (head.op == "MaxPool" || head.op == "AveragePool") return emit_pool(group);
-    if (head.op == "GlobalAveragePool" || head.op == "ReduceMean") return emit_reduce(group);
+    if (head.op == "GlobalAveragePool" || is_reduce_op(head.op)) return emit_reduce(group);
     if (head.op == "Softmax") return emit_softmax(group);
     if (head.op == "Transpose") return emit_transpose(group);
     if (head.op == "Slice") return emit_slice(group);
@@ -904,12 +905,20 @@ class Lowering {
     p.count = u32(shape_elements(red_dims));
     p.kept_rank = u32(kept_dims.size());
     p.reduced_rank = u32(red_dims.size());
-    p.scale = p.count == 0 ? 0.f : static_cast<float>(1.0 / static_cast<double>(p.count));
+    const bool mean = n.op == "GlobalAveragePool" || n.op == "ReduceMean";
+    p.scale = !mean ? 1.f : p.count == 0 ? 0.f : static_cast<float>(1.0 / static_cast<double>(p.count));
     for (size_t d = 0; d < kept_dims.size(); ++d)
       p.kept_dims[d] = u32(kept_dims[d]), p.kept_strides[d] = u32(kept_strides[d]);
     for (size_t d = 0; d < red_dims.size(); ++d)
       p.reduced_dims[d] = u32(red_dims[d]), p.reduced_strides[d] = u32(red_strides[d]);
-    return emit_with_params(Kernel::kReduceMean, param_push(p), n.inputs[0], group.output, grid_1d(p.outputs));
+    HS_RETURN_IF_ERROR(
+        emit_with_params(Kernel::kReduce, param_push(p), n.inputs[0], group.output, grid_1d(p.outputs)));
+    // reduce.comp's kReduceOp: 0 sum (times scale), 1 max, 2 min, 3 product.
+    out_.steps.back().specialization = {n.op == "ReduceMax"    ? 1u
+                                        : n.op == "ReduceMin"  ? 2u
+                                        : n.op == "ReduceProd" ? 3u
+                                                               : 0u};
+    return Status::ok();
   }
 
   Status emit_softmax(const Group& group) {

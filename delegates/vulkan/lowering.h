@@ -45,7 +45,7 @@ enum class Kernel : uint8_t {
   kConv2dReduce,  // adds conv2d's split-K partial sums
   kDepthwiseConv2d,
   kPool2d,
-  kReduceMean,
+  kReduce,  // ReduceMean/Sum/Max/Min/Prod, GlobalAveragePool
   kSoftmax,
   kStridedCopy,
   kGather,

@@ -31,6 +31,10 @@ Result<std::vector<int64_t>> window_ints(const Attributes& attrs, const std::str
 
 }  // namespace
 
+bool is_reduce_op(std::string_view op) {
+  return op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
+}
+
 bool is_unary_elementwise(std::string_view op) {
   for (std::string_view u : {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid", "HardSwish", "Sin",
                              "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round"})
@@ -204,7 +208,7 @@ Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph,
   std::vector<int64_t> axes;
   if (has_input(n, 1)) {
     const Tensor* t = constant_input(graph, n, 1);
-    if (!t) return unsupported("ReduceMean's axes must be a constant");
+    if (!t) return unsupported(n.op + "'s axes must be a constant");
     axes = t->to_int64_vector();
   } else {
     HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));

@@ -63,7 +63,10 @@ struct Window2d {
 Result<Window2d> window_2d(const Attributes& attrs, const Shape& x, const std::vector<int64_t>& kernel, const Shape& y,
                            bool ceil_mode);
 
-// ReduceMean's reduced axes, normalised (all axes when none are given), or
+// ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd.
+bool is_reduce_op(std::string_view op);
+
+// A reduction's reduced axes, normalised (all axes when none are given), or
 // nullopt when noop_with_empty_axes makes the node a copy.
 Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph, NodeId node);
 

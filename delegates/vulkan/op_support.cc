@@ -20,9 +20,9 @@ constexpr std::string_view kOps[] = {
     "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round", "Min", "Max",
     "Where",
     "Conv", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
-    "ReduceMean", "LayerNormalization", "GroupNormalization",
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "LayerNormalization", "GroupNormalization",
     "Transpose", "Reshape", "Flatten", "Identity", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
-    "GatherElements", "Resize", "Split", "Expand", "Tile", "Pad", "Cast",
+    "GatherElements", "Resize", "Split", "Expand", "Tile", "Pad", "Cast", "Dropout",
 };
 // clang-format on
 
@@ -30,9 +30,9 @@ constexpr std::string_view kOps[] = {
 // axes, slice bounds, scales, indices): they are never bound as f32 data.
 bool is_meta_input(std::string_view op, size_t i) {
   if (i == 0) return false;
-  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "ReduceMean" || op == "Slice" ||
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || is_reduce_op(op) || op == "Slice" ||
       op == "Resize" || op == "Gather" || op == "GatherElements" || op == "Split" || op == "Expand" || op == "Tile" ||
-      op == "Pad")
+      op == "Pad" || op == "Dropout")
     return true;
   return false;
 }
@@ -142,7 +142,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
       return Capability::no(op + "'s " + (op == "Expand" ? "shape" : "repeats") + " must be a constant");
     return Capability::yes();
   }
-  if (op == "ReduceMean") return from(read_reduce_axes(graph, id).status());
+  if (is_reduce_op(op)) return from(read_reduce_axes(graph, id).status());
   if (op == "Slice") return from(read_slice(graph, id).status());
   if (op == "Gather" || op == "GatherElements") return from(read_gather_indices(graph, id).status());
   if (op == "Resize") return from(resize_taps(graph, id).status());
@@ -161,6 +161,7 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
   if (n.outputs.size() > 1) {
     if (n.op == "MaxPool") return Capability::no("MaxPool's Indices output not supported");
     if (n.op == "BatchNormalization") return Capability::no("BatchNormalization training outputs not supported");
+    if (n.op == "Dropout") return Capability::no("Dropout's mask output not supported (inference only)");
   }
   for (ValueId out : n.outputs) {
     const std::string why = check_tensor(graph.value(out), "output", limits);
