@@ -221,6 +221,42 @@ std::vector<OpCase> cases() {
                  b.output(b.op("HardSwish", {y}));
                },
                17, -1, 1, 1});
+  auto conv_transpose = [](std::string name, Shape x, Shape w, std::vector<std::pair<std::string, Attribute>> attrs,
+                           bool bias = true) {
+    return OpCase{name,
+                  [x, w, attrs, bias](GraphBuilder& b) {
+                    std::vector<ValueId> inputs = {in(b, "x", x), cst(b, "w", w, 13)};
+                    if (bias) inputs.push_back(cst(b, "b", {w[1] * 1}, 14));
+                    const ValueId y = b.op("ConvTranspose", inputs);
+                    for (const auto& [k, v] : attrs) b.raw().node(b.raw().num_nodes() - 1).attrs.set(k, v);
+                    b.output(y);
+                  },
+                  17,
+                  -1,
+                  1,
+                  1};
+  };
+  c.push_back(conv_transpose("ConvTranspose2x2Stride2", {1, 8, 5, 7}, {8, 3, 2, 2}, {{"strides", ints({2, 2})}}));
+  c.push_back(conv_transpose("ConvTransposePadsDilationOutputPadding", {2, 3, 6, 5}, {3, 4, 3, 3},
+                             {{"strides", ints({3, 2})},
+                              {"pads", ints({1, 0, 2, 1})},
+                              {"dilations", ints({1, 2})},
+                              {"output_padding", ints({1, 1})}}));
+  c.push_back(conv_transpose("ConvTransposeGrouped", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"group", int64_t{2}}, {"strides", ints({2, 2})}}, false));
+  c.push_back(conv_transpose("ConvTranspose1dSameUpper", {1, 5, 9}, {5, 2, 4},
+                             {{"strides", ints({2})}, {"auto_pad", std::string("SAME_UPPER")}}));
+  // PP-OCR det's upsampling: ConvTranspose, BatchNormalization and Relu in one dispatch.
+  c.push_back({"ConvTransposeBatchNormReluFused",
+               [](GraphBuilder& b) {
+                 const ValueId y = b.op("ConvTranspose", {in(b, "x", {1, 6, 4, 4}), cst(b, "w", {6, 5, 2, 2}, 1),
+                                                          cst(b, "b", {5}, 6)},
+                                        {{"strides", ints({2, 2})}});
+                 const ValueId bn = b.op("BatchNormalization", {y, cst(b, "s", {5}, 2), cst(b, "bb", {5}, 3),
+                                                                cst(b, "m", {5}, 4), cst(b, "v", {5}, 5, 0.5f, 2.f)});
+                 b.output(b.op("Relu", {bn}));
+               },
+               17, -1, 1, 1});
   // --- matmul / gemm -----------------------------------------------------------
   auto matmul = [](std::string name, Shape a, Shape bs) {
     return OpCase{

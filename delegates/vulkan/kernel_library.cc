@@ -12,6 +12,7 @@
 namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
+#include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
 #include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
@@ -44,6 +45,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kResize: return spirv::kResizeSpv;
     case Kernel::kNormalize: return spirv::kNormalizeSpv;
     case Kernel::kPad: return spirv::kPadSpv;
+    case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
   }
   return {};
 }

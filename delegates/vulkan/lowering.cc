@@ -16,6 +16,7 @@
 #include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
 #include "graph/op_schema.h"
+#include "graph/ops_extra.h"
 #include "memory/arena_planner.h"
 
 namespace hetsched::vulkan {
@@ -35,6 +36,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kResize: return "resize";
     case Kernel::kNormalize: return "normalize";
     case Kernel::kPad: return "pad";
+    case Kernel::kConvTranspose2d: return "conv_transpose2d";
   }
   return "?";
 }
@@ -46,7 +48,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kGemm:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather:
-    case Kernel::kPad: return 4;
+    case Kernel::kPad:
+    case Kernel::kConvTranspose2d: return 4;
     case Kernel::kNormalize:
     case Kernel::kConv2dReduce:
     case Kernel::kReduce:
@@ -69,7 +72,8 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kGemm: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dReduce:
-    case Kernel::kDepthwiseConv2d: return sizeof(ConvPush);
+    case Kernel::kDepthwiseConv2d:
+    case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
@@ -271,6 +275,9 @@ class Lowering {
     group.output = n.outputs[0];
     if (is_alias_op(n.op)) {
       group.kind = GroupKind::kAlias;
+    } else if (n.op == "ConvTranspose") {
+      // Folds BatchNormalization, bias Adds and an epilogue as Conv does.
+      group.kind = GroupKind::kConv;
     } else if (n.op == "Conv") {
       group.kind = GroupKind::kConv;
       // An activation fused at import is the first epilogue op; it also stops
@@ -497,7 +504,7 @@ class Lowering {
     switch (group.kind) {
       case GroupKind::kAlias: return emit_alias(group);
       case GroupKind::kElementwise: return emit_elementwise(group);
-      case GroupKind::kConv: return emit_conv(group);
+      case GroupKind::kConv: return head.op == "ConvTranspose" ? emit_conv_transpose(group) : emit_conv(group);
       case GroupKind::kGemm: return head.op == "Gemm" ? emit_gemm(group) : emit_matmul(group);
       case GroupKind::kSingle: break;
     }
@@ -606,30 +613,10 @@ class Lowering {
     const int64_t window = win.kernel_h * win.kernel_w;
     const int64_t group_k = group_channels * window;
 
-    // Per-output-channel scale and bias after folding BatchNormalization and bias Adds.
-    std::vector<float> scale(static_cast<size_t>(out_channels), 1.f);
-    std::vector<float> bias(static_cast<size_t>(out_channels), 0.f);
-    bool has_bias = false;
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-      const Value& b = g_.value(n.inputs[2]);
-      if (!b.is_constant()) return unsupported("bias B must be a constant");
-      bias = b.constant->to_float_vector();
-      has_bias = true;
-    }
-    if (group.batch_norm != kNoNode) {
-      HS_ASSIGN_OR_RETURN(const BatchNormFactors f, read_batch_norm(g_, group.batch_norm));
-      for (int64_t c = 0; c < out_channels; ++c) {
-        scale[c] = f.mul[c];
-        bias[c] = bias[c] * f.mul[c] + f.add[c];
-      }
-      has_bias = true;
-    }
-    for (ValueId add : group.bias_adds) {
-      const Tensor& t = *g_.value(add).constant;
-      const std::vector<float> v = t.to_float_vector();
-      for (int64_t c = 0; c < out_channels; ++c) bias[c] += v[t.num_elements() == 1 ? 0 : c];
-      has_bias = true;
-    }
+    HS_ASSIGN_OR_RETURN(const ChannelAffine affine, fold_channel_affine(group, out_channels));
+    const std::vector<float>& scale = affine.scale;
+    const std::vector<float>& bias = affine.bias;
+    const bool has_bias = affine.has_bias;
 
     const std::vector<float> weights = w_value.constant->to_float_vector();
     const bool depthwise = groups > 1 && group_channels == 1;
@@ -712,6 +699,94 @@ class Lowering {
         step.reads = {partial, b_buffer};
       }
     }
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // A conv's (or ConvTranspose's) per-output-channel scale and bias after
+  // folding its bias input, a BatchNormalization and bias Adds.
+  struct ChannelAffine {
+    std::vector<float> scale, bias;
+    bool has_bias = false;
+  };
+  Result<ChannelAffine> fold_channel_affine(const Group& group, int64_t out_channels) const {
+    const Node& n = g_.node(group.nodes[0]);
+    ChannelAffine a;
+    a.scale.assign(static_cast<size_t>(out_channels), 1.f);
+    a.bias.assign(static_cast<size_t>(out_channels), 0.f);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value& b = g_.value(n.inputs[2]);
+      if (!b.is_constant()) return unsupported("bias B must be a constant");
+      a.bias = b.constant->to_float_vector();
+      a.has_bias = true;
+    }
+    if (group.batch_norm != kNoNode) {
+      HS_ASSIGN_OR_RETURN(const BatchNormFactors f, read_batch_norm(g_, group.batch_norm));
+      for (int64_t c = 0; c < out_channels; ++c) {
+        a.scale[c] = f.mul[c];
+        a.bias[c] = a.bias[c] * f.mul[c] + f.add[c];
+      }
+      a.has_bias = true;
+    }
+    for (ValueId add : group.bias_adds) {
+      const Tensor& t = *g_.value(add).constant;
+      const std::vector<float> v = t.to_float_vector();
+      for (int64_t c = 0; c < out_channels; ++c) a.bias[c] += v[t.num_elements() == 1 ? 0 : c];
+      a.has_bias = true;
+    }
+    return a;
+  }
+
+  // One invocation per output element (conv_transpose2d.comp), weights in
+  // their ONNX layout scaled per output channel.
+  Status emit_conv_transpose(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Value& w_value = g_.value(n.inputs[1]);
+    if (!w_value.is_constant()) return unsupported("weight W must be a constant");
+    HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry geo, conv_transpose_geometry(n.attrs, x, w_value.type.shape));
+    HS_ASSIGN_OR_RETURN(const ChannelAffine affine, fold_channel_affine(group, geo.out_channels));
+    const bool two_d = geo.in.size() == 2;
+    const int64_t group_in = x[1] / geo.group, group_out = geo.out_channels / geo.group;
+    const int64_t taps = shape_elements(geo.kernel);
+    // W is [in channel][out channel of group][tap]: element i belongs to
+    // output channel (its group) * group_out + (its channel in the group).
+    std::vector<float> weights = w_value.constant->to_float_vector();
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(i) / taps;  // in channel * group_out + m
+      const int64_t in_channel = row / group_out;
+      weights[i] *= affine.scale[static_cast<size_t>(in_channel / group_in * group_out + row % group_out)];
+    }
+    ConvPush p{};
+    p.batch = u32(x[0]);
+    p.channels = u32(x[1]);
+    p.in_h = u32(two_d ? geo.in[0] : 1);
+    p.in_w = u32(geo.in.back());
+    p.out_channels = u32(geo.out_channels);
+    p.out_h = u32(two_d ? geo.out[0] : 1);
+    p.out_w = u32(geo.out.back());
+    p.group_channels = u32(group_in);
+    p.group_out = u32(group_out);
+    p.kernel_h = u32(two_d ? geo.kernel[0] : 1);
+    p.kernel_w = u32(geo.kernel.back());
+    p.stride_h = u32(two_d ? geo.strides[0] : 1);
+    p.stride_w = u32(geo.strides.back());
+    p.dilation_h = u32(two_d ? geo.dilations[0] : 1);
+    p.dilation_w = u32(geo.dilations.back());
+    // Signed: conv_transpose2d.comp reads them back as int.
+    p.pad_top = static_cast<uint32_t>(static_cast<int32_t>(two_d ? geo.pad_begin[0] : 0));
+    p.pad_left = static_cast<uint32_t>(static_cast<int32_t>(geo.pad_begin.back()));
+    p.has_bias = affine.has_bias ? 1 : 0;
+    pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int w_buffer = constant_buffer(bytes_of(weights), w_value.name);
+    const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
+    const int out = new_value_buffer(group.output);
+    const int64_t total = shape_elements(g_.value(n.outputs[0]).type.shape);
+    Step step = dispatch(Kernel::kConvTranspose2d, words_of(p), grid_1d(ceil_div(total, kGenericGroupSize)));
+    step.bindings = {in, w_buffer, b_buffer, out};
+    step.reads = {in, w_buffer, b_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();

@@ -52,8 +52,9 @@ enum class Kernel : uint8_t {
   kResize,
   kNormalize,  // LayerNormalization, GroupNormalization
   kPad,
+  kConvTranspose2d,
 };
-inline constexpr size_t kKernelCount = 13;
+inline constexpr size_t kKernelCount = 14;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);

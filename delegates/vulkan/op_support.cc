@@ -8,6 +8,7 @@
 #include "delegates/vulkan/movement_semantics.h"
 #include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched::vulkan {
 
@@ -19,7 +20,7 @@ constexpr std::string_view kOps[] = {
     "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid",
     "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round", "Min", "Max",
     "Where",
-    "Conv", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
+    "Conv", "ConvTranspose", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "LayerNormalization", "GroupNormalization",
     "Transpose", "Reshape", "Flatten", "Identity", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
     "GatherElements", "Resize", "Split", "Expand", "Tile", "Pad", "Cast", "Dropout",
@@ -95,6 +96,14 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     Capability c = grid_fits(tiles(pixels), "Conv's output pixels", limits);
     if (c.supported) c = grid_fits(static_cast<uint64_t>(*group), "Conv's groups", limits);
     return c;
+  }
+  if (op == "ConvTranspose") {
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != kNoValue && !graph.value(n.inputs[i]).is_constant())
+        return Capability::no(std::string(i == 1 ? "weight W" : "bias B") + " must be a constant");
+    Result<ConvTransposeGeometry> geo = conv_transpose_geometry(n.attrs, shape_of(0), shape_of(1));
+    if (!geo.is_ok()) return from(geo.status());
+    return Capability::yes();
   }
   if (op == "MaxPool" || op == "AveragePool") {
     Result<std::vector<int64_t>> kernel = n.attrs.require_ints("kernel_shape");
