@@ -296,15 +296,15 @@ INSTANTIATE_TEST_SUITE_P(Opset18, PpOcrRunTest,
                                            RunCase{kVit21, "portable"}, RunCase{kVit21, "xnnpack"}),
                          [](const auto& info) { return info.param.model.key + "_" + info.param.engine; });
 
-// The opset 18-21 models under configs/vulkan.yaml made strict (fallback:
-// error), so every node must run on the Vulkan delegate, against the same
-// ONNX Runtime references. The context is made with validation and
+// The models under configs/vulkan.yaml made strict (fallback: error), so
+// every node must run on the Vulkan delegate, against the same ONNX Runtime
+// references and bounds as the CPU runs. The context is made with validation and
 // registered under the profile's token before the session looks it up, so
 // VK_LAYER_KHRONOS_validation watches the whole run. Skips where no Vulkan
 // device can be opened.
-class Opset18VulkanTest : public testing::VkTest, public ModelFixture, public ::testing::WithParamInterface<ModelCase> {};
+class VulkanModelTest : public testing::VkTest, public ModelFixture, public ::testing::WithParamInterface<ModelCase> {};
 
-TEST_P(Opset18VulkanTest, EveryNodeOnVulkanMatchesOnnxRuntime) {
+TEST_P(VulkanModelTest, EveryNodeOnVulkanMatchesOnnxRuntime) {
   Result<std::shared_ptr<SharedGpuContext>> context = SharedGpuContext::create(options());
   if (!context.is_ok()) GTEST_SKIP() << "no Vulkan device: " << context.status().message();
   watch(**context);
@@ -320,7 +320,9 @@ TEST_P(Opset18VulkanTest, EveryNodeOnVulkanMatchesOnnxRuntime) {
   run_and_compare(GetParam(), graph_, reference_, *profile, "profile=vulkan (strict)");
 }
 
-INSTANTIATE_TEST_SUITE_P(Opset18, Opset18VulkanTest, ::testing::Values(kEncoder18, kDecoder20, kVit21),
+INSTANTIATE_TEST_SUITE_P(Opset18, VulkanModelTest, ::testing::Values(kEncoder18, kDecoder20, kVit21),
+                         [](const auto& info) { return info.param.key; });
+INSTANTIATE_TEST_SUITE_P(PpOcr, VulkanModelTest, ::testing::Values(kDet, kCls),
                          [](const auto& info) { return info.param.key; });
 
 // `hetsched preview` of an opset 18+ model under the default profile: one
