@@ -1153,30 +1153,16 @@ class Lowering {
         table.insert(table.end(), {u32(t.lo), u32(t.hi), w});
       }
     const ResizePush p{u32(x[0] * x[1]), u32(x[2]), u32(x[3]), u32(y[2]), u32(y[3]), taps.linear ? 1u : 0u};
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    const int table_buffer = constant_buffer(bytes_of(table), label_ + "/taps");
-    const int out = new_value_buffer(group.output);
-    Step step = dispatch(Kernel::kResize, words_of(p), grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
-    step.bindings = {in, table_buffer, out};
-    step.reads = {in, table_buffer};
-    step.writes = {out};
-    out_.steps.push_back(std::move(step));
-    return Status::ok();
+    return emit_with_table(Kernel::kResize, words_of(p), n.inputs[0], bytes_of(table), "/taps", group.output,
+                           grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
   }
 
   Status emit_normalization(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     HS_ASSIGN_OR_RETURN(const Normalization norm, read_normalization(g_, group.nodes[0]));
     const NormPush p{u32(norm.rows), u32(norm.inner), u32(norm.param_rows), norm.epsilon};
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    const int table = constant_buffer(bytes_of(norm.table), label_ + "/scale_bias");
-    const int out = new_value_buffer(group.output);
-    Step step = dispatch(Kernel::kNormalize, words_of(p), grid_1d(u32(norm.rows)));
-    step.bindings = {in, table, out};
-    step.reads = {in, table};
-    step.writes = {out};
-    out_.steps.push_back(std::move(step));
-    return Status::ok();
+    return emit_with_table(Kernel::kNormalize, words_of(p), n.inputs[0], bytes_of(norm.table), "/scale_bias",
+                           group.output, grid_1d(u32(norm.rows)));
   }
 
   // Each output is a strided copy of its slab of the input.
@@ -1261,6 +1247,21 @@ class Lowering {
     Step step = dispatch(kernel, std::move(push), groups);
     step.bindings = {in, out};
     step.reads = {in};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // One input, a constant table made on the host (named label + `suffix`),
+  // one output, push constants only.
+  Status emit_with_table(Kernel kernel, std::vector<uint32_t> push, ValueId input, std::vector<std::byte> table,
+                         const char* suffix, ValueId output, std::array<uint32_t, 3> groups) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    const int table_buffer = constant_buffer(std::move(table), label_ + suffix);
+    const int out = new_value_buffer(output);
+    Step step = dispatch(kernel, std::move(push), groups);
+    step.bindings = {in, table_buffer, out};
+    step.reads = {in, table_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
