@@ -434,8 +434,8 @@ class Lowering {
     op.code = OpCode::kWhere;
     op.reversed = chain_input == 2;
     set_other_side(group, op, n.inputs[chain_input == 1 ? 2 : 1]);
-    group.operands.push_back(Operand{kNoValue, std::make_shared<const std::vector<float>>(cond.constant->to_float_vector()),
-                                     cond.type.shape});
+    auto mask = std::make_shared<const std::vector<float>>(cond.constant->to_float_vector());
+    group.operands.push_back(Operand{kNoValue, std::move(mask), cond.type.shape});
     op.condition = static_cast<uint32_t>(group.operands.size() - 1);
     group.ops.push_back(op);
     return Status::ok();
@@ -1040,6 +1040,13 @@ class Lowering {
     return Status::ok();
   }
 
+  // The group's output, written in row-major order over `dims`, as a
+  // strided copy of `input` read with `src` strides from `src_offset`.
+  Status copy_to_output(const Group& group, ValueId input, const Shape& dims, const Strides& src, int64_t src_offset) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    return add_strided_copy(in, new_value_buffer(group.output), dims, src, src_offset, row_major_strides(dims), 0);
+  }
+
   Status emit_transpose(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     const Shape& x = g_.value(n.inputs[0]).type.shape;
@@ -1050,8 +1057,7 @@ class Lowering {
     const Strides in_strides = row_major_strides(x);
     Strides src(y.size());
     for (size_t d = 0; d < y.size(); ++d) src[d] = in_strides[static_cast<size_t>(perm[d])];
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), y, src, 0, row_major_strides(y), 0);
+    return copy_to_output(group, n.inputs[0], y, src, 0);
   }
 
   Status emit_slice(const Group& group) {
@@ -1069,8 +1075,7 @@ class Lowering {
       src[d] = win.step[d] * in_strides[d];
       offset += win.start[d] * in_strides[d];
     }
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), y, src, offset, row_major_strides(y), 0);
+    return copy_to_output(group, n.inputs[0], y, src, offset);
   }
 
   Status emit_concat(const Group& group) {
@@ -1190,9 +1195,7 @@ class Lowering {
   Status emit_expand(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     const Shape& y = g_.value(n.outputs[0]).type.shape;
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), y,
-                            broadcast_strides(g_.value(n.inputs[0]).type.shape, y), 0, row_major_strides(y), 0);
+    return copy_to_output(group, n.inputs[0], y, broadcast_strides(g_.value(n.inputs[0]).type.shape, y), 0);
   }
 
   // Output dim d of repeats[d] * x[d] elements walked as (repeat, element):
@@ -1207,8 +1210,7 @@ class Lowering {
       dims.insert(dims.end(), {g_.value(n.outputs[0]).type.shape[d] / x[d], x[d]});
       src.insert(src.end(), {0, in_strides[d]});
     }
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), dims, src, 0, row_major_strides(dims), 0);
+    return copy_to_output(group, n.inputs[0], dims, src, 0);
   }
 
   Status emit_pad(const Group& group) {

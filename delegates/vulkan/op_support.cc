@@ -20,7 +20,8 @@ constexpr std::string_view kOps[] = {
     "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid",
     "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round", "Min", "Max",
     "Where",
-    "Conv", "ConvTranspose", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
+    "Conv", "ConvTranspose", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "Softmax",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "LayerNormalization", "GroupNormalization",
     "Transpose", "Reshape", "Flatten", "Identity", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
     "GatherElements", "Resize", "Split", "Expand", "Tile", "Pad", "Cast", "Dropout",
@@ -133,7 +134,8 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
   if (op == "Where") {
     const Value& cond = graph.value(n.inputs[0]);
     if (!cond.is_constant())
-      return Capability::no("Where's condition must be a constant (bool tensors computed at run time are not supported)");
+      return Capability::no(
+          "Where's condition must be a constant (bool tensors computed at run time are not supported)");
     if (cond.type.dtype != DType::kBool) return Capability::no("Where's condition must be bool");
     return Capability::yes();
   }
