@@ -6,6 +6,9 @@
 #   GPU timestamps    gpu_branch: GPU island time per request / run latency.
 # Usage: bench/scheduler_bench.sh HETSCHED MAKE_EXAMPLES PROFILE C S GPU_LAYERS CPU_LAYERS [THREADS] [REQUESTS]
 #                                 [CHAIN_GPU_LAYERS]
+# PROFILE must pin ConvTranspose, the models' CPU branch, to the CPU
+# (`pin: [{op: ConvTranspose, delegate: cpu}]` under partition), since the
+# Vulkan delegate runs it too.
 # (C S GPU_LAYERS CPU_LAYERS size the models: balance the two branches on the machine at hand.
 # The chain has CPU_LAYERS on each side of CHAIN_GPU_LAYERS, default 2 x GPU_LAYERS; pipelining
 # gains most when its GPU stage takes as long as its two CPU stages do with requests in flight.

@@ -1,7 +1,8 @@
 // Models that show what the resource scheduler does, with seeded random
-// weights. Each mixes ops the GPU delegates take (Conv + Relu) with an op
-// only the CPU delegate takes (ConvTranspose), so under configs/vulkan.yaml
-// they partition into CPU and GPU islands of tunable cost.
+// weights. Each mixes Conv + Relu with ConvTranspose, which a profile pins
+// to the CPU (`pin: [{op: ConvTranspose, delegate: cpu}]`; the Vulkan
+// delegate runs ConvTranspose too since issue 11), so they partition into
+// CPU and GPU islands of tunable cost.
 #pragma once
 
 #include <cstdint>

@@ -449,6 +449,18 @@ Result<std::vector<int64_t>> split_sizes(const Attributes& attrs, int opset, con
   return sizes;
 }
 
+int64_t pad_source_index(int64_t i, int64_t in, const std::string& mode) {
+  if (i >= 0 && i < in) return i;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return i < 0 ? 0 : in - 1;
+  // numpy's wrap: the dim repeats periodically, however far the pads reach.
+  if (mode == "wrap") return ((i % in) + in) % in;
+  // reflect without repeating the edge: -1 → 1, in → in - 2
+  const int64_t period = 2 * (in - 1);
+  i = period == 0 ? 0 : ((i % period) + period) % period;
+  return i >= in ? period - i : i;
+}
+
 Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& input, const Tensor* pads_input,
                              const Tensor* value_input, const Tensor* axes_input) {
   const size_t rank = input.size();

@@ -46,6 +46,11 @@ struct PadParams {
 Result<PadParams> pad_params(const Attributes& attrs, int opset, const Shape& input, const Tensor* pads_input,
                              const Tensor* value_input, const Tensor* axes_input);
 
+// The input index that output index `i + pad_begin` of a padded dim of
+// `in` elements reads (i counts from the first input element), or -1 where
+// constant mode fills. Negative pads crop, which the same mapping covers.
+int64_t pad_source_index(int64_t i, int64_t in, const std::string& mode);
+
 struct ReduceParams {
   std::vector<bool> reduced;  // per input dim
   bool keepdims = true;

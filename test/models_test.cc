@@ -29,6 +29,7 @@
 #include "scheduler/pipeline.h"
 #include "test/onnx_testdata.h"
 #include "test/test_util.h"
+#include "test/vk_test_env.h"
 
 namespace hetsched {
 namespace {
@@ -222,11 +223,23 @@ const ModelCase kEncoder18{"encoder_op18", {1, 64, 128}, "f32[1,64,128]", 1e-4, 
 const ModelCase kDecoder20{"decoder_op20", {1, 64, 128}, "f32[1,64,128]", 1e-4, 0};
 const ModelCase kVit21{"vit_op21", {1, 3, 32, 32}, "f32[1,10]", 1e-4, 0};
 
+// Runs the loaded model under `profile` and compares its output with ONNX
+// Runtime's; `label` names the run in the log ("engine=xnnpack").
+void run_and_compare(const ModelCase& model, const Graph& graph, const testing::ModelReference& reference,
+                     const Profile& profile, const std::string& label);
+
 TEST_P(PpOcrRunTest, MatchesOnnxRuntime) {
   const RunCase& c = GetParam();
   load(c.model);
   if (IsSkipped() || HasFatalFailure()) return;
-  const Profile profile = cpu_profile(c.engine);
+  run_and_compare(c.model, graph_, reference_, cpu_profile(c.engine), "engine=" + c.engine);
+}
+
+void run_and_compare(const ModelCase& model, const Graph& graph, const testing::ModelReference& reference,
+                     const Profile& profile, const std::string& label) {
+  const ModelCase& c = model;
+  const testing::ModelReference& reference_ = reference;
+  const Graph& graph_ = graph;
   auto program = build_program(graph_, profile);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   auto session = Session::create(std::move(program).value(), profile);
@@ -242,31 +255,31 @@ TEST_P(PpOcrRunTest, MatchesOnnxRuntime) {
   const Tensor& got = (*outputs)[0];
   ASSERT_EQ(got.type(), want.type());
   // Only absolute error counts here: rtol 0.
-  const testing::Closeness close = testing::compare_allclose(got, want, 0.0, c.model.tolerance);
-  std::cout << "[models] " << c.model.key << " engine=" << c.engine << " threads=" << kThreads
-            << ": max abs error vs ONNX Runtime " << reference_.ort_version << " = " << close.max_abs_error
-            << " (tolerance " << c.model.tolerance << "), first run " << ms << " ms\n";
-  RecordProperty("max_abs_error", std::to_string(close.max_abs_error));
-  RecordProperty("first_run_ms", std::to_string(ms));
+  const testing::Closeness close = testing::compare_allclose(got, want, 0.0, c.tolerance);
+  std::cout << "[models] " << c.key << " " << label << " threads=" << kThreads << ": max abs error vs ONNX Runtime "
+            << reference_.ort_version << " = " << close.max_abs_error << " (tolerance " << c.tolerance
+            << "), first run " << ms << " ms\n";
+  ::testing::Test::RecordProperty("max_abs_error", std::to_string(close.max_abs_error));
+  ::testing::Test::RecordProperty("first_run_ms", std::to_string(ms));
   EXPECT_TRUE(close.ok()) << close.describe(want.num_elements());
   // A run of zeros would pass an absolute bound on small outputs.
-  EXPECT_GT(testing::compare_allclose(want, Tensor(want.type()), 0.0, 10 * c.model.tolerance).mismatches, 0)
+  EXPECT_GT(testing::compare_allclose(want, Tensor(want.type()), 0.0, 10 * c.tolerance).mismatches, 0)
       << "the reference output is all but zero";
 
-  if (c.model.max_flipped_fraction > 0) {
+  if (c.max_flipped_fraction > 0) {
     int64_t flipped = 0, text = 0;
     for (int64_t i = 0; i < want.num_elements(); ++i) {
       const bool w = want.data<float>()[i] > kDetBinarizeThreshold;
       text += w;
       flipped += w != (got.data<float>()[i] > kDetBinarizeThreshold);
     }
-    std::cout << "[models] " << c.model.key << " engine=" << c.engine << ": " << flipped << " of " << text
+    std::cout << "[models] " << c.key << " " << label << ": " << flipped << " of " << text
               << " text pixels (> " << kDetBinarizeThreshold << ") flipped by the difference\n";
-    RecordProperty("flipped_pixels", static_cast<int>(flipped));
+    ::testing::Test::RecordProperty("flipped_pixels", static_cast<int>(flipped));
     // The input is a synthetic page (scripts/ort/common.js): ORT marks about
     // 12% of it as text; a map of zeros would pass the tolerance alone.
     EXPECT_GT(text, want.num_elements() / 20);
-    EXPECT_LE(static_cast<double>(flipped), c.model.max_flipped_fraction * static_cast<double>(want.num_elements()));
+    EXPECT_LE(static_cast<double>(flipped), c.max_flipped_fraction * static_cast<double>(want.num_elements()));
   }
 }
 
@@ -282,6 +295,35 @@ INSTANTIATE_TEST_SUITE_P(Opset18, PpOcrRunTest,
                                            RunCase{kDecoder20, "portable"}, RunCase{kDecoder20, "xnnpack"},
                                            RunCase{kVit21, "portable"}, RunCase{kVit21, "xnnpack"}),
                          [](const auto& info) { return info.param.model.key + "_" + info.param.engine; });
+
+// The models under configs/vulkan.yaml made strict (fallback: error), so
+// every node must run on the Vulkan delegate, against the same ONNX Runtime
+// references and bounds as the CPU runs. The context is made with validation and
+// registered under the profile's token before the session looks it up, so
+// VK_LAYER_KHRONOS_validation watches the whole run. Skips where no Vulkan
+// device can be opened.
+class VulkanModelTest : public testing::VkTest, public ModelFixture, public ::testing::WithParamInterface<ModelCase> {};
+
+TEST_P(VulkanModelTest, EveryNodeOnVulkanMatchesOnnxRuntime) {
+  Result<std::shared_ptr<SharedGpuContext>> context = SharedGpuContext::create(options());
+  if (!context.is_ok()) GTEST_SKIP() << "no Vulkan device: " << context.status().message();
+  watch(**context);
+  load(GetParam());
+  if (IsSkipped() || HasFatalFailure()) return;
+  Result<Profile> profile = load_profile(testing::source_path("configs/vulkan.yaml").string());
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  const DelegateProfile& vk = profile->delegates.at("vulkan");
+  ASSERT_TRUE(SharedGpuContextRegistry::get()
+                  .register_context(vk.shared_gpu.token + ":" + std::to_string(vk.shared_gpu.group), *context)
+                  .is_ok());
+  profile->partition.fallback = "error";
+  run_and_compare(GetParam(), graph_, reference_, *profile, "profile=vulkan (strict)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Opset18, VulkanModelTest, ::testing::Values(kEncoder18, kDecoder20, kVit21),
+                         [](const auto& info) { return info.param.key; });
+INSTANTIATE_TEST_SUITE_P(PpOcr, VulkanModelTest, ::testing::Values(kDet, kCls),
+                         [](const auto& info) { return info.param.key; });
 
 // `hetsched preview` of an opset 18+ model under the default profile: one
 // CPU island holding every node, nothing refused.

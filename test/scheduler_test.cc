@@ -34,7 +34,8 @@ std::string vulkan_profile(int in_flight, const std::string& extra = "") {
          "delegates:\n"
          "  vulkan: {enabled: true, shared_gpu: {token: sched_test, group: 1}}\n"
          "  cpu: {enabled: true, engine: xnnpack, threads: 1}\n"
-         "partition: {prefer: vulkan_first}\n"
+         // ConvTranspose is the examples' CPU branch (examples/scheduler_models.h).
+         "partition: {prefer: vulkan_first, pin: [{op: ConvTranspose, delegate: cpu}]}\n"
          "scheduler: {max_in_flight: " + std::to_string(in_flight) + "}\n" + extra;
 }
 

@@ -221,6 +221,42 @@ std::vector<OpCase> cases() {
                  b.output(b.op("HardSwish", {y}));
                },
                17, -1, 1, 1});
+  auto conv_transpose = [](std::string name, Shape x, Shape w, std::vector<std::pair<std::string, Attribute>> attrs,
+                           bool bias = true) {
+    return OpCase{name,
+                  [x, w, attrs, bias](GraphBuilder& b) {
+                    std::vector<ValueId> inputs = {in(b, "x", x), cst(b, "w", w, 13)};
+                    if (bias) inputs.push_back(cst(b, "b", {w[1] * 1}, 14));
+                    const ValueId y = b.op("ConvTranspose", inputs);
+                    for (const auto& [k, v] : attrs) b.raw().node(b.raw().num_nodes() - 1).attrs.set(k, v);
+                    b.output(y);
+                  },
+                  17,
+                  -1,
+                  1,
+                  1};
+  };
+  c.push_back(conv_transpose("ConvTranspose2x2Stride2", {1, 8, 5, 7}, {8, 3, 2, 2}, {{"strides", ints({2, 2})}}));
+  c.push_back(conv_transpose("ConvTransposePadsDilationOutputPadding", {2, 3, 6, 5}, {3, 4, 3, 3},
+                             {{"strides", ints({3, 2})},
+                              {"pads", ints({1, 0, 2, 1})},
+                              {"dilations", ints({1, 2})},
+                              {"output_padding", ints({1, 1})}}));
+  c.push_back(conv_transpose("ConvTransposeGrouped", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"group", int64_t{2}}, {"strides", ints({2, 2})}}, false));
+  c.push_back(conv_transpose("ConvTranspose1dSameUpper", {1, 5, 9}, {5, 2, 4},
+                             {{"strides", ints({2})}, {"auto_pad", std::string("SAME_UPPER")}}));
+  // PP-OCR det's upsampling: ConvTranspose, BatchNormalization and Relu in one dispatch.
+  c.push_back({"ConvTransposeBatchNormReluFused",
+               [](GraphBuilder& b) {
+                 const ValueId y = b.op("ConvTranspose", {in(b, "x", {1, 6, 4, 4}), cst(b, "w", {6, 5, 2, 2}, 1),
+                                                          cst(b, "b", {5}, 6)},
+                                        {{"strides", ints({2, 2})}});
+                 const ValueId bn = b.op("BatchNormalization", {y, cst(b, "s", {5}, 2), cst(b, "bb", {5}, 3),
+                                                                cst(b, "m", {5}, 4), cst(b, "v", {5}, 5, 0.5f, 2.f)});
+                 b.output(b.op("Relu", {bn}));
+               },
+               17, -1, 1, 1});
   // --- matmul / gemm -----------------------------------------------------------
   auto matmul = [](std::string name, Shape a, Shape bs) {
     return OpCase{
@@ -403,6 +439,140 @@ std::vector<OpCase> cases() {
                   {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}));
        },
        17, -1, 1, 1});
+  // --- transformer ops (issue 11) ---------------------------------------------------
+  c.push_back(unary("Erf", -3.f, 3.f));
+  c.push_back(unary("Floor", -3.f, 3.f));
+  c.push_back(unary("Ceil", -3.f, 3.f));
+  c.push_back(unary("Round", -3.f, 3.f));
+  c.push_back(unary("Log", 0.1f, 4.f));
+  auto gelu = [](std::string name, std::string approximate) {
+    return OpCase{name,
+                  [approximate](GraphBuilder& b) {
+                    b.output(b.op("Gelu", {in(b, "x", {3, 7, 13})}, {{"approximate", approximate}}));
+                  },
+                  20,
+                  -6.f,
+                  6.f,
+                  1};
+  };
+  c.push_back(gelu("GeluErf", "none"));
+  c.push_back(gelu("GeluTanh", "tanh"));
+  c.push_back(binary("MinBroadcast", "Min", {4, 1, 5}, {6, 1}));
+  c.push_back(binary("MaxBroadcast", "Max", {3, 5}, {5}));
+  // The decoder's causal mask: scores / scale, then Where(mask, -inf, scores), one dispatch.
+  c.push_back({"DivThenWhereCausalMask",
+               [](GraphBuilder& b) {
+                 std::vector<uint8_t> mask(7 * 7);
+                 for (int r = 0; r < 7; ++r)
+                   for (int k = 0; k < 7; ++k) mask[r * 7 + k] = k > r;
+                 const ValueId m = b.constant("mask", Tensor::from_vector(DType::kBool, {1, 1, 7, 7}, mask));
+                 const ValueId scores = b.op("Div", {in(b, "x", {2, 3, 7, 7}), scalar(b, "scale", 2.5f)});
+                 const ValueId neg_inf = scalar(b, "neg_inf", -std::numeric_limits<float>::infinity());
+                 b.output(b.op("Softmax", {b.op("Where", {m, neg_inf, scores})}));
+               },
+               17, -1, 1, 2});
+  c.push_back({"WhereBroadcastsAllThree",
+               [](GraphBuilder& b) {
+                 const ValueId m =
+                     b.constant("c", Tensor::from_vector(DType::kBool, {3, 1}, std::vector<uint8_t>{1, 0, 1}));
+                 b.output(b.op("Where", {m, in(b, "x", {2, 1, 5}), in(b, "y", {3, 5})}));
+               },
+               17, -1, 1, 1});
+  auto layer_norm = [](std::string name, Shape x, Shape scale, std::optional<Shape> bias, int64_t axis) {
+    return OpCase{name,
+                  [x, scale, bias, axis](GraphBuilder& b) {
+                    std::vector<ValueId> inputs = {in(b, "x", x), cst(b, "scale", scale, 31)};
+                    if (bias) inputs.push_back(cst(b, "bias", *bias, 32));
+                    b.output(b.op("LayerNormalization", inputs, {{"axis", axis}, {"epsilon", 1e-3f}}));
+                  },
+                  17,
+                  -2.f,
+                  3.f,
+                  1};
+  };
+  c.push_back(layer_norm("LayerNormLastAxis", {2, 5, 37}, {37}, Shape{37}, -1));
+  c.push_back(layer_norm("LayerNormLongRowsNoBias", {3, 301}, {301}, std::nullopt, 1));
+  c.push_back(layer_norm("LayerNormTwoAxesBroadcastParams", {3, 4, 7}, {4, 7}, Shape{7}, 1));
+  c.push_back(layer_norm("LayerNormOneElementRows", {5, 1}, {1}, Shape{1}, -1));
+  auto group_norm = [](std::string name, int opset, Shape x, int64_t groups, Shape params) {
+    return OpCase{name,
+                  [x, groups, params](GraphBuilder& b) {
+                    b.output(b.op("GroupNormalization",
+                                  {in(b, "x", x), cst(b, "scale", params, 33), cst(b, "bias", params, 34)},
+                                  {{"num_groups", groups}}));
+                  },
+                  opset,
+                  -1.f,
+                  2.f,
+                  1};
+  };
+  c.push_back(group_norm("GroupNormPerGroupOpset18", 18, {2, 6, 5, 3}, 3, {3}));
+  c.push_back(group_norm("GroupNormPerChannelOpset21", 21, {2, 6, 5, 3}, 2, {6}));
+  c.push_back({"SplitNumOutputsUneven",
+               [](GraphBuilder& b) {
+                 for (ValueId y : b.op_multi("Split", {in(b, "x", {2, 7, 3})}, 3, {{"axis", int64_t{1}},
+                                                                                 {"num_outputs", int64_t{3}}}))
+                   b.output(y);
+               },
+               18, -1, 1, 3});
+  c.push_back({"SplitSizesLastAxisUnusedOutput",
+               [](GraphBuilder& b) {
+                 const std::vector<ValueId> ys =
+                     b.op_multi("Split", {in(b, "x", {3, 4, 11}), b.constant_i64("s", {3}, {2, 6, 3})}, 3,
+                                {{"axis", int64_t{-1}}});
+                 b.output(b.op("Relu", {ys[0]}));
+                 b.output(ys[2]);
+               },
+               13, -1, 1, 3});
+  c.push_back({"ExpandUpRank",
+               [](GraphBuilder& b) {
+                 b.output(b.op("Expand", {in(b, "x", {3, 1}), b.constant_i64("s", {3}, {2, 1, 5})}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"TileEveryDim",
+               [](GraphBuilder& b) {
+                 b.output(b.op("Tile", {in(b, "x", {2, 3, 4}), b.constant_i64("r", {3}, {2, 1, 3})}));
+               },
+               17, -1, 1, 1});
+  auto pad = [](std::string name, int opset, Shape x, Ints pads, std::string mode, std::optional<Ints> axes) {
+    return OpCase{name,
+                  [x, pads, mode, axes](GraphBuilder& b) {
+                    std::vector<ValueId> inputs = {in(b, "x", x),
+                                                   b.constant_i64("pads", {static_cast<int64_t>(pads.size())}, pads),
+                                                   scalar(b, "value", 0.75f)};
+                    if (axes) inputs.push_back(b.constant_i64("axes", {static_cast<int64_t>(axes->size())}, *axes));
+                    b.output(b.op("Pad", inputs, {{"mode", mode}}));
+                  },
+                  opset,
+                  -1,
+                  1,
+                  1};
+  };
+  c.push_back(pad("PadConstant", 17, {1, 3, 5, 6}, {0, 1, 2, 0, 0, 0, 1, 3}, "constant", std::nullopt));
+  c.push_back(pad("PadConstantAxesOpset18", 18, {2, 5, 6}, {1, -2, 2, 1}, "constant", Ints{-1, 0}));
+  c.push_back(pad("PadReflect", 17, {2, 5, 6}, {0, 2, 3, 0, 4, 1}, "reflect", std::nullopt));
+  c.push_back(pad("PadEdgeCrop", 17, {3, 7}, {2, -1, -2, 4}, "edge", std::nullopt));
+  c.push_back(pad("PadWrapOpset19", 19, {2, 3, 4}, {0, 4, 1, 0, 2, 5}, "wrap", std::nullopt));
+  c.push_back(pool("ReduceMaxMiddleAxis", "ReduceMax", {3, 70, 5}, {{"axes", ints({1})}}));
+  c.push_back(pool("ReduceMinAllAxesDropped", "ReduceMin", {4, 6, 5}, {{"keepdims", int64_t{0}}}));
+  c.push_back({"ReduceSumOpset13AxesInput",
+               [](GraphBuilder& b) {
+                 b.output(b.op("ReduceSum", {in(b, "x", {3, 8, 5}), b.constant_i64("axes", {2}, {0, -1})}));
+               },
+               13, -1, 1, 1});
+  c.push_back({"ReduceProdSmallValues",
+               [](GraphBuilder& b) {
+                 b.output(b.op("ReduceProd", {in(b, "x", {2, 9, 4})}, {{"axes", ints({1, 2})}}));
+               },
+               17, 0.5f, 1.5f, 1});
+  c.push_back({"DropoutIsIdentity",
+               [](GraphBuilder& b) { b.output(b.op("Relu", {b.op("Dropout", {in(b, "x", {3, 5})})})); },
+               17, -1, 1, 1});
+  c.push_back({"CastFloatToFloat",
+               [](GraphBuilder& b) {
+                 b.output(b.op("Cast", {b.op("Neg", {in(b, "x", {4, 5})})}, {{"to", int64_t{1}}}));
+               },
+               17, -1, 1, 1});
   // --- a small network -----------------------------------------------------------
   c.push_back({"SmallResidualNetwork",
                [](GraphBuilder& b) {

@@ -12,12 +12,15 @@
 namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
+#include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
 #include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
 #include "delegates/vulkan/shaders/gemm_spv.h"
+#include "delegates/vulkan/shaders/normalize_spv.h"
+#include "delegates/vulkan/shaders/pad_spv.h"
 #include "delegates/vulkan/shaders/pool2d_spv.h"
-#include "delegates/vulkan/shaders/reduce_mean_spv.h"
+#include "delegates/vulkan/shaders/reduce_spv.h"
 #include "delegates/vulkan/shaders/resize_spv.h"
 #include "delegates/vulkan/shaders/softmax_spv.h"
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
@@ -35,11 +38,14 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kConv2dReduce: return spirv::kConv2dReduceSpv;
     case Kernel::kDepthwiseConv2d: return spirv::kDepthwiseConv2dSpv;
     case Kernel::kPool2d: return spirv::kPool2dSpv;
-    case Kernel::kReduceMean: return spirv::kReduceMeanSpv;
+    case Kernel::kReduce: return spirv::kReduceSpv;
     case Kernel::kSoftmax: return spirv::kSoftmaxSpv;
     case Kernel::kStridedCopy: return spirv::kStridedCopySpv;
     case Kernel::kGather: return spirv::kGatherSpv;
     case Kernel::kResize: return spirv::kResizeSpv;
+    case Kernel::kNormalize: return spirv::kNormalizeSpv;
+    case Kernel::kPad: return spirv::kPadSpv;
+    case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
   }
   return {};
 }

@@ -26,11 +26,24 @@ enum class OpCode : uint32_t {
   kCos = 11,
   kReciprocal = 12,
   kSqrt = 13,
+  kErf = 14,
+  kGelu = 15,      // x/2 (1 + erf(x / sqrt 2))
+  kGeluTanh = 16,  // Gelu's approximate="tanh" form
+  kFloor = 17,
+  kCeil = 18,
+  kLog = 19,
+  kRound = 20,  // halves to even
   kAdd = 32,
   kSub = 33,
   kMul = 34,
   kDiv = 35,
   kPow = 36,
+  kMin = 37,
+  kMax = 38,
+  // Where: a select between the chain value and another operand (or
+  // immediate), steered by a condition operand (a bool constant uploaded
+  // as f32 0/1) named in bits 24-31 of the op word.
+  kWhere = 48,
 };
 inline constexpr uint32_t kFirstBinary = 32;
 
@@ -67,7 +80,8 @@ struct ParamsPush {
 //
 // Op words: code in bits 0-7, operand index in bits 8-15, bit 16 puts the
 // chain value on the right of a binary op, bit 17 takes p0 as the other
-// operand. Operand o reads binding 2 + o.
+// operand, bits 24-31 are Where's condition operand. Operand o reads
+// binding 2 + o.
 struct ElementwiseSpecialization {
   uint32_t operands;                // constant_id 0
   uint32_t contiguous_mask;         // constant_id 1; bit o: operand o is read at the output index
@@ -76,6 +90,7 @@ struct ElementwiseSpecialization {
 };
 inline constexpr uint32_t kOpReversed = 1u << 16;
 inline constexpr uint32_t kOpImmediate = 1u << 17;
+inline constexpr uint32_t kOpConditionShift = 24;
 
 struct ElementwiseParams {
   uint32_t total;
@@ -89,7 +104,7 @@ static_assert(offsetof(ElementwiseParams, dims) == 8 * 4);
 static_assert(offsetof(ElementwiseParams, strides) == 16 * 4);
 static_assert(offsetof(ElementwiseParams, op_params) == 56 * 4);
 
-// reduce_mean.comp.
+// reduce.comp.
 struct ReduceParams {
   uint32_t outputs;
   uint32_t count;
@@ -183,6 +198,24 @@ struct PoolPush {
 struct SoftmaxPush {
   uint32_t rows, row_length, inner;
 };
+
+// normalize.comp (LayerNormalization, GroupNormalization).
+struct NormPush {
+  uint32_t rows, inner, param_rows;
+  float epsilon;
+};
+
+// pad.comp. table_start[d]: where dim d's map starts in the table binding.
+struct PadParams {
+  uint32_t total;
+  uint32_t rank;
+  float fill;
+  uint32_t unused[5];
+  uint32_t dims[kMaxRank];
+  uint32_t table_start[kMaxRank];
+};
+static_assert(offsetof(PadParams, dims) == 8 * 4);
+static_assert(offsetof(PadParams, table_start) == 16 * 4);
 
 // resize.comp.
 struct ResizePush {

@@ -12,8 +12,11 @@
 #include <type_traits>
 
 #include "delegates/vulkan/kernel_params.h"
+#include "delegates/vulkan/movement_semantics.h"
+#include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
 #include "graph/op_schema.h"
+#include "graph/ops_extra.h"
 #include "memory/arena_planner.h"
 
 namespace hetsched::vulkan {
@@ -26,11 +29,14 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
-    case Kernel::kReduceMean: return "reduce_mean";
+    case Kernel::kReduce: return "reduce";
     case Kernel::kSoftmax: return "softmax";
     case Kernel::kStridedCopy: return "strided_copy";
     case Kernel::kGather: return "gather";
     case Kernel::kResize: return "resize";
+    case Kernel::kNormalize: return "normalize";
+    case Kernel::kPad: return "pad";
+    case Kernel::kConvTranspose2d: return "conv_transpose2d";
   }
   return "?";
 }
@@ -41,9 +47,12 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2d: return 5;
     case Kernel::kGemm:
     case Kernel::kDepthwiseConv2d:
-    case Kernel::kGather: return 4;
+    case Kernel::kGather:
+    case Kernel::kPad:
+    case Kernel::kConvTranspose2d: return 4;
+    case Kernel::kNormalize:
     case Kernel::kConv2dReduce:
-    case Kernel::kReduceMean:
+    case Kernel::kReduce:
     case Kernel::kStridedCopy:
     case Kernel::kResize: return 3;
     case Kernel::kPool2d:
@@ -55,13 +64,16 @@ uint32_t kernel_binding_count(Kernel kernel) {
 uint32_t kernel_push_constant_size(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise:
-    case Kernel::kReduceMean:
+    case Kernel::kReduce:
     case Kernel::kStridedCopy:
-    case Kernel::kGather: return sizeof(ParamsPush);
+    case Kernel::kGather:
+    case Kernel::kPad: return sizeof(ParamsPush);
+    case Kernel::kNormalize: return sizeof(NormPush);
     case Kernel::kGemm: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dReduce:
-    case Kernel::kDepthwiseConv2d: return sizeof(ConvPush);
+    case Kernel::kDepthwiseConv2d:
+    case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
@@ -154,8 +166,12 @@ std::vector<uint32_t> words_of(const T& value) {
   return words;
 }
 
+// Ops whose output is their input's bytes. Cast is one because the
+// delegate takes it only from f32 to f32 (op_support.cc refuses other
+// dtypes); Dropout at inference is the identity, as in the CPU kernel.
 bool is_alias_op(std::string_view op) {
-  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze";
+  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Cast" || op == "Dropout";
 }
 
 // An operand of an elementwise chain: a graph value, or per-channel factors
@@ -170,8 +186,9 @@ struct ChainOp {
   OpCode code = OpCode::kNone;
   float p0 = 0.f, p1 = 0.f;
   uint32_t operand = 0;
-  bool reversed = false;   // the chain value is the right-hand side
+  bool reversed = false;   // the chain value is the right-hand side (Where: the false side)
   bool immediate = false;  // the other side is p0
+  uint32_t condition = 0;  // Where: the operand holding the condition
 };
 
 enum class GroupKind { kElementwise, kConv, kGemm, kSingle, kAlias };
@@ -225,7 +242,9 @@ class Lowering {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
       const Node& n = g_.node(id);
       bool fused = false;
-      for (size_t i = 0; i < std::min<size_t>(n.inputs.size(), 2) && !fused; ++i) {
+      // Where's chain value may be X or Y (inputs 1 and 2); input 0 is its condition.
+      const size_t fusible = n.op == "Where" ? 3 : 2;
+      for (size_t i = 0; i < std::min(n.inputs.size(), fusible) && !fused; ++i) {
         const ValueId v = n.inputs[i];
         if (v == kNoValue) continue;
         auto it = group_of_output_.find(v);
@@ -256,6 +275,9 @@ class Lowering {
     group.output = n.outputs[0];
     if (is_alias_op(n.op)) {
       group.kind = GroupKind::kAlias;
+    } else if (n.op == "ConvTranspose") {
+      // Folds BatchNormalization, bias Adds and an epilogue as Conv does.
+      group.kind = GroupKind::kConv;
     } else if (n.op == "Conv") {
       group.kind = GroupKind::kConv;
       // An activation fused at import is the first epilogue op; it also stops
@@ -280,6 +302,12 @@ class Lowering {
       group.kind = GroupKind::kElementwise;
       group.operands.push_back(operand(n.inputs[0]));
       HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+    } else if (n.op == "Where") {
+      group.kind = GroupKind::kElementwise;
+      // As for binary ops, the chain starts from a tensor: X, unless only Y is one.
+      const size_t from = is_scalar_constant(n.inputs[1]) && !is_scalar_constant(n.inputs[2]) ? 2 : 1;
+      group.operands.push_back(operand(n.inputs[from]));
+      HS_RETURN_IF_ERROR(add_where(group, id, from));
     } else {
       group.kind = GroupKind::kSingle;
     }
@@ -313,6 +341,15 @@ class Lowering {
       if (n.op == "BatchNormalization" && chain_input == 0) {
         if (group.ops.size() + 2 > kMaxChainOps || group.operands.size() + 2 > kMaxOperands) return false;
         HS_RETURN_IF_ERROR(add_batch_norm(group, id));
+        return true;
+      }
+      if (n.op == "Where" && chain_input > 0) {
+        const ValueId other = n.inputs[chain_input == 1 ? 2 : 1];
+        const size_t more = 1 + (!is_scalar_constant(other) && find_operand(group, other) < 0 ? 1 : 0);
+        if (other == n.inputs[chain_input] || group.ops.size() >= kMaxChainOps ||
+            group.operands.size() + more > kMaxOperands)
+          return false;
+        HS_RETURN_IF_ERROR(add_where(group, id, chain_input));
         return true;
       }
       return false;
@@ -382,7 +419,31 @@ class Lowering {
     ChainOp op;
     op.code = *binary_op_code(n.op);
     op.reversed = chain_input == 1;
-    const ValueId other = n.inputs[1 - chain_input];
+    set_other_side(group, op, n.inputs[1 - chain_input]);
+    group.ops.push_back(op);
+    return Status::ok();
+  }
+
+  // Appends Where node `id` whose input `chain_input` (1: X, 2: Y) is the
+  // chain value; its constant bool condition becomes an f32 0/1 operand.
+  Status add_where(Group& group, NodeId id, size_t chain_input) {
+    const Node& n = g_.node(id);
+    const Value& cond = g_.value(n.inputs[0]);
+    if (!cond.is_constant()) return unsupported("Where's condition must be a constant");
+    ChainOp op;
+    op.code = OpCode::kWhere;
+    op.reversed = chain_input == 2;
+    set_other_side(group, op, n.inputs[chain_input == 1 ? 2 : 1]);
+    auto mask = std::make_shared<const std::vector<float>>(cond.constant->to_float_vector());
+    group.operands.push_back(Operand{kNoValue, std::move(mask), cond.type.shape});
+    op.condition = static_cast<uint32_t>(group.operands.size() - 1);
+    group.ops.push_back(op);
+    return Status::ok();
+  }
+
+  // The side of `op` that is not the chain value: an immediate when it is a
+  // scalar constant, else an operand binding (shared when already bound).
+  void set_other_side(Group& group, ChainOp& op, ValueId other) {
     if (is_scalar_constant(other)) {
       op.immediate = true;
       op.p0 = g_.value(other).constant->data<float>()[0];
@@ -394,8 +455,6 @@ class Lowering {
       }
       op.operand = static_cast<uint32_t>(slot);
     }
-    group.ops.push_back(op);
-    return Status::ok();
   }
 
   // y = x * mul + add with per-channel factors, shaped [C, 1, ...] so they
@@ -445,18 +504,23 @@ class Lowering {
     switch (group.kind) {
       case GroupKind::kAlias: return emit_alias(group);
       case GroupKind::kElementwise: return emit_elementwise(group);
-      case GroupKind::kConv: return emit_conv(group);
+      case GroupKind::kConv: return head.op == "ConvTranspose" ? emit_conv_transpose(group) : emit_conv(group);
       case GroupKind::kGemm: return head.op == "Gemm" ? emit_gemm(group) : emit_matmul(group);
       case GroupKind::kSingle: break;
     }
     if (head.op == "MaxPool" || head.op == "AveragePool") return emit_pool(group);
-    if (head.op == "GlobalAveragePool" || head.op == "ReduceMean") return emit_reduce(group);
+    if (head.op == "GlobalAveragePool" || is_reduce_op(head.op)) return emit_reduce(group);
     if (head.op == "Softmax") return emit_softmax(group);
     if (head.op == "Transpose") return emit_transpose(group);
     if (head.op == "Slice") return emit_slice(group);
     if (head.op == "Concat") return emit_concat(group);
     if (head.op == "Gather" || head.op == "GatherElements") return emit_gather(group);
     if (head.op == "Resize") return emit_resize(group);
+    if (head.op == "LayerNormalization" || head.op == "GroupNormalization") return emit_normalization(group);
+    if (head.op == "Split") return emit_split(group);
+    if (head.op == "Expand") return emit_expand(group);
+    if (head.op == "Tile") return emit_tile(group);
+    if (head.op == "Pad") return emit_pad(group);
     return unsupported("op " + head.op + " not implemented");
   }
 
@@ -506,7 +570,7 @@ class Lowering {
     for (size_t i = 0; i < group.ops.size(); ++i) {
       const ChainOp& op = group.ops[i];
       spec.op_words[i] = static_cast<uint32_t>(op.code) | (op.operand << 8) | (op.reversed ? kOpReversed : 0u) |
-                         (op.immediate ? kOpImmediate : 0u);
+                         (op.immediate ? kOpImmediate : 0u) | (op.condition << kOpConditionShift);
       p.op_params[i][0] = op.p0;
       p.op_params[i][1] = op.p1;
     }
@@ -549,30 +613,10 @@ class Lowering {
     const int64_t window = win.kernel_h * win.kernel_w;
     const int64_t group_k = group_channels * window;
 
-    // Per-output-channel scale and bias after folding BatchNormalization and bias Adds.
-    std::vector<float> scale(static_cast<size_t>(out_channels), 1.f);
-    std::vector<float> bias(static_cast<size_t>(out_channels), 0.f);
-    bool has_bias = false;
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-      const Value& b = g_.value(n.inputs[2]);
-      if (!b.is_constant()) return unsupported("bias B must be a constant");
-      bias = b.constant->to_float_vector();
-      has_bias = true;
-    }
-    if (group.batch_norm != kNoNode) {
-      HS_ASSIGN_OR_RETURN(const BatchNormFactors f, read_batch_norm(g_, group.batch_norm));
-      for (int64_t c = 0; c < out_channels; ++c) {
-        scale[c] = f.mul[c];
-        bias[c] = bias[c] * f.mul[c] + f.add[c];
-      }
-      has_bias = true;
-    }
-    for (ValueId add : group.bias_adds) {
-      const Tensor& t = *g_.value(add).constant;
-      const std::vector<float> v = t.to_float_vector();
-      for (int64_t c = 0; c < out_channels; ++c) bias[c] += v[t.num_elements() == 1 ? 0 : c];
-      has_bias = true;
-    }
+    HS_ASSIGN_OR_RETURN(const ChannelAffine affine, fold_channel_affine(group, out_channels));
+    const std::vector<float>& scale = affine.scale;
+    const std::vector<float>& bias = affine.bias;
+    const bool has_bias = affine.has_bias;
 
     const std::vector<float> weights = w_value.constant->to_float_vector();
     const bool depthwise = groups > 1 && group_channels == 1;
@@ -655,6 +699,94 @@ class Lowering {
         step.reads = {partial, b_buffer};
       }
     }
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // A conv's (or ConvTranspose's) per-output-channel scale and bias after
+  // folding its bias input, a BatchNormalization and bias Adds.
+  struct ChannelAffine {
+    std::vector<float> scale, bias;
+    bool has_bias = false;
+  };
+  Result<ChannelAffine> fold_channel_affine(const Group& group, int64_t out_channels) const {
+    const Node& n = g_.node(group.nodes[0]);
+    ChannelAffine a;
+    a.scale.assign(static_cast<size_t>(out_channels), 1.f);
+    a.bias.assign(static_cast<size_t>(out_channels), 0.f);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value& b = g_.value(n.inputs[2]);
+      if (!b.is_constant()) return unsupported("bias B must be a constant");
+      a.bias = b.constant->to_float_vector();
+      a.has_bias = true;
+    }
+    if (group.batch_norm != kNoNode) {
+      HS_ASSIGN_OR_RETURN(const BatchNormFactors f, read_batch_norm(g_, group.batch_norm));
+      for (int64_t c = 0; c < out_channels; ++c) {
+        a.scale[c] = f.mul[c];
+        a.bias[c] = a.bias[c] * f.mul[c] + f.add[c];
+      }
+      a.has_bias = true;
+    }
+    for (ValueId add : group.bias_adds) {
+      const Tensor& t = *g_.value(add).constant;
+      const std::vector<float> v = t.to_float_vector();
+      for (int64_t c = 0; c < out_channels; ++c) a.bias[c] += v[t.num_elements() == 1 ? 0 : c];
+      a.has_bias = true;
+    }
+    return a;
+  }
+
+  // One invocation per output element (conv_transpose2d.comp), weights in
+  // their ONNX layout scaled per output channel.
+  Status emit_conv_transpose(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Value& w_value = g_.value(n.inputs[1]);
+    if (!w_value.is_constant()) return unsupported("weight W must be a constant");
+    HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry geo, conv_transpose_geometry(n.attrs, x, w_value.type.shape));
+    HS_ASSIGN_OR_RETURN(const ChannelAffine affine, fold_channel_affine(group, geo.out_channels));
+    const bool two_d = geo.in.size() == 2;
+    const int64_t group_in = x[1] / geo.group, group_out = geo.out_channels / geo.group;
+    const int64_t taps = shape_elements(geo.kernel);
+    // W is [in channel][out channel of group][tap]: element i belongs to
+    // output channel (its group) * group_out + (its channel in the group).
+    std::vector<float> weights = w_value.constant->to_float_vector();
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(i) / taps;  // in channel * group_out + m
+      const int64_t in_channel = row / group_out;
+      weights[i] *= affine.scale[static_cast<size_t>(in_channel / group_in * group_out + row % group_out)];
+    }
+    ConvPush p{};
+    p.batch = u32(x[0]);
+    p.channels = u32(x[1]);
+    p.in_h = u32(two_d ? geo.in[0] : 1);
+    p.in_w = u32(geo.in.back());
+    p.out_channels = u32(geo.out_channels);
+    p.out_h = u32(two_d ? geo.out[0] : 1);
+    p.out_w = u32(geo.out.back());
+    p.group_channels = u32(group_in);
+    p.group_out = u32(group_out);
+    p.kernel_h = u32(two_d ? geo.kernel[0] : 1);
+    p.kernel_w = u32(geo.kernel.back());
+    p.stride_h = u32(two_d ? geo.strides[0] : 1);
+    p.stride_w = u32(geo.strides.back());
+    p.dilation_h = u32(two_d ? geo.dilations[0] : 1);
+    p.dilation_w = u32(geo.dilations.back());
+    // Signed: conv_transpose2d.comp reads them back as int.
+    p.pad_top = static_cast<uint32_t>(static_cast<int32_t>(two_d ? geo.pad_begin[0] : 0));
+    p.pad_left = static_cast<uint32_t>(static_cast<int32_t>(geo.pad_begin.back()));
+    p.has_bias = affine.has_bias ? 1 : 0;
+    pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int w_buffer = constant_buffer(bytes_of(weights), w_value.name);
+    const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
+    const int out = new_value_buffer(group.output);
+    const int64_t total = shape_elements(g_.value(n.outputs[0]).type.shape);
+    Step step = dispatch(Kernel::kConvTranspose2d, words_of(p), grid_1d(ceil_div(total, kGenericGroupSize)));
+    step.bindings = {in, w_buffer, b_buffer, out};
+    step.reads = {in, w_buffer, b_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
@@ -848,12 +980,20 @@ class Lowering {
     p.count = u32(shape_elements(red_dims));
     p.kept_rank = u32(kept_dims.size());
     p.reduced_rank = u32(red_dims.size());
-    p.scale = p.count == 0 ? 0.f : static_cast<float>(1.0 / static_cast<double>(p.count));
+    const bool mean = n.op == "GlobalAveragePool" || n.op == "ReduceMean";
+    p.scale = !mean ? 1.f : p.count == 0 ? 0.f : static_cast<float>(1.0 / static_cast<double>(p.count));
     for (size_t d = 0; d < kept_dims.size(); ++d)
       p.kept_dims[d] = u32(kept_dims[d]), p.kept_strides[d] = u32(kept_strides[d]);
     for (size_t d = 0; d < red_dims.size(); ++d)
       p.reduced_dims[d] = u32(red_dims[d]), p.reduced_strides[d] = u32(red_strides[d]);
-    return emit_with_params(Kernel::kReduceMean, param_push(p), n.inputs[0], group.output, grid_1d(p.outputs));
+    HS_RETURN_IF_ERROR(
+        emit_with_params(Kernel::kReduce, param_push(p), n.inputs[0], group.output, grid_1d(p.outputs)));
+    // reduce.comp's kReduceOp: 0 sum (times scale), 1 max, 2 min, 3 product.
+    out_.steps.back().specialization = {n.op == "ReduceMax"    ? 1u
+                                        : n.op == "ReduceMin"  ? 2u
+                                        : n.op == "ReduceProd" ? 3u
+                                                               : 0u};
+    return Status::ok();
   }
 
   Status emit_softmax(const Group& group) {
@@ -900,6 +1040,13 @@ class Lowering {
     return Status::ok();
   }
 
+  // The group's output, written in row-major order over `dims`, as a
+  // strided copy of `input` read with `src` strides from `src_offset`.
+  Status copy_to_output(const Group& group, ValueId input, const Shape& dims, const Strides& src, int64_t src_offset) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    return add_strided_copy(in, new_value_buffer(group.output), dims, src, src_offset, row_major_strides(dims), 0);
+  }
+
   Status emit_transpose(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     const Shape& x = g_.value(n.inputs[0]).type.shape;
@@ -910,8 +1057,7 @@ class Lowering {
     const Strides in_strides = row_major_strides(x);
     Strides src(y.size());
     for (size_t d = 0; d < y.size(); ++d) src[d] = in_strides[static_cast<size_t>(perm[d])];
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), y, src, 0, row_major_strides(y), 0);
+    return copy_to_output(group, n.inputs[0], y, src, 0);
   }
 
   Status emit_slice(const Group& group) {
@@ -929,8 +1075,7 @@ class Lowering {
       src[d] = win.step[d] * in_strides[d];
       offset += win.start[d] * in_strides[d];
     }
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    return add_strided_copy(in, new_value_buffer(group.output), y, src, offset, row_major_strides(y), 0);
+    return copy_to_output(group, n.inputs[0], y, src, offset);
   }
 
   Status emit_concat(const Group& group) {
@@ -1013,11 +1158,83 @@ class Lowering {
         table.insert(table.end(), {u32(t.lo), u32(t.hi), w});
       }
     const ResizePush p{u32(x[0] * x[1]), u32(x[2]), u32(x[3]), u32(y[2]), u32(y[3]), taps.linear ? 1u : 0u};
+    return emit_with_table(Kernel::kResize, words_of(p), n.inputs[0], bytes_of(table), "/taps", group.output,
+                           grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
+  }
+
+  Status emit_normalization(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    HS_ASSIGN_OR_RETURN(const Normalization norm, read_normalization(g_, group.nodes[0]));
+    const NormPush p{u32(norm.rows), u32(norm.inner), u32(norm.param_rows), norm.epsilon};
+    return emit_with_table(Kernel::kNormalize, words_of(p), n.inputs[0], bytes_of(norm.table), "/scale_bias",
+                           group.output, grid_1d(u32(norm.rows)));
+  }
+
+  // Each output is a strided copy of its slab of the input.
+  Status emit_split(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const SplitParts parts, read_split(g_, group.nodes[0]));
+    const Strides in_strides = row_major_strides(x);
+    const size_t axis = static_cast<size_t>(parts.axis);
     HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    const int table_buffer = constant_buffer(bytes_of(table), label_ + "/taps");
+    int64_t at = 0;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ValueId y = n.outputs[k];
+      if (y != kNoValue && uses_[y] + is_output_.count(y) != 0) {
+        const Shape& shape = g_.value(y).type.shape;
+        HS_RETURN_IF_ERROR(add_strided_copy(in, new_value_buffer(y), shape, in_strides, at * in_strides[axis],
+                                            row_major_strides(shape), 0));
+      }
+      at += parts.sizes[k];
+    }
+    return Status::ok();
+  }
+
+  // A strided copy that reads the input with its broadcast strides.
+  Status emit_expand(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    return copy_to_output(group, n.inputs[0], y, broadcast_strides(g_.value(n.inputs[0]).type.shape, y), 0);
+  }
+
+  // Output dim d of repeats[d] * x[d] elements walked as (repeat, element):
+  // a strided copy over twice the dims, the repeat's source stride 0.
+  Status emit_tile(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Strides in_strides = row_major_strides(x);
+    Shape dims;
+    Strides src;
+    for (size_t d = 0; d < x.size(); ++d) {
+      dims.insert(dims.end(), {g_.value(n.outputs[0]).type.shape[d] / x[d], x[d]});
+      src.insert(src.end(), {0, in_strides[d]});
+    }
+    return copy_to_output(group, n.inputs[0], dims, src, 0);
+  }
+
+  Status emit_pad(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(n.outputs[0]).type.shape;
+    HS_ASSIGN_OR_RETURN(const PadMaps maps, read_pad(g_, group.nodes[0]));
+    if (y.size() > kMaxRank) return unsupported("rank " + std::to_string(y.size()) + " > " + std::to_string(kMaxRank));
+    const Strides in_strides = row_major_strides(x);
+    PadParams p{};
+    p.total = u32(shape_elements(y));
+    p.rank = u32(y.size());
+    p.fill = maps.value;
+    std::vector<int32_t> table;
+    for (size_t d = 0; d < y.size(); ++d) {
+      p.dims[d] = u32(y[d]);
+      p.table_start[d] = u32(static_cast<int64_t>(table.size()));
+      for (int64_t s : maps.source[d]) table.push_back(static_cast<int32_t>(s < 0 ? -1 : s * in_strides[d]));
+    }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const int table_buffer = constant_buffer(bytes_of(table), label_ + "/map");
     const int out = new_value_buffer(group.output);
-    Step step = dispatch(Kernel::kResize, words_of(p), grid_1d(ceil_div(shape_elements(y), kGenericGroupSize)));
-    step.bindings = {in, table_buffer, out};
+    Step step = dispatch(Kernel::kPad, param_push(p), grid_1d(ceil_div(p.total, kGenericGroupSize)));
+    step.bindings = {kParamsBuffer, in, table_buffer, out};
     step.reads = {in, table_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
@@ -1032,6 +1249,21 @@ class Lowering {
     Step step = dispatch(kernel, std::move(push), groups);
     step.bindings = {in, out};
     step.reads = {in};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // One input, a constant table made on the host (named label + `suffix`),
+  // one output, push constants only.
+  Status emit_with_table(Kernel kernel, std::vector<uint32_t> push, ValueId input, std::vector<std::byte> table,
+                         const char* suffix, ValueId output, std::array<uint32_t, 3> groups) {
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(input));
+    const int table_buffer = constant_buffer(std::move(table), label_ + suffix);
+    const int out = new_value_buffer(output);
+    Step step = dispatch(kernel, std::move(push), groups);
+    step.bindings = {in, table_buffer, out};
+    step.reads = {in, table_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();

@@ -45,13 +45,16 @@ enum class Kernel : uint8_t {
   kConv2dReduce,  // adds conv2d's split-K partial sums
   kDepthwiseConv2d,
   kPool2d,
-  kReduceMean,
+  kReduce,  // ReduceMean/Sum/Max/Min/Prod, GlobalAveragePool
   kSoftmax,
   kStridedCopy,
   kGather,
   kResize,
+  kNormalize,  // LayerNormalization, GroupNormalization
+  kPad,
+  kConvTranspose2d,
 };
-inline constexpr size_t kKernelCount = 11;
+inline constexpr size_t kKernelCount = 14;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);

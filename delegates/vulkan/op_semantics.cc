@@ -31,9 +31,13 @@ Result<std::vector<int64_t>> window_ints(const Attributes& attrs, const std::str
 
 }  // namespace
 
+bool is_reduce_op(std::string_view op) {
+  return op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
+}
+
 bool is_unary_elementwise(std::string_view op) {
   for (std::string_view u : {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid", "HardSwish", "Sin",
-                             "Cos", "Reciprocal", "Sqrt"})
+                             "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round"})
     if (op == u) return true;
   return false;
 }
@@ -44,6 +48,8 @@ std::optional<OpCode> binary_op_code(std::string_view op) {
   if (op == "Mul") return OpCode::kMul;
   if (op == "Div") return OpCode::kDiv;
   if (op == "Pow") return OpCode::kPow;
+  if (op == "Min") return OpCode::kMin;
+  if (op == "Max") return OpCode::kMax;
   return std::nullopt;
 }
 
@@ -76,6 +82,11 @@ Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node) {
       {"Reciprocal", OpCode::kReciprocal},
       {"Sqrt", OpCode::kSqrt},
       {"HardSwish", OpCode::kHardSwish},
+      {"Erf", OpCode::kErf},
+      {"Floor", OpCode::kFloor},
+      {"Ceil", OpCode::kCeil},
+      {"Log", OpCode::kLog},
+      {"Round", OpCode::kRound},
   };
   for (const auto& [name, code] : kPlain)
     if (n.op == name) return UnaryOp{code};
@@ -83,6 +94,12 @@ Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node) {
     HS_ASSIGN_OR_RETURN(const float alpha, n.attrs.get_float("alpha", 0.2f));
     HS_ASSIGN_OR_RETURN(const float beta, n.attrs.get_float("beta", 0.5f));
     return UnaryOp{OpCode::kHardSigmoid, alpha, beta};
+  }
+  if (n.op == "Gelu") {
+    HS_ASSIGN_OR_RETURN(const std::string approximate, n.attrs.get_string("approximate", "none"));
+    if (approximate == "none") return UnaryOp{OpCode::kGelu};
+    if (approximate == "tanh") return UnaryOp{OpCode::kGeluTanh};
+    return invalid_argument("Gelu's approximate is '" + approximate + "', expected none or tanh");
   }
   if (n.op == "Clip") {
     constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -191,7 +208,7 @@ Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph,
   std::vector<int64_t> axes;
   if (has_input(n, 1)) {
     const Tensor* t = constant_input(graph, n, 1);
-    if (!t) return unsupported("ReduceMean's axes must be a constant");
+    if (!t) return unsupported(n.op + "'s axes must be a constant");
     axes = t->to_int64_vector();
   } else {
     HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));

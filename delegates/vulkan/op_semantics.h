@@ -17,16 +17,20 @@
 namespace hetsched::vulkan {
 
 // Relu, Sigmoid, Tanh, Exp, Neg, Abs, Clip, HardSigmoid, HardSwish, Sin,
-// Cos, Reciprocal, Sqrt.
+// Cos, Reciprocal, Sqrt, Erf, Gelu, Floor, Ceil, Log, Round. (LeakyRelu
+// stays CPU-only on purpose: the policy tests and docs/cli.md use it as
+// the op no GPU delegate takes.)
 bool is_unary_elementwise(std::string_view op);
-// Add, Sub, Mul, Div, Pow; nullopt for anything else.
+// Add, Sub, Mul, Div, Pow, and Min and Max of two inputs; nullopt for
+// anything else.
 std::optional<OpCode> binary_op_code(std::string_view op);
 
 struct UnaryOp {
   OpCode code = OpCode::kNone;
   float p0 = 0.f, p1 = 0.f;
 };
-// The op and its parameters (Clip's bounds, HardSigmoid's alpha and beta).
+// The op and its parameters (Clip's bounds, HardSigmoid's alpha and beta;
+// Gelu's approximate picks the op).
 // kUnsupported when Clip's bounds are computed at run time.
 Result<UnaryOp> read_unary_op(const Graph& graph, NodeId node);
 
@@ -59,7 +63,10 @@ struct Window2d {
 Result<Window2d> window_2d(const Attributes& attrs, const Shape& x, const std::vector<int64_t>& kernel, const Shape& y,
                            bool ceil_mode);
 
-// ReduceMean's reduced axes, normalised (all axes when none are given), or
+// ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd.
+bool is_reduce_op(std::string_view op);
+
+// A reduction's reduced axes, normalised (all axes when none are given), or
 // nullopt when noop_with_empty_axes makes the node a copy.
 Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph, NodeId node);
 

@@ -5,7 +5,10 @@
 
 #include "delegates/vulkan/kernel_params.h"
 #include "delegates/vulkan/lowering.h"
+#include "delegates/vulkan/movement_semantics.h"
+#include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
+#include "graph/ops_extra.h"
 
 namespace hetsched::vulkan {
 
@@ -15,11 +18,13 @@ namespace {
 // clang-format off
 constexpr std::string_view kOps[] = {
     "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Clip", "HardSigmoid",
-    "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt",
-    "Conv", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
-    "ReduceMean",
+    "HardSwish", "Sin", "Cos", "Reciprocal", "Sqrt", "Erf", "Gelu", "Floor", "Ceil", "Log", "Round", "Min", "Max",
+    "Where",
+    "Conv", "ConvTranspose", "BatchNormalization", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "Softmax",
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "LayerNormalization", "GroupNormalization",
     "Transpose", "Reshape", "Flatten", "Identity", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather",
-    "GatherElements", "Resize",
+    "GatherElements", "Resize", "Split", "Expand", "Tile", "Pad", "Cast", "Dropout",
 };
 // clang-format on
 
@@ -27,8 +32,9 @@ constexpr std::string_view kOps[] = {
 // axes, slice bounds, scales, indices): they are never bound as f32 data.
 bool is_meta_input(std::string_view op, size_t i) {
   if (i == 0) return false;
-  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "ReduceMean" || op == "Slice" ||
-      op == "Resize" || op == "Gather" || op == "GatherElements")
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || is_reduce_op(op) || op == "Slice" ||
+      op == "Resize" || op == "Gather" || op == "GatherElements" || op == "Split" || op == "Expand" || op == "Tile" ||
+      op == "Pad" || op == "Dropout")
     return true;
   return false;
 }
@@ -47,6 +53,10 @@ std::string check_tensor(const Value& v, const char* role, const DeviceLimits& l
     return "tensor '" + v.name + "' of " + std::to_string(v.type.byte_size()) +
            " bytes exceeds maxStorageBufferRange " + std::to_string(limits.max_storage_buffer_range);
   return {};
+}
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
 }
 
 Capability from(const Status& s) { return s.is_ok() ? Capability::yes() : Capability::no(s.message()); }
@@ -88,6 +98,14 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     if (c.supported) c = grid_fits(static_cast<uint64_t>(*group), "Conv's groups", limits);
     return c;
   }
+  if (op == "ConvTranspose") {
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != kNoValue && !graph.value(n.inputs[i]).is_constant())
+        return Capability::no(std::string(i == 1 ? "weight W" : "bias B") + " must be a constant");
+    Result<ConvTransposeGeometry> geo = conv_transpose_geometry(n.attrs, shape_of(0), shape_of(1));
+    if (!geo.is_ok()) return from(geo.status());
+    return Capability::yes();
+  }
   if (op == "MaxPool" || op == "AveragePool") {
     Result<std::vector<int64_t>> kernel = n.attrs.require_ints("kernel_shape");
     if (!kernel.is_ok()) return from(kernel.status());
@@ -110,7 +128,32 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     if (c.supported) c = grid_fits(tiles(y[1]), "Gemm's columns", limits);
     return c;
   }
-  if (op == "ReduceMean") return from(read_reduce_axes(graph, id).status());
+  if (op == "Gelu") return from(read_unary_op(graph, id).status());
+  if ((op == "Min" || op == "Max") && n.inputs.size() != 2)
+    return Capability::no(op + " of " + std::to_string(n.inputs.size()) + " inputs not supported (two are)");
+  if (op == "Where") {
+    const Value& cond = graph.value(n.inputs[0]);
+    if (!cond.is_constant())
+      return Capability::no(
+          "Where's condition must be a constant (bool tensors computed at run time are not supported)");
+    if (cond.type.dtype != DType::kBool) return Capability::no("Where's condition must be bool");
+    return Capability::yes();
+  }
+  if (op == "LayerNormalization" || op == "GroupNormalization") {
+    // Mean and InvStdDev are training outputs; a graph that reads them runs on the CPU.
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (n.outputs[i] != kNoValue && (!graph.consumers(n.outputs[i]).empty() || is_graph_output(graph, n.outputs[i])))
+        return Capability::no("LayerNormalization's Mean and InvStdDev outputs not supported (only Y is)");
+    return from(read_normalization(graph, id).status());
+  }
+  if (op == "Split") return from(read_split(graph, id).status());
+  if (op == "Pad") return from(read_pad(graph, id).status());
+  if (op == "Expand" || op == "Tile") {
+    if (!graph.value(n.inputs[1]).is_constant())
+      return Capability::no(op + "'s " + (op == "Expand" ? "shape" : "repeats") + " must be a constant");
+    return Capability::yes();
+  }
+  if (is_reduce_op(op)) return from(read_reduce_axes(graph, id).status());
   if (op == "Slice") return from(read_slice(graph, id).status());
   if (op == "Gather" || op == "GatherElements") return from(read_gather_indices(graph, id).status());
   if (op == "Resize") return from(resize_taps(graph, id).status());
@@ -129,6 +172,7 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
   if (n.outputs.size() > 1) {
     if (n.op == "MaxPool") return Capability::no("MaxPool's Indices output not supported");
     if (n.op == "BatchNormalization") return Capability::no("BatchNormalization training outputs not supported");
+    if (n.op == "Dropout") return Capability::no("Dropout's mask output not supported (inference only)");
   }
   for (ValueId out : n.outputs) {
     const std::string why = check_tensor(graph.value(out), "output", limits);
@@ -136,8 +180,10 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
   }
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] == kNoValue || is_meta_input(n.op, i)) continue;
-    // Clip's bounds are scalars folded into the op (checked in check_op).
+    // Clip's bounds are scalars folded into the op, Where's condition a
+    // bool constant uploaded as f32 (both checked in check_op).
     if (n.op == "Clip" && i > 0) continue;
+    if (n.op == "Where" && i == 0) continue;
     const std::string why = check_tensor(graph.value(n.inputs[i]), "input", limits);
     if (!why.empty()) return Capability::no(why);
   }

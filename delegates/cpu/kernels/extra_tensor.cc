@@ -127,28 +127,10 @@ Status split_kernel(const KernelContext& ctx) {
 }
 
 // Source index along one dim for each output index, or -1 where constant
-// mode fills. Negative pads crop, which the same mapping covers.
+// mode fills (graph/ops_extra.h's rule, which the GPU delegates share).
 std::vector<int64_t> pad_map(int64_t in, int64_t out, int64_t begin, const std::string& mode) {
   std::vector<int64_t> map(static_cast<size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t i = o - begin;
-    if (i < 0 || i >= in) {
-      if (mode == "constant") {
-        i = -1;
-      } else if (mode == "edge") {
-        i = i < 0 ? 0 : in - 1;
-      } else if (mode == "wrap") {
-        // numpy's wrap: the dim repeats periodically, however far the pads reach.
-        i = ((i % in) + in) % in;
-      } else {
-        // reflect without repeating the edge: -1 → 1, in → in - 2
-        const int64_t period = 2 * (in - 1);
-        i = period == 0 ? 0 : ((i % period) + period) % period;
-        if (i >= in) i = period - i;
-      }
-    }
-    map[static_cast<size_t>(o)] = i;
-  }
+  for (int64_t o = 0; o < out; ++o) map[static_cast<size_t>(o)] = pad_source_index(o - begin, in, mode);
   return map;
 }
 

@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// A fused chain of elementwise ops: load operand 0, apply up to 8 unary ops
-// or binary ops (with another operand, or an immediate scalar), store.
+// A fused chain of elementwise ops: load operand 0, apply up to 8 unary ops,
+// binary ops (with another operand, or an immediate scalar) or Where
+// selects, store.
 // Every operand is read with its own broadcast strides against the output
 // shape, so a chain costs one read per operand and one write, whatever its
 // length.
@@ -61,15 +62,23 @@ uint offset_of(uint o, uint idx, uint rank) {
   return uint(offset);
 }
 
+// Operand o's value (o in the low byte).
+float pick(uint o, float v0, float v1, float v2, float v3, float v4) {
+  o &= 0xFFu;
+  return o == 0u ? v0 : o == 1u ? v1 : o == 2u ? v2 : o == 3u ? v3 : v4;
+}
+
 float run_op(uint word, uint i, float acc, float v0, float v1, float v2, float v3, float v4) {
   const float p0 = uintBitsToFloat(params[pc.base + kOpParams + 2u * i]);
   const float p1 = uintBitsToFloat(params[pc.base + kOpParams + 2u * i + 1u]);
   const uint code = word & 0xFFu;
   if (code < OP_ADD) return apply_unary(code, acc, p0, p1);
-  const uint o = (word >> 8) & 0xFFu;
-  float other = o == 0u ? v0 : o == 1u ? v1 : o == 2u ? v2 : o == 3u ? v3 : v4;
+  float other = pick(word >> 8, v0, v1, v2, v3, v4);
   if ((word & (1u << 17)) != 0u) other = p0;
-  return (word & (1u << 16)) != 0u ? apply_binary(code, other, acc) : apply_binary(code, acc, other);
+  const bool reversed = (word & (1u << 16)) != 0u;
+  // Where: the chain value is X (the true side), or Y when reversed.
+  if (code == OP_WHERE) return (pick(word >> 24, v0, v1, v2, v3, v4) != 0.0) != reversed ? acc : other;
+  return reversed ? apply_binary(code, other, acc) : apply_binary(code, acc, other);
 }
 
 void main() {

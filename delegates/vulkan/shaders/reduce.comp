@@ -1,12 +1,17 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// ReduceMean and GlobalAveragePool: each workgroup of 64 invocations
-// reduces one output over any set of axes (kept and reduced dims with their
-// input strides), in a tree through shared memory. Layout of the parameter
-// block: ReduceParams in delegates/vulkan/kernel_params.h.
+// ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd and
+// GlobalAveragePool: each workgroup of 64 invocations reduces one output
+// over any set of axes (kept and reduced dims with their input strides),
+// in a tree through shared memory. The op is a specialisation constant
+// (kReduceOp: 0 sum times the block's scale, 1 max, 2 min, 3 product).
+// Layout of the parameter block: ReduceParams in
+// delegates/vulkan/kernel_params.h.
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
+
+layout(constant_id = 0) const uint kReduceOp = 0u;
 
 layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
 layout(set = 0, binding = 1) readonly restrict buffer X { float x[]; };
@@ -27,6 +32,20 @@ const uint kReducedStrides = 32u;
 
 shared float partial[64];
 
+// As the CPU kernel folds (std::max(acc, v) keeps acc unless acc < v).
+float combine(float acc, float v) {
+  if (kReduceOp == 1u) return acc < v ? v : acc;
+  if (kReduceOp == 2u) return v < acc ? v : acc;
+  if (kReduceOp == 3u) return acc * v;
+  return acc + v;
+}
+
+float identity() {
+  if (kReduceOp == 1u) return -infinity();
+  if (kReduceOp == 2u) return infinity();
+  return kReduceOp == 3u ? 1.0 : 0.0;
+}
+
 void main() {
   const uint base = pc.base;
   const uint o = linear_group();
@@ -40,7 +59,7 @@ void main() {
     rest /= dim;
   }
   const uint reduced_rank = params[base + kReducedRank];
-  float sum = 0.0;
+  float acc = identity();
   for (uint i = gl_LocalInvocationID.x; i < count; i += 64u) {
     uint offset = start;
     uint r = i;
@@ -49,13 +68,15 @@ void main() {
       offset += (r % dim) * params[base + kReducedStrides + d];
       r /= dim;
     }
-    sum += x[offset];
+    acc = combine(acc, x[offset]);
   }
-  partial[gl_LocalInvocationID.x] = sum;
+  partial[gl_LocalInvocationID.x] = acc;
   barrier();
   for (uint s = 32u; s > 0u; s >>= 1) {
-    if (gl_LocalInvocationID.x < s) partial[gl_LocalInvocationID.x] += partial[gl_LocalInvocationID.x + s];
+    if (gl_LocalInvocationID.x < s)
+      partial[gl_LocalInvocationID.x] = combine(partial[gl_LocalInvocationID.x], partial[gl_LocalInvocationID.x + s]);
     barrier();
   }
-  if (gl_LocalInvocationID.x == 0u) y[o] = partial[0] * uintBitsToFloat(params[base + kScale]);
+  if (gl_LocalInvocationID.x == 0u)
+    y[o] = kReduceOp == 0u ? partial[0] * uintBitsToFloat(params[base + kScale]) : partial[0];
 }
