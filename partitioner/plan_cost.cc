@@ -65,8 +65,11 @@ CutKind PlanCostModel::cut_kind(int from, int to, const TensorType& type) const 
   if (from == to) return CutKind::kAlias;
   if (resource_[from] != resource_[to]) return CutKind::kDeviceCopy;
   // Two delegates on one context: the same bytes, unless their layouts for
-  // rank-4 tensors differ (the Vulkan delegate keeps NHWC, VGF NCHW).
-  return type.rank() == 4 ? CutKind::kLayoutConversion : CutKind::kAlias;
+  // rank-4 tensors differ (the Vulkan delegate keeps NHWC, VGF NCHW) and the
+  // two orders differ (not with one channel or one pixel: the runtime's
+  // layout_applies, scheduler/layout.h).
+  const bool reorders = type.rank() == 4 && type.shape[1] != 1 && type.shape[2] * type.shape[3] != 1;
+  return reorders ? CutKind::kLayoutConversion : CutKind::kAlias;
 }
 
 double PlanCostModel::latency(const std::vector<int>& delegate_of) const { return simulate(delegate_of).total_s; }
