@@ -1,5 +1,7 @@
 #include "scheduler/delegate_set.h"
 
+#include "shared_gpu/shared_gpu_registry.h"
+
 namespace hetsched {
 
 DelegateOptions delegate_options(const Profile& profile, const std::string& name) {
@@ -25,6 +27,18 @@ DelegateOptions delegate_options(const Profile& profile, const std::string& name
 Result<DelegateSet> DelegateSet::create(const Profile& profile) {
   DelegateSet set;
   for (const std::string& name : profile.enabled_delegates_in_order()) {
+    // lookup_only promises a context someone registered (a host's own
+    // device): say so at load, not first when an island lands on it (a plan
+    // that left the delegate no island would otherwise run without it).
+    const SharedGpuKeys& keys = profile.delegates.at(name).shared_gpu;
+    if (name != "cpu" && keys.mode == SharedContextMode::kLookupOnly) {
+      const std::string key = make_context_key(keys.token, keys.group);
+      if (!SharedGpuContextRegistry::get().lookup(key))
+        return not_found("failed to make delegate '" + name + "': failed to find shared GPU context '" + key +
+                         "': none is registered (mode lookup_only; a host application registers its device with "
+                         "hetsched::register_vulkan_device before loading, the hetsched command never does: use "
+                         "lookup_or_create there)");
+    }
     HS_ASSIGN_OR_RETURN(auto delegate, make_delegate(name, delegate_options(profile, name)));
     set.ordered_.push_back(delegate.get());
     set.owned_.push_back(std::move(delegate));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hetsched/hetsched.h"
+#include "hetsched/vulkan.h"
 
 namespace {
 
@@ -65,6 +66,24 @@ TEST(ApiTest, ErrorsAreStatusesThatNameTheProblem) {
   EXPECT_NE(refused.status().message().find("needs " + std::to_string(y.size() * 4) + " bytes, got 4"),
             std::string::npos)
       << refused.status().message();
+}
+
+// Lending a Vulkan device: refusals that need no device (examples/host_app
+// lends a real one, runs on it and destroys it itself: HostApp.* in ctest).
+TEST(ApiTest, VulkanDeviceRegistrationRefusesWhatItCannotUse) {
+  const hetsched::Status null_handles = hetsched::register_vulkan_device("api_test", 1, {});
+  EXPECT_EQ(null_handles.code(), hetsched::StatusCode::kInvalidArgument);
+  EXPECT_EQ(null_handles.message(), "failed to register Vulkan device 'api_test:1': instance is VK_NULL_HANDLE");
+  const hetsched::Status nothing = hetsched::unregister_vulkan_device("api_test", 1);
+  EXPECT_EQ(nothing.code(), hetsched::StatusCode::kNotFound);
+  EXPECT_EQ(nothing.message(), "failed to unregister Vulkan device 'api_test:1': nothing is registered under it");
+  auto lookup = hetsched::Model::load(
+      kModel, hetsched::ProfileSource::text("name: t\ndelegates:\n  vulkan: {enabled: true, shared_gpu: {token: "
+                                            "api_test, group: 1, mode: lookup_only}}\n"));
+  ASSERT_FALSE(lookup.is_ok());
+  EXPECT_NE(lookup.status().message().find("'api_test:1': none is registered (mode lookup_only; a host application"),
+            std::string::npos)
+      << lookup.status().message();
 }
 
 // The outputs land in the caller's vectors (no copy handed back), the

@@ -1,10 +1,15 @@
 // A host application's use of hetsched through its public API alone
-// (include/hetsched/hetsched.h): load a model with a profile given as text,
-// run it synchronously and asynchronously on the caller's own buffers, and
-// check the answer against the portable reference kernels. Exit 0 when
-// every check passes.
+// (include/hetsched/hetsched.h, vulkan.h): load a model with a profile given
+// as text, run it synchronously and asynchronously on the caller's own
+// buffers and check the answer against the portable reference kernels; then
+// lend hetsched the host's own Vulkan device (lookup_only: hetsched cannot
+// make one) and check the GPU's answer too. Exit 0 when every check passes.
 #include <hetsched/hetsched.h>
+#include <hetsched/vulkan.h>
 
+#include "host_vulkan.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -15,6 +20,13 @@ constexpr const char* kXnnpack = R"(
 name: host-app
 delegates:
   cpu: {enabled: true, engine: xnnpack, threads: 2}
+)";
+constexpr const char* kBorrowedVulkan = R"(
+name: host-app-vulkan
+delegates:
+  vulkan: {enabled: true, shared_gpu: {token: host_app, group: 0, mode: lookup_only}}
+  cpu: {enabled: true, engine: xnnpack, threads: 2}
+partition: {prefer: vulkan_first}
 )";
 constexpr const char* kPortable = R"(
 name: host-app-reference
@@ -36,6 +48,57 @@ std::vector<std::vector<float>> inputs_for(const hetsched::Model& model) {
     data.push_back(std::move(v));
   }
   return data;
+}
+
+double max_difference(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = 0; k < a[i].size(); ++k)
+      worst = std::max(worst, static_cast<double>(std::fabs(a[i][k] - b[i][k])));
+  return worst;
+}
+
+// The model on the host's own device: registered, used under lookup_only,
+// unregistered while the model still runs on it (the model keeps it), and
+// destroyed by the host after the model is gone (hetsched destroys nothing
+// it borrowed: a second destroy would fail the validation layer or crash).
+int run_on_host_vulkan(const char* path, const std::vector<hetsched::ConstView>& in,
+                       const std::vector<std::vector<float>>& want) {
+  HostVulkan vk;
+  if (std::string why = vk.create(); !why.empty()) {
+    std::printf("host_app: no host Vulkan device (%s): the borrowed-device check is skipped\nhost_app: ok\n",
+                why.c_str());
+    return 0;
+  }
+  std::printf("host_app: host device %s\n", vk.device_name.c_str());
+  {
+    auto missing = hetsched::Model::load(path, hetsched::ProfileSource::text(kBorrowedVulkan));
+    if (missing.is_ok()) return fail("lookup_only loaded with no device registered");
+    std::printf("host_app: before registering, as expected: %s\n", missing.status().message().c_str());
+  }
+  hetsched::HostVulkanDevice dev{vk.instance, vk.physical_device, vk.device, vk.queue, vk.queue_family};
+  if (auto s = hetsched::register_vulkan_device("host_app", 0, dev); !s.is_ok()) return fail(s.message());
+  {
+    auto model = hetsched::Model::load(path, hetsched::ProfileSource::text(kBorrowedVulkan));
+    if (!model.is_ok()) return fail(model.status().message());
+    for (const std::string& island : (*model)->islands()) std::printf("host_app: island %s\n", island.c_str());
+    std::vector<std::vector<float>> got(want.size());
+    std::vector<hetsched::MutableView> got_v;
+    for (size_t i = 0; i < want.size(); ++i) {
+      got[i].resize(want[i].size());
+      got_v.push_back(hetsched::MutableView::of(got[i]));
+    }
+    if (auto s = (*model)->run(in, got_v); !s.is_ok()) return fail(s.message());
+    if (auto s = hetsched::unregister_vulkan_device("host_app", 0); !s.is_ok()) return fail(s.message());
+    for (auto& v : got) std::fill(v.begin(), v.end(), 0.f);
+    if (auto s = (*model)->run(in, got_v); !s.is_ok()) return fail("after unregistering: " + s.message());
+    const double worst = max_difference(got, want);
+    std::printf("host_app: on the host's device, max abs difference from the portable kernels %.3g\n", worst);
+    if (!(worst <= 1e-4)) return fail("the GPU's outputs differ from the portable kernels");
+  }
+  vk.destroy();  // the host's own handles, destroyed once, by the host
+  std::printf("host_app: ok\n");
+  return 0;
 }
 
 }  // namespace
@@ -86,6 +149,5 @@ int main(int argc, char** argv) {
   std::printf("host_app: %zu outputs, max abs difference from the portable kernels %.3g, %.3f ms\n", outs.size(),
               worst, info.latency_ms);
   if (!(worst <= 1e-4)) return fail("outputs differ from the portable kernels");
-  std::printf("host_app: ok\n");
-  return 0;
+  return run_on_host_vulkan(argv[1], in, want);
 }
