@@ -144,15 +144,6 @@ std::vector<T> vec(const flatbuffers::Vector<T>* v) {
   return out;
 }
 
-// Byte size of a static type, or nullopt when a dimension is negative or the
-// product overflows (a corrupt shape must not wrap into a small allocation).
-std::optional<size_t> checked_byte_size(const TensorType& type) {
-  size_t bytes = dtype_size(type.dtype);
-  for (int64_t d : type.shape) {
-    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
-  }
-  return bytes;
-}
 
 Result<TensorType> read_type(const fbg::TensorType* t, const std::string& what) {
   if (!t) return corrupt(what + " has no type");

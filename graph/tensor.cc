@@ -12,6 +12,13 @@ int64_t shape_elements(const Shape& shape) {
   return n;
 }
 
+std::optional<size_t> checked_byte_size(const TensorType& type) {
+  size_t bytes = dtype_size(type.dtype);
+  for (int64_t d : type.shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
+  return bytes;
+}
+
 std::string shape_to_string(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ struct TensorType {
   std::string to_string() const;
   bool operator==(const TensorType&) const = default;
 };
+
+// The byte size of a static type, or nullopt when a dimension is negative or
+// the product overflows: every size read from a file or a shape computed
+// from one goes through here (a corrupt shape must not wrap into a small
+// allocation, and byte_size() does not check).
+std::optional<size_t> checked_byte_size(const TensorType& type);
 
 // Host memory for tensor data, 64-byte aligned so SIMD kernels can use it.
 class AlignedBuffer {

@@ -61,6 +61,13 @@ struct PartitionProfile {
   std::string costs;
 };
 
+// limits: sizes a model may not exceed on this machine (0: its physical
+// memory). A model over one is refused at load, naming the tensor or arena.
+struct Limits {
+  uint64_t max_tensor_bytes = 0;  // any one tensor of the model
+  uint64_t max_arena_bytes = 0;   // one request's arena in any memory domain
+};
+
 struct Profile {
   std::string name = "default";
   std::string source;  // file it came from, for messages ("<string>" when parsed from text)
@@ -73,6 +80,7 @@ struct Profile {
   std::string log_level = "warn"; // logging.level: error | warn | info | debug
   std::string trace_path;         // logging.trace: Chrome trace JSON written after each run, "" = off
   bool profile_ops = false;       // logging.profile_ops: time every kernel/dispatch (op events in stats and trace)
+  Limits limits;                  // limits.max_tensor_bytes, limits.max_arena_bytes
 
   bool delegate_enabled(const std::string& name) const {
     auto it = delegates.find(name);

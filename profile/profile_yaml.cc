@@ -18,7 +18,8 @@ namespace {
 
 using namespace yaml_fields;
 
-constexpr std::string_view kTopKeys[] = {"name", "delegates", "partition", "sync", "scheduler", "logging"};
+constexpr std::string_view kTopKeys[] = {"name", "delegates", "partition", "sync", "scheduler", "logging", "limits"};
+constexpr std::string_view kLimitsKeys[] = {"max_tensor_bytes", "max_arena_bytes"};
 constexpr std::string_view kDelegateKeys[] = {"cpu", "vulkan", "vgf"};
 constexpr std::string_view kCpuKeys[] = {"enabled", "engine", "threads"};
 constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu"};
@@ -72,6 +73,7 @@ class ProfileParser : private FieldChecker {
   Status parse_sync(const Field& f, Profile& p) const;
   Status parse_scheduler(const Field& f, Profile& p) const;
   Status parse_logging(const Field& f, Profile& p) const;
+  Status parse_limits(const Field& f, Profile& p) const;
 };
 
 Result<Profile> ProfileParser::parse(const YAML::Node& root) {
@@ -91,6 +93,7 @@ Result<Profile> ProfileParser::parse(const YAML::Node& root) {
   if (const Field* f = find(top, "sync")) HS_RETURN_IF_ERROR(parse_sync(*f, p));
   if (const Field* f = find(top, "scheduler")) HS_RETURN_IF_ERROR(parse_scheduler(*f, p));
   if (const Field* f = find(top, "logging")) HS_RETURN_IF_ERROR(parse_logging(*f, p));
+  if (const Field* f = find(top, "limits")) HS_RETURN_IF_ERROR(parse_limits(*f, p));
   return p;
 }
 
@@ -266,6 +269,20 @@ Status ProfileParser::parse_sync(const Field& f, Profile& p) const {
     Result<SyncMode> parsed = parse_sync_mode(mode);
     if (!parsed.is_ok()) return error(*v, "'" + mode + "' is not a sync mode", accepted);
     p.sync = *parsed;
+  }
+  return Status::ok();
+}
+
+Status ProfileParser::parse_limits(const Field& f, Profile& p) const {
+  HS_ASSIGN_OR_RETURN(auto fields, entries(f, kLimitsKeys));
+  constexpr std::string_view kBytes = "an integer >= 0 (bytes; 0 = this machine's memory)";
+  if (const Field* v = find(fields, "max_tensor_bytes")) {
+    HS_ASSIGN_OR_RETURN(int64_t n, integer(*v, 0, std::numeric_limits<int64_t>::max(), kBytes));
+    p.limits.max_tensor_bytes = static_cast<uint64_t>(n);
+  }
+  if (const Field* v = find(fields, "max_arena_bytes")) {
+    HS_ASSIGN_OR_RETURN(int64_t n, integer(*v, 0, std::numeric_limits<int64_t>::max(), kBytes));
+    p.limits.max_arena_bytes = static_cast<uint64_t>(n);
   }
   return Status::ok();
 }

@@ -2,6 +2,7 @@
 
 #include "partitioner/partitioner.h"
 #include "scheduler/compiler.h"
+#include "scheduler/limits.h"
 #include "scheduler/model_loader.h"
 #include "scheduler/partition_profile.h"
 #include "scheduler/program_file.h"
@@ -9,6 +10,7 @@
 namespace hetsched {
 
 Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile) {
+  HS_RETURN_IF_ERROR(check_tensor_limits(graph, profile.limits));
   HS_ASSIGN_OR_RETURN(DelegateSet delegates, DelegateSet::create(profile));
   HS_ASSIGN_OR_RETURN(CostTable costs, cost_table_for(profile, delegates.ordered()));
   PartitionOptions options = partition_options_from(profile);
@@ -33,6 +35,7 @@ Result<std::unique_ptr<Session>> open_session(const std::string& model_path, con
     if (!input_shapes.empty())
       return invalid_argument("--input-shape does not apply to a compiled program (its shapes are fixed)");
     HS_ASSIGN_OR_RETURN(Program program, read_program_file(model_path));
+    HS_RETURN_IF_ERROR(check_program_limits(program, profile.limits));
     return Session::create(std::move(program), profile);
   }
   // The graph (all the model's weights) is dropped once compiled, before the
@@ -42,6 +45,7 @@ Result<std::unique_ptr<Session>> open_session(const std::string& model_path, con
     return build_program(graph, profile);
   }();
   if (!program.is_ok()) return program.status();
+  HS_RETURN_IF_ERROR(check_program_limits(*program, profile.limits));
   return Session::create(std::move(*program), profile);
 }
 

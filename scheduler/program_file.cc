@@ -157,15 +157,6 @@ std::vector<T> read_vec(const flatbuffers::Vector<T>* v) {
   return out;
 }
 
-// Byte size of a static type, or nullopt when a dimension is negative or the
-// product overflows (a corrupt shape must not wrap into a small allocation).
-std::optional<size_t> checked_byte_size(const TensorType& type) {
-  size_t bytes = dtype_size(type.dtype);
-  for (int64_t d : type.shape) {
-    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
-  }
-  return bytes;
-}
 
 // Reads the root table's format_version through the verifier's bounds checks
 // and nothing else: a newer writer may have changed the rest so that the full

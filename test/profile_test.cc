@@ -409,7 +409,7 @@ TEST(ProfileErrorTest, RejectsGpuKeyUnderCpu) {
 
 TEST(ProfileErrorTest, RejectsUnknownTopLevelKey) {
   EXPECT_EQ(parse_error(yaml({"name: x", "", "partitions: {}"})),
-            "x.yaml:3: partitions: unknown key (accepted: name, delegates, partition, sync, scheduler, logging)");
+            "x.yaml:3: partitions: unknown key (accepted: name, delegates, partition, sync, scheduler, logging, limits)");
 }
 
 TEST(ProfileErrorTest, RejectsUnknownDelegate) {
@@ -597,19 +597,19 @@ TEST(ProfileErrorTest, ReportsYamlSyntaxErrorOnLaterLine) {
 
 TEST(ProfileErrorTest, RejectsEmptyDocument) {
   const std::string kMessage =
-      "x.yaml:1: the profile is empty (accepted: name, delegates, partition, sync, scheduler, logging)";
+      "x.yaml:1: the profile is empty (accepted: name, delegates, partition, sync, scheduler, logging, limits)";
   EXPECT_EQ(parse_error(""), kMessage);
   EXPECT_EQ(parse_error(yaml({"# only a comment"})), kMessage);
 }
 
 TEST(ProfileErrorTest, RejectsTopLevelList) {
   EXPECT_EQ(parse_error(yaml({"- name: x"})),
-            "x.yaml:1: expected a map, got a list (accepted: name, delegates, partition, sync, scheduler, logging)");
+            "x.yaml:1: expected a map, got a list (accepted: name, delegates, partition, sync, scheduler, logging, limits)");
 }
 
 TEST(ProfileErrorTest, RejectsTopLevelScalar) {
   EXPECT_EQ(parse_error(yaml({"cpu_only"})),
-            "x.yaml:1: expected a map, got a scalar (accepted: name, delegates, partition, sync, scheduler, logging)");
+            "x.yaml:1: expected a map, got a scalar (accepted: name, delegates, partition, sync, scheduler, logging, limits)");
 }
 
 // ---- errors: files ----
@@ -650,7 +650,7 @@ TEST(ProfileFileTest, EmptyFileIsAnError) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().message(), path.string() +
                                       ":1: the profile is empty (accepted: name, delegates, partition, sync, "
-                                      "scheduler, logging)");
+                                      "scheduler, logging, limits)");
 }
 
 TEST(ProfileFileTest, LoadRecordsThePathAsSource) {
