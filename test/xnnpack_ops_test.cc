@@ -673,5 +673,78 @@ TEST(XnnpackOpsTest, ConcatStaysPortable) {
   EXPECT_NE(portable_reason(b, "concat").find("no XNNPACK mapping"), std::string::npos);
 }
 
+// --- Fast kernels (delegates/cpu/fast/): what XNNPACK lacks, vectorised --------
+
+// Runs the graph on both engines; `fast_ops` nodes of the xnnpack engine's
+// island (after its GELU fusion) must run on fast kernels.
+void expect_fast_agrees(GraphBuilder& builder, const std::vector<Tensor>& inputs, int fast_ops,
+                        Tolerance tol = kSumTolerance) {
+  auto graph = builder.build();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto xnn = run_island(*graph, inputs, "xnnpack");
+  ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
+  auto portable = run_island(*graph, inputs, "portable");
+  ASSERT_TRUE(portable.is_ok()) << portable.status().message();
+  EXPECT_EQ(xnn->coverage.fast_ops, fast_ops);
+  EXPECT_EQ(portable->coverage.fast_ops, 0);
+  for (size_t i = 0; i < xnn->outputs.size(); ++i) expect_close(xnn->outputs[i], portable->outputs[i], tol);
+}
+
+TEST(XnnpackOpsTest, FastBatchMatMulMatchesPortable) {
+  // Row and column counts off the micro-kernel's 6 x 16 tile.
+  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{2, 3, 17, 20}, {2, 3, 20, 35}},
+                                                                    {{4, 1, 9, 8}, {3, 8, 5}},
+                                                                    {{64, 32}, {32, 64}},
+                                                                    {{1, 4, 64, 64}, {1, 4, 64, 32}}}) {
+    GraphBuilder b("bmm");
+    const ValueId x = b.input("a", f32(sa));
+    const ValueId y = b.input("b", f32(sb));
+    b.output(b.op("MatMul", {x, y}));
+    expect_fast_agrees(b, {random_tensor(sa, 1), random_tensor(sb, 2)}, 1);
+  }
+}
+
+TEST(XnnpackOpsTest, FastLayerNormMatchesPortable) {
+  for (int64_t axis : {int64_t{-1}, int64_t{-2}})
+    for (bool bias : {true, false}) {
+      GraphBuilder b("ln");
+      const Shape shape{2, 5, 6, 24};
+      const Shape row = axis == -1 ? Shape{24} : Shape{6, 24};
+      const ValueId x = b.input("x", f32(shape));
+      std::vector<ValueId> ins{x, b.constant("scale", random_tensor(row, 2))};
+      if (bias) ins.push_back(b.constant("bias", random_tensor(row, 3)));
+      b.output(b.op("LayerNormalization", ins, {{"axis", axis}, {"epsilon", 1e-5f}}));
+      expect_fast_agrees(b, {random_tensor(shape, 1, -3.f, 5.f)}, 1, Tolerance{});
+    }
+}
+
+TEST(XnnpackOpsTest, FastGeluAndErfMatchPortable) {
+  for (const char* op : {"Gelu", "Erf"}) {
+    GraphBuilder b("unary");
+    const Shape shape{3, 1000, 7};
+    const ValueId x = b.input("x", f32(shape));
+    b.output(b.op(op, {x}));
+    expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
+  }
+}
+
+Tensor scalar(float v) { return Tensor::from_vector<float>(DType::kFloat32, {}, {v}); }
+
+// Both written-out forms of the erf GELU become one Gelu on a fast kernel.
+TEST(XnnpackOpsTest, WrittenOutGeluFusesToFastGelu) {
+  for (int form : {0, 1, 2}) {
+    GraphBuilder b("gelu");
+    const Shape shape{4, 33};
+    const ValueId x = b.input("x", f32(shape));
+    const ValueId scaled = b.op("Div", {x, b.constant("sqrt2", scalar(1.4142135f))});
+    const ValueId gate = b.op("Add", {b.op("Erf", {scaled}), b.constant("one", scalar(1.f))});
+    const ValueId half = b.constant("half", scalar(0.5f));
+    if (form == 0) b.output(b.op("Mul", {b.op("Mul", {x, half}), gate}));
+    if (form == 1) b.output(b.op("Mul", {b.op("Mul", {x, gate}), half}));
+    if (form == 2) b.output(b.op("Mul", {x, b.op("Mul", {half, gate})}));
+    expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
+  }
+}
+
 }  // namespace
 }  // namespace hetsched

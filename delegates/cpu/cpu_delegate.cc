@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/layout_convert.h"
@@ -18,6 +19,7 @@
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
+#include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
 
@@ -34,17 +36,18 @@ struct PreparedNode {
   std::vector<Tensor*> outputs;
 };
 
-// One step of a run: a portable node, an XNNPACK segment, or a node on
-// its NHWC kernel between segments.
+// One step of a run: a portable node, an XNNPACK segment, a node on its
+// NHWC kernel between segments, or a node on its fast kernel (fast/).
 struct Step {
   PreparedNode portable{};
   std::unique_ptr<xnnpack::Segment> segment;
   std::unique_ptr<xnnpack::NhwcNode> nhwc;
+  std::unique_ptr<fast::FastOp> fast;
   std::vector<NodeId> nodes;  // what it runs, for profile_ops
 };
 
 const char* step_kind(const Step& step) {
-  return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : "portable";
+  return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : step.fast ? "fast" : "portable";
 }
 
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
@@ -91,6 +94,8 @@ class CpuIslandHandle final : public IslandHandle {
           status = step.segment->run();
         } else if (step.nhwc) {
           status = step.nhwc->run();
+        } else if (step.fast) {
+          status = step.fast->run();
         } else {
           const PreparedNode& p = step.portable;
           KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
@@ -142,7 +147,8 @@ class CpuIslandHandle final : public IslandHandle {
       if (!graph_.value(v).is_constant()) tensor(v);
 
     xnnpack::EnginePlan plan = plan_for(engine);
-    if (plan.xnnpack_segments() > 0) {
+    const std::vector<bool> fast = fast_nodes(engine, plan);
+    if (plan.xnnpack_segments() > 0 || std::find(fast.begin(), fast.end(), true) != fast.end()) {
       auto pool = threadpool();
       if (pool.is_ok()) {
         threadpool_ = std::move(pool).value();
@@ -170,7 +176,7 @@ class CpuIslandHandle final : public IslandHandle {
       if (step.xnnpack) {
         auto& segment = segments[i];
         if (segment.is_ok()) {
-          steps_.push_back(Step{{}, std::move(segment).value(), nullptr, step.nodes});
+          steps_.push_back(Step{{}, std::move(segment).value(), nullptr, nullptr, step.nodes});
           coverage_.xnnpack_ops += static_cast<int>(step.nodes.size());
           ++coverage_.xnnpack_segments;
           continue;
@@ -194,15 +200,22 @@ class CpuIslandHandle final : public IslandHandle {
         }
         if (reader_step > static_cast<int>(i) && plan.steps[reader_step].xnnpack && segments[reader_step].is_ok())
           if (float* staging = (*segments[reader_step])->adopt_input(out)) node->write_to(staging);
-        steps_.push_back(Step{{}, nullptr, std::move(node), {step.nodes[0]}});
+        steps_.push_back(Step{{}, nullptr, std::move(node), nullptr, {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
                       graph_.describe_node(step.nodes[0]));
         continue;
       }
       for (NodeId n : step.nodes) {
+        if (fast[n]) {
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
+          ++coverage_.portable_ops;
+          ++coverage_.fast_ops;
+          continue;
+        }
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
-        steps_.push_back(Step{std::move(p), nullptr, nullptr, {n}});
+        steps_.push_back(Step{std::move(p), nullptr, nullptr, nullptr, {n}});
         ++coverage_.portable_ops;
       }
     }
@@ -253,6 +266,17 @@ class CpuIslandHandle final : public IslandHandle {
         segments.push_back(unsupported("not an XNNPACK step"));
     }
     return segments;
+  }
+
+  // By node: whether it runs on a fast kernel (fast/fast_op.h): a node of a
+  // portable step, with engine xnnpack, that has one.
+  std::vector<bool> fast_nodes(CpuEngine engine, const xnnpack::EnginePlan& plan) const {
+    std::vector<bool> fast(graph_.num_nodes(), false);
+    if (engine != CpuEngine::kXnnpack || !xnnpack::ensure_initialized().is_ok()) return fast;
+    for (const xnnpack::EngineStep& step : plan.steps)
+      if (!step.xnnpack && !step.nhwc)
+        for (NodeId n : step.nodes) fast[n] = fast::fast_op_supports(graph_, graph_.node(n)).is_ok();
+    return fast;
   }
 
   xnnpack::EnginePlan plan_for(CpuEngine engine) const {
@@ -337,6 +361,12 @@ class CpuDelegate final : public Delegate {
   Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
     auto graph = deserialize_graph(blob);
     if (!graph.is_ok()) return graph.status().with_context("failed to init cpu island " + std::to_string(ctx.island_id) + ": ");
+    if (engine_ == CpuEngine::kXnnpack) {
+      // Erf-form GELU as one Gelu node, which the fast kernels run in one
+      // pass (the portable engine keeps the graph as it came, the oracle).
+      HS_ASSIGN_OR_RETURN(const int gelus, fuse_gelu(*graph));
+      if (gelus > 0) spdlog::debug("[CPU] init: island {}, {} written-out GELU(s) fused", ctx.island_id, gelus);
+    }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");

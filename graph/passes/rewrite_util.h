@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "graph/graph.h"
 
@@ -42,6 +44,38 @@ inline NodeId single_consumer(const Graph& graph, ValueId value) {
   int uses = 0;
   for (ValueId in : graph.node(readers[0]).inputs) uses += in == value;
   return uses == 1 ? readers[0] : kNoNode;
+}
+
+// The value of a one-element f32 constant, if `value` is one.
+inline std::optional<float> scalar(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return std::nullopt;
+  const Value& v = graph.value(value);
+  if (!v.is_constant() || v.constant->dtype() != DType::kFloat32 || v.constant->num_elements() != 1)
+    return std::nullopt;
+  return v.constant->data<float>()[0];
+}
+
+inline bool near(float a, float b) { return std::abs(a - b) <= 1e-6f * std::max(1.f, std::abs(b)); }
+
+// The node writing `value` when `op` is its op and `value` its only use,
+// read by `reader`; kNoNode otherwise.
+inline NodeId producer_if(const Graph& graph, ValueId value, const char* op, NodeId reader) {
+  if (value == kNoValue) return kNoNode;
+  const NodeId p = graph.value(value).producer;
+  if (p == kNoNode || graph.node(p).op != op || graph.node(p).outputs.size() != 1) return kNoNode;
+  return single_consumer(graph, value) == reader ? p : kNoNode;
+}
+
+// For a binary node with one scalar-constant operand: the other operand,
+// when the constant is `want`.
+inline ValueId other_than_scalar(const Graph& graph, const Node& node, float want, bool either_side) {
+  if (node.inputs.size() != 2) return kNoValue;
+  for (size_t k = 0; k < 2; ++k) {
+    if (k == 0 && !either_side) continue;
+    const std::optional<float> c = scalar(graph, node.inputs[k]);
+    if (c && near(*c, want)) return node.inputs[1 - k];
+  }
+  return kNoValue;
 }
 
 }  // namespace hetsched::passes

@@ -1,0 +1,71 @@
+#include "delegates/cpu/fast/fast_op.h"
+
+#include <vector>
+
+#include "delegates/cpu/fast/vector_math.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+// Below this much work (flops, roughly) a task list runs on the calling
+// thread: about the cost of waking one pthreadpool worker.
+constexpr double kParallelWork = 64 * 1024;
+
+const std::vector<FastOpKind>& kinds() {
+  static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind()};
+  return table;
+}
+
+const FastOpKind* find_kind(const std::string& op) {
+  for (const FastOpKind& k : kinds())
+    if (op == k.op) return &k;
+  return nullptr;
+}
+
+struct Tasks {
+  const std::function<void(size_t)>* task;
+  static void run(void* context, size_t i) { (*static_cast<const Tasks*>(context)->task)(i); }
+};
+
+}  // namespace
+
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+const Tensor& FastOpContext::input(size_t i) const {
+  const Value& v = graph.value(node.inputs[i]);
+  return v.is_constant() ? *v.constant : tensor_of(node.inputs[i]);
+}
+
+Status fast_op_supports(const Graph& graph, const Node& node) {
+  const FastOpKind* kind = find_kind(node.op);
+  if (!kind) return unsupported("op " + node.op + " has no fast kernel");
+  for (ValueId v : node.outputs)
+    if (v != kNoValue && (!graph.value(v).type_known || !graph.value(v).type.is_static()))
+      return unsupported("an output has no static shape");
+  return kind->supports(graph, node);
+}
+
+Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
+  const FastOpKind* kind = find_kind(ctx.node.op);
+  if (!kind) return unsupported("op " + ctx.node.op + " has no fast kernel");
+  return kind->create(ctx);
+}
+
+void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const std::function<void(size_t)>& task) {
+  if (!pool || tasks < 2 || work < kParallelWork || pthreadpool_get_threads_count(pool) < 2) {
+    for (size_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  Tasks t{&task};
+  pthreadpool_parallelize_1d(pool, &Tasks::run, &t, tasks, 0);
+}
+
+}  // namespace hetsched::cpu::fast

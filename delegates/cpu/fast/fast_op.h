@@ -1,0 +1,71 @@
+// Fast kernels: vectorised f32 kernels for the ops of transformer blocks
+// that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
+// run-time operands, LayerNormalization, Gelu and Erf — so that they do not
+// fall back to the portable kernels, which are written to be the oracle
+// (double accumulation, plain loops) and cost 5-15x more.
+//
+// A fast op runs between XNNPACK segments like a portable node: on the
+// island's tensors in the graph's order, on the XNNPACK thread pool (split
+// only when the work pays for waking the other threads), with every buffer
+// it needs allocated at init. The CPU delegate uses them with engine
+// xnnpack for the nodes XNNPACK does not take; engine portable keeps the
+// reference kernels.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "hetsched/status.h"
+
+namespace hetsched::cpu::fast {
+
+class FastOp {
+ public:
+  virtual ~FastOp() = default;
+  // One call at a time; reads the inputs' tensors, writes the outputs'.
+  virtual Status run() = 0;
+};
+
+// What an op is made from. `tensor_of` gives the island's tensor of a
+// non-constant value; its address stays fixed while the op lives.
+struct FastOpContext {
+  const Graph& graph;
+  const Node& node;
+  pthreadpool_t pool;  // not owned; may be nullptr (the calling thread)
+  std::function<Tensor&(ValueId)> tensor_of;
+
+  // The island's tensor of an input, or its constant.
+  const Tensor& input(size_t i) const;
+  Tensor& output(size_t i) const { return tensor_of(node.outputs[i]); }
+};
+
+// ok when `node` has a fast kernel here; kUnsupported with the reason
+// otherwise (the node then runs on its portable kernel).
+Status fast_op_supports(const Graph& graph, const Node& node);
+
+// Needs fast_op_supports() to have passed.
+Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
+
+// Splits [0, tasks) over `pool` when there is at least `min_work` work in
+// all (in the caller's units, ~1 per flop), else runs it on this thread:
+// waking a sleeping worker costs a few microseconds, more than many of a
+// transformer block's ops take.
+void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const std::function<void(size_t)>& task);
+
+// The ops of each file, for fast_op.cc's table.
+struct FastOpKind {
+  const char* op;
+  Status (*supports)(const Graph& graph, const Node& node);
+  Result<std::unique_ptr<FastOp>> (*create)(const FastOpContext& ctx);
+};
+FastOpKind batch_matmul_kind();  // batch_matmul.cc
+FastOpKind layer_norm_kind();    // layer_norm.cc
+FastOpKind gelu_kind();          // gelu.cc
+FastOpKind erf_kind();           // gelu.cc
+
+}  // namespace hetsched::cpu::fast
