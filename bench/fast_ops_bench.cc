@@ -2,22 +2,31 @@
 // replace, at a transformer block's shapes (d=128, 4 heads, seq 64, FF 512):
 // each op is a one-node CPU island made through the delegate contract and
 // timed around execute() (Google Benchmark), with engine xnnpack (the fast
-// kernel) and engine portable, on 1 thread.
+// kernel; Softmax alone runs there too) and engine portable, on 1 thread.
 //
 //   build/bench/fast_ops_bench [--benchmark_filter=MatMul]
 #include <benchmark/benchmark.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
 #include "graph/builder.h"
-#include "test/test_util.h"
 
 namespace hetsched {
 namespace {
 
 TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+// Values in [-2, 2) from a fixed seed.
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  Tensor t(f32(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
 
 Graph one_node(const std::string& op) {
   GraphBuilder b(op);
@@ -25,8 +34,10 @@ Graph one_node(const std::string& op) {
     b.output(b.op("MatMul", {b.input("q", f32({1, 4, 64, 32})), b.input("kt", f32({1, 4, 32, 64}))}));
   } else if (op == "LayerNormalization") {
     b.output(b.op("LayerNormalization", {b.input("x", f32({1, 64, 128})),
-                                          b.constant("scale", testing::random_tensor({128}, 2)),
-                                          b.constant("bias", testing::random_tensor({128}, 3))}));
+                                          b.constant("scale", random_tensor({128}, 2)),
+                                          b.constant("bias", random_tensor({128}, 3))}));
+  } else if (op == "Softmax") {
+    b.output(b.op("Softmax", {b.input("x", f32({1, 4, 64, 64}))}));
   } else {
     b.output(b.op(op, {b.input("x", f32({1, 64, 512}))}));
   }
@@ -47,7 +58,7 @@ void BM_Op(benchmark::State& state, const std::string& op, const std::string& en
   std::vector<Tensor> inputs, outputs;
   std::vector<TensorRef> in_refs, out_refs;
   for (size_t i = 0; i < graph.inputs().size(); ++i)
-    inputs.push_back(testing::random_tensor(graph.value(graph.inputs()[i]).type.shape, uint32_t(i + 1)));
+    inputs.push_back(random_tensor(graph.value(graph.inputs()[i]).type.shape, uint32_t(i + 1)));
   for (size_t i = 0; i < inputs.size(); ++i) in_refs.push_back({&inputs[i].type(), inputs[i].raw()});
   for (ValueId v : graph.outputs()) outputs.emplace_back(graph.value(v).type);
   for (Tensor& t : outputs) out_refs.push_back({&t.type(), t.raw()});
@@ -58,7 +69,7 @@ void BM_Op(benchmark::State& state, const std::string& op, const std::string& en
 }
 
 void register_all() {
-  for (const char* op : {"MatMul", "LayerNormalization", "Gelu", "Erf"})
+  for (const char* op : {"MatMul", "LayerNormalization", "Gelu", "Erf", "Softmax"})
     for (const char* engine : {"xnnpack", "portable"})
       benchmark::RegisterBenchmark((std::string(op) + "/" + engine).c_str(), BM_Op, std::string(op),
                                    std::string(engine))

@@ -147,6 +147,7 @@ class CpuIslandHandle final : public IslandHandle {
       if (!graph_.value(v).is_constant()) tensor(v);
 
     xnnpack::EnginePlan plan = plan_for(engine);
+    if (engine == CpuEngine::kXnnpack) prefer_fast_for_lone_nodes(plan);
     const std::vector<bool> fast = fast_nodes(engine, plan);
     if (plan.xnnpack_segments() > 0 || std::find(fast.begin(), fast.end(), true) != fast.end()) {
       auto pool = threadpool();
@@ -190,16 +191,8 @@ class CpuIslandHandle final : public IslandHandle {
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
         HS_ASSIGN_OR_RETURN(auto node, xnnpack::NhwcNode::create(graph_, nhwc_node, threadpool_.get(), tensor_of));
-        // Read by one later segment only: write into its staging buffer and
-        // spare it the copy in.
-        const ValueId out = graph_.node(step.nodes[0]).outputs[0];
-        int reader_step = -1;
-        for (NodeId r : graph_.consumers(out)) {
-          const int s = step_of[r];
-          reader_step = reader_step == -1 || reader_step == s ? s : -2;
-        }
-        if (reader_step > static_cast<int>(i) && plan.steps[reader_step].xnnpack && segments[reader_step].is_ok())
-          if (float* staging = (*segments[reader_step])->adopt_input(out)) node->write_to(staging);
+        if (float* staging = sole_reader_staging(graph_.node(step.nodes[0]).outputs[0], i, plan, segments, step_of))
+          node->write_to(staging);
         steps_.push_back(Step{{}, nullptr, std::move(node), nullptr, {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
@@ -209,6 +202,8 @@ class CpuIslandHandle final : public IslandHandle {
       for (NodeId n : step.nodes) {
         if (fast[n]) {
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
+          if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
+            op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
           ++coverage_.portable_ops;
           ++coverage_.fast_ops;
@@ -227,6 +222,42 @@ class CpuIslandHandle final : public IslandHandle {
       for (const xnnpack::PortableReason& r : plan.portable)
         spdlog::debug("[CPU] island {}: {} on portable: {}", island_id_, graph_.describe_node(r.node), r.reason);
     return Status::ok();
+  }
+
+  // When `value`, written by step `writer`, is read by one later segment
+  // only and is no island output: that segment's staging buffer, which the
+  // writer fills instead of the island's tensor, sparing the segment its
+  // copy in (Segment::adopt_input). nullptr otherwise.
+  float* sole_reader_staging(ValueId value, size_t writer, const xnnpack::EnginePlan& plan,
+                             std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
+                             const std::vector<int>& step_of) {
+    const auto& outs = graph_.outputs();
+    if (std::find(outs.begin(), outs.end(), value) != outs.end()) return nullptr;
+    int reader_step = -1;
+    for (NodeId r : graph_.consumers(value)) {
+      const int s = step_of[r];
+      reader_step = reader_step == -1 || reader_step == s ? s : -2;
+    }
+    if (reader_step <= static_cast<int>(writer) || !plan.steps[reader_step].xnnpack || !segments[reader_step].is_ok())
+      return nullptr;
+    return (*segments[reader_step])->adopt_input(value);
+  }
+
+  // A segment of one node that has a fast kernel runs on that kernel
+  // instead: alone, the segment pays a staging copy and XNNPACK's dispatch
+  // for one op (attention's Softmax between two batched MatMuls: 12 us in
+  // a segment, 3 on its fast kernel). Only segments in the graph's order,
+  // so that no value kept NHWC for a neighbour changes hands.
+  void prefer_fast_for_lone_nodes(xnnpack::EnginePlan& plan) const {
+    for (xnnpack::EngineStep& step : plan.steps) {
+      if (!step.xnnpack || step.nodes.size() != 1) continue;
+      bool graph_order = step.resident_nhwc.empty();
+      for (const auto& [v, layout] : step.layouts) graph_order = graph_order && layout == TensorLayout::kNchw;
+      const NodeId n = step.nodes[0];
+      if (!graph_order || !fast::fast_op_beats_lone_segment(graph_, graph_.node(n))) continue;
+      step = xnnpack::EngineStep{false, false, step.nodes, {}, {}, {}, {}};
+      plan.portable.push_back({n, "alone in its segment; its fast kernel costs less"});
+    }
   }
 
   // For each island input, the segments that read it from the caller's

@@ -43,7 +43,7 @@ std::vector<int64_t> batch_offsets(const Shape& shape, const Shape& batch_dims) 
 
 class BatchMatMul final : public FastOp {
  public:
-  BatchMatMul(const Tensor& a, const Tensor& b, Tensor& c, pthreadpool_t pool) : a_(a), b_(b), c_(c), pool_(pool) {
+  BatchMatMul(const Tensor& a, const Tensor& b, Tensor& c, pthreadpool_t pool) : FastOp(c), a_(a), b_(b), pool_(pool) {
     const Shape& sa = a.shape();
     const Shape& sc = c.shape();
     m_ = sa[sa.size() - 2];
@@ -60,7 +60,7 @@ class BatchMatMul final : public FastOp {
   Status run() override {
     const float* a = a_.data<float>();
     const float* b = b_.data<float>();
-    float* c = c_.data<float>();
+    float* c = out();
     float* scratch = reinterpret_cast<float*>(scratch_.data());
     const size_t tasks = a_offsets_.size() * static_cast<size_t>(panels_);
     const double work = 2.0 * static_cast<double>(tasks) * static_cast<double>(m_ * k_ * kPanel);
@@ -78,7 +78,6 @@ class BatchMatMul final : public FastOp {
  private:
   const Tensor& a_;
   const Tensor& b_;
-  Tensor& c_;
   pthreadpool_t pool_;
   int64_t m_ = 0, k_ = 0, n_ = 0, panels_ = 0;
   std::vector<int64_t> a_offsets_, b_offsets_;  // by output batch
@@ -104,6 +103,6 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
 
 }  // namespace
 
-FastOpKind batch_matmul_kind() { return {"MatMul", supports, create}; }
+FastOpKind batch_matmul_kind() { return {"MatMul", false, supports, create}; }
 
 }  // namespace hetsched::cpu::fast

@@ -13,7 +13,7 @@ namespace {
 constexpr double kParallelWork = 64 * 1024;
 
 const std::vector<FastOpKind>& kinds() {
-  static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind()};
+  static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind()};
   return table;
 }
 
@@ -39,6 +39,15 @@ bool cpu_has_avx2_fma() {
 #endif
 }
 
+bool cpu_has_avx512f() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f");
+  return has;
+#else
+  return false;
+#endif
+}
+
 const Tensor& FastOpContext::input(size_t i) const {
   const Value& v = graph.value(node.inputs[i]);
   return v.is_constant() ? *v.constant : tensor_of(node.inputs[i]);
@@ -51,6 +60,11 @@ Status fast_op_supports(const Graph& graph, const Node& node) {
     if (v != kNoValue && (!graph.value(v).type_known || !graph.value(v).type.is_static()))
       return unsupported("an output has no static shape");
   return kind->supports(graph, node);
+}
+
+bool fast_op_beats_lone_segment(const Graph& graph, const Node& node) {
+  const FastOpKind* kind = find_kind(node.op);
+  return kind && kind->beats_lone_segment && fast_op_supports(graph, node).is_ok();
 }
 
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {

@@ -24,11 +24,23 @@
 
 namespace hetsched::cpu::fast {
 
+// One node ready to run. Every fast op has one f32 output.
 class FastOp {
  public:
+  explicit FastOp(Tensor& output) : out_(output.data<float>()) {}
   virtual ~FastOp() = default;
-  // One call at a time; reads the inputs' tensors, writes the outputs'.
+  // One call at a time; reads the inputs' tensors, writes the output.
   virtual Status run() = 0;
+  // Writes the output to `dst` (as many bytes as the output tensor) instead
+  // of its tensor: the staging buffer of the one segment reading it
+  // (Segment::adopt_input), which then skips its copy.
+  void write_to(float* dst) { out_ = dst; }
+
+ protected:
+  float* out() const { return out_; }
+
+ private:
+  float* out_;
 };
 
 // What an op is made from. `tensor_of` gives the island's tensor of a
@@ -48,6 +60,12 @@ struct FastOpContext {
 // otherwise (the node then runs on its portable kernel).
 Status fast_op_supports(const Graph& graph, const Node& node);
 
+// Whether `node`'s fast kernel costs less than an XNNPACK segment of that
+// node alone (staging copy and dispatch included), so that a lone node
+// XNNPACK covers should run here instead. False where XNNPACK's kernel has
+// what the fast one lacks (a Gemm's weights packed once).
+bool fast_op_beats_lone_segment(const Graph& graph, const Node& node);
+
 // Needs fast_op_supports() to have passed.
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
 
@@ -60,6 +78,7 @@ void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const std::fu
 // The ops of each file, for fast_op.cc's table.
 struct FastOpKind {
   const char* op;
+  bool beats_lone_segment;  // see fast_op_beats_lone_segment()
   Status (*supports)(const Graph& graph, const Node& node);
   Result<std::unique_ptr<FastOp>> (*create)(const FastOpContext& ctx);
 };
@@ -67,5 +86,6 @@ FastOpKind batch_matmul_kind();  // batch_matmul.cc
 FastOpKind layer_norm_kind();    // layer_norm.cc
 FastOpKind gelu_kind();          // gelu.cc
 FastOpKind erf_kind();           // gelu.cc
+FastOpKind softmax_kind();       // softmax.cc
 
 }  // namespace hetsched::cpu::fast

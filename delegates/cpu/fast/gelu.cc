@@ -19,25 +19,15 @@ HETSCHED_FAST_INLINE void apply(const float* x, float* y, size_t n) {
 }
 
 template <bool Gelu>
-HETSCHED_AVX2 void apply_avx2(const float* x, float* y, size_t n) {
-  apply<Gelu>(x, y, n);
-}
-
-template <bool Gelu>
-void apply_plain(const float* x, float* y, size_t n) {
-  apply<Gelu>(x, y, n);
-}
-
-template <bool Gelu>
 class Unary final : public FastOp {
  public:
-  Unary(const Tensor& x, Tensor& y, pthreadpool_t pool) : x_(x), y_(y), pool_(pool) {}
+  Unary(const Tensor& x, Tensor& y, pthreadpool_t pool) : FastOp(y), x_(x), pool_(pool) {}
 
   Status run() override {
     const float* x = x_.data<float>();
-    float* y = y_.data<float>();
-    const size_t n = static_cast<size_t>(y_.num_elements());
-    const auto fn = cpu_has_avx2_fma() ? apply_avx2<Gelu> : apply_plain<Gelu>;
+    float* y = out();
+    const size_t n = static_cast<size_t>(x_.num_elements());
+    static const auto fn = Clones<apply<Gelu>>::best();
     parallel_tasks(pool_, (n + kBlock - 1) / kBlock, kFlopsPerElement * static_cast<double>(n), [&](size_t b) {
       const size_t begin = b * kBlock;
       fn(x + begin, y + begin, std::min(kBlock, n - begin));
@@ -47,7 +37,6 @@ class Unary final : public FastOp {
 
  private:
   const Tensor& x_;
-  Tensor& y_;
   pthreadpool_t pool_;
 };
 
@@ -72,7 +61,7 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
 
 }  // namespace
 
-FastOpKind gelu_kind() { return {"Gelu", supports_gelu, create<true>}; }
-FastOpKind erf_kind() { return {"Erf", supports_f32_unary, create<false>}; }
+FastOpKind gelu_kind() { return {"Gelu", false, supports_gelu, create<true>}; }
+FastOpKind erf_kind() { return {"Erf", false, supports_f32_unary, create<false>}; }
 
 }  // namespace hetsched::cpu::fast

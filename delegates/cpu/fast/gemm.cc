@@ -13,11 +13,6 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// Rows of C per micro-kernel call: 6 rows x 2 vectors of 8 keep 12
-// accumulators, two B vectors and one broadcast A inside AVX2's 16
-// registers.
-constexpr int64_t kRows = 6;
-
 void store_columns(const float* row, float* c, int64_t columns) { std::copy(row, row + columns, c); }
 
 // The portable micro-kernel; GCC vectorises the j loop.
@@ -39,6 +34,8 @@ void kernel_plain(int64_t k, const float* a, int64_t lda, const float* panel, fl
 }
 
 #ifdef HETSCHED_FAST_X86
+// 6 rows x 2 vectors of 8: 12 accumulators, two B vectors and one broadcast
+// A fit AVX2's 16 registers.
 template <int64_t Rows>
 HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const float* panel,
                                                      float alpha, float* c, int64_t ldc, int64_t columns) {
@@ -71,27 +68,49 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const flo
 }
 #endif
 
+#ifdef HETSCHED_FAST_X86
+// 8 rows x one 16-float vector: 8 independent accumulators cover the two
+// FMA pipes' latency, and A's element is broadcast from memory into the FMA.
+template <int64_t Rows>
+HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const float* panel, float alpha, float* c,
+                                   int64_t ldc, int64_t columns) {
+  __m512 acc[Rows];
+  for (int64_t r = 0; r < Rows; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    const __m512 b = _mm512_load_ps(panel + p * kPanel);
+    for (int64_t r = 0; r < Rows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + p]), b, acc[r]);
+  }
+  const __m512 scale = _mm512_set1_ps(alpha);
+  const __mmask16 mask = static_cast<__mmask16>((1u << columns) - 1);
+  for (int64_t r = 0; r < Rows; ++r) _mm512_mask_storeu_ps(c + r * ldc, mask, _mm512_mul_ps(acc[r], scale));
+}
+#endif
+
 using Kernel = void (*)(int64_t, const float*, int64_t, const float*, float, float*, int64_t, int64_t);
 
-// The kernels for 1..kRows rows, by row count - 1.
-const Kernel* plain_kernels() {
-  static const Kernel table[kRows] = {kernel_plain<1>, kernel_plain<2>, kernel_plain<3>,
-                                      kernel_plain<4>, kernel_plain<5>, kernel_plain<6>};
-  return table;
-}
+// One ISA's micro-kernels, for 1..rows rows (kernels[r - 1]).
+struct KernelSet {
+  int64_t rows;
+  Kernel kernels[8];
+};
 
-const Kernel* chosen_kernels() {
+const KernelSet& chosen_kernels() {
+  static const KernelSet plain{6, {kernel_plain<1>, kernel_plain<2>, kernel_plain<3>, kernel_plain<4>,
+                                   kernel_plain<5>, kernel_plain<6>}};
 #ifdef HETSCHED_FAST_X86
-  static const Kernel avx2[kRows] = {kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>,
-                                     kernel_avx2<4>, kernel_avx2<5>, kernel_avx2<6>};
+  static const KernelSet avx2{6, {kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>, kernel_avx2<5>,
+                                  kernel_avx2<6>}};
+  static const KernelSet avx512{8, {kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
+                                    kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>}};
+  if (cpu_has_avx512f()) return avx512;
   if (cpu_has_avx2_fma()) return avx2;
 #endif
-  return plain_kernels();
+  return plain;
 }
 
 }  // namespace
 
-bool gemm_uses_avx2() { return cpu_has_avx2_fma(); }
+const char* gemm_isa() { return cpu_has_avx512f() ? "avx512f" : cpu_has_avx2_fma() ? "avx2" : "plain"; }
 
 void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel) {
   const int64_t width = std::min(kPanel, n - j0);
@@ -109,10 +128,11 @@ void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b,
 
 void gemm_panel(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panel, float alpha,
                 float* c, int64_t ldc) {
-  static const Kernel* kernels = chosen_kernels();
+  static const KernelSet& set = chosen_kernels();
+  const int64_t rows = set.rows;
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) kernels[kRows - 1](k, a + i * lda, lda, panel, alpha, c + i * ldc, ldc, columns);
-  if (i < m) kernels[m - i - 1](k, a + i * lda, lda, panel, alpha, c + i * ldc, ldc, columns);
+  for (; i + rows <= m; i += rows) set.kernels[rows - 1](k, a + i * lda, lda, panel, alpha, c + i * ldc, ldc, columns);
+  if (i < m) set.kernels[m - i - 1](k, a + i * lda, lda, panel, alpha, c + i * ldc, ldc, columns);
 }
 
 }  // namespace hetsched::cpu::fast

@@ -6,8 +6,9 @@
 // B is packed into panels of kPanel columns (k rows of kPanel floats, the
 // last panel zero-padded); one call then computes every row of C for one
 // panel, so a caller parallelises over panels (and batches) and packs each
-// panel once. The micro-kernel is AVX2+FMA where the CPU has it (chosen at
-// run time; the build targets baseline x86-64), plain loops otherwise.
+// panel once. The micro-kernel is AVX-512 or AVX2+FMA where the CPU has it
+// (chosen at run time; the build targets baseline x86-64), plain loops
+// otherwise.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b,
 void gemm_panel(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panel, float alpha,
                 float* c, int64_t ldc);
 
-// Whether gemm_panel runs the AVX2+FMA micro-kernel on this CPU.
-bool gemm_uses_avx2();
+// The micro-kernel gemm_panel runs on this CPU: "avx512f", "avx2" or "plain".
+const char* gemm_isa();
 
 }  // namespace hetsched::cpu::fast
