@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -346,11 +347,12 @@ TEST(XnnpackOpsTest, MatMul2dMatchesPortable) {
 }
 
 // A rank-4 A keeps the graph's order in XNNPACK: the last dim is K.
+// 15 rows: fewer than a linear layer on the fast GEMM takes (FastLinear...).
 TEST(XnnpackOpsTest, MatMulBatched4dMatchesPortable) {
   GraphBuilder b("matmul");
-  const ValueId a = b.input("a", f32({2, 3, 5, 8}));
+  const ValueId a = b.input("a", f32({1, 3, 5, 8}));
   b.output(b.op("MatMul", {a, b.constant("b", random_tensor({8, 4}, 2))}));
-  expect_engines_agree(b, {random_tensor({2, 3, 5, 8}, 1)}, 1, kSumTolerance);
+  expect_engines_agree(b, {random_tensor({1, 3, 5, 8}, 1)}, 1, kSumTolerance);
 }
 
 TEST(XnnpackOpsTest, MatMulWithComputedBStaysPortable) {
@@ -705,6 +707,22 @@ TEST(XnnpackOpsTest, FastBatchMatMulMatchesPortable) {
     const ValueId y = b.input("b", f32(sb));
     b.output(b.op("MatMul", {x, y}));
     expect_fast_agrees(b, {random_tensor(sa, 1), random_tensor(sb, 2)}, 1);
+  }
+}
+
+// A linear layer (MatMul, bias Add, residual Add) of a token sequence runs
+// as one op on the fast GEMM where the CPU has AVX-512, on XNNPACK elsewhere.
+TEST(XnnpackOpsTest, FastLinearLayerMatchesPortable) {
+  const bool fast_gemm = std::string(cpu::fast::gemm_isa()) == "avx512f";
+  for (const auto& [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{64, 128}, {17, 40}, {100, 512}}) {
+    GraphBuilder b("linear");
+    const Shape shape{1, rows, 48};
+    const ValueId x = b.input("x", f32(shape));
+    const ValueId r = b.input("r", f32({1, rows, n}));
+    const ValueId y = b.op("Add", {b.op("MatMul", {x, b.constant("w", random_tensor({48, n}, 2))}),
+                                    b.constant("bias", random_tensor({n}, 3))});
+    b.output(b.op("Add", {r, y}));
+    expect_fast_agrees(b, {random_tensor(shape, 1), random_tensor({1, rows, n}, 4)}, fast_gemm ? 3 : 0);
   }
 }
 

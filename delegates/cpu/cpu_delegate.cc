@@ -7,10 +7,13 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/linear.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/layout_convert.h"
@@ -146,10 +149,20 @@ class CpuIslandHandle final : public IslandHandle {
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
 
-    xnnpack::EnginePlan plan = plan_for(engine);
+    // Linear layers the fast GEMM runs better than XNNPACK (fast/linear.h).
+    std::vector<fast::LinearGroup> linear;
+    if (engine == CpuEngine::kXnnpack && xnnpack::ensure_initialized().is_ok()) linear = fast::find_linear_groups(graph_);
+    xnnpack::EnginePlan plan = plan_for(engine, fast::linear_keep_out(linear));
     if (engine == CpuEngine::kXnnpack) prefer_fast_for_lone_nodes(plan);
+    std::map<NodeId, const fast::LinearGroup*> linear_at;  // by each group's first node
+    std::set<NodeId> in_linear;                              // the groups' other nodes
+    for (const fast::LinearGroup& g : linear) {
+      linear_at[g.matmul] = &g;
+      for (NodeId n : g.nodes())
+        if (n != g.matmul) in_linear.insert(n);
+    }
     const std::vector<bool> fast = fast_nodes(engine, plan);
-    if (plan.xnnpack_segments() > 0 || std::find(fast.begin(), fast.end(), true) != fast.end()) {
+    if (plan.xnnpack_segments() > 0 || !linear.empty() || std::find(fast.begin(), fast.end(), true) != fast.end()) {
       auto pool = threadpool();
       if (pool.is_ok()) {
         threadpool_ = std::move(pool).value();
@@ -200,6 +213,16 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
+        if (in_linear.count(n)) continue;  // runs with its group's matmul
+        if (auto g = linear_at.find(n); g != linear_at.end()) {
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, *g->second));
+          if (float* staging = sole_reader_staging(g->second->output, i, plan, segments, step_of)) op->write_to(staging);
+          const std::vector<NodeId> nodes = g->second->nodes();
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});
+          coverage_.portable_ops += static_cast<int>(nodes.size());
+          coverage_.fast_ops += static_cast<int>(nodes.size());
+          continue;
+        }
         if (fast[n]) {
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
           if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
@@ -310,10 +333,10 @@ class CpuIslandHandle final : public IslandHandle {
     return fast;
   }
 
-  xnnpack::EnginePlan plan_for(CpuEngine engine) const {
+  xnnpack::EnginePlan plan_for(CpuEngine engine, const std::map<NodeId, std::string>& keep_out) const {
     if (engine == CpuEngine::kPortable) return xnnpack::portable_plan(graph_, "engine is portable");
     const Status init = xnnpack::ensure_initialized();
-    if (init.is_ok()) return xnnpack::plan_engine(graph_);
+    if (init.is_ok()) return xnnpack::plan_engine(graph_, keep_out);
     spdlog::warn("[CPU] island {}: XNNPACK is unavailable, running on the portable kernels: {}", island_id_,
                  init.message());
     return xnnpack::portable_plan(graph_, "XNNPACK is unavailable");

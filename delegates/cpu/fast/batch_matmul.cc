@@ -1,6 +1,6 @@
 // MatMul of two run-time operands (attention's Q.K^T and P.V), numpy
-// batched with broadcast batch dims: one task per (batch, panel of 16
-// output columns), which packs its panel of B once and runs the GEMM
+// batched with broadcast batch dims: one task per (batch, block of 32
+// output columns), which packs its two panels of B and runs the GEMM
 // micro-kernel down every row of A (gemm.h).
 #include <algorithm>
 #include <vector>
@@ -52,9 +52,10 @@ class BatchMatMul final : public FastOp {
     const Shape batch_dims(sc.begin(), sc.end() - 2);
     a_offsets_ = batch_offsets(sa, batch_dims);
     b_offsets_ = batch_offsets(b.shape(), batch_dims);
-    panels_ = (n_ + kPanel - 1) / kPanel;
-    const size_t tasks = a_offsets_.size() * static_cast<size_t>(panels_);
-    scratch_ = AlignedBuffer::uninitialized(tasks * static_cast<size_t>(k_ * kPanel) * sizeof(float));
+    blocks_ = (n_ + kBlockColumns - 1) / kBlockColumns;
+    const size_t tasks = a_offsets_.size() * static_cast<size_t>(blocks_);
+    // Zero-filled: a block's second panel past n is never packed, only read.
+    scratch_ = AlignedBuffer(tasks * static_cast<size_t>(k_ * kBlockColumns) * sizeof(float));
   }
 
   Status run() override {
@@ -62,14 +63,15 @@ class BatchMatMul final : public FastOp {
     const float* b = b_.data<float>();
     float* c = out();
     float* scratch = reinterpret_cast<float*>(scratch_.data());
-    const size_t tasks = a_offsets_.size() * static_cast<size_t>(panels_);
-    const double work = 2.0 * static_cast<double>(tasks) * static_cast<double>(m_ * k_ * kPanel);
+    const size_t tasks = a_offsets_.size() * static_cast<size_t>(blocks_);
+    const double work = 2.0 * static_cast<double>(tasks) * static_cast<double>(m_ * k_ * kBlockColumns);
     parallel_tasks(pool_, tasks, work, [&](size_t t) {
-      const size_t batch = t / static_cast<size_t>(panels_);
-      const int64_t j0 = static_cast<int64_t>(t % static_cast<size_t>(panels_)) * kPanel;
-      float* panel = scratch + t * static_cast<size_t>(k_ * kPanel);
-      pack_panel(k_, n_, b + b_offsets_[batch], n_, false, j0, panel);
-      gemm_panel(m_, k_, std::min(kPanel, n_ - j0), a + a_offsets_[batch], k_, panel, 1.f,
+      const size_t batch = t / static_cast<size_t>(blocks_);
+      const int64_t j0 = static_cast<int64_t>(t % static_cast<size_t>(blocks_)) * kBlockColumns;
+      float* panels = scratch + t * static_cast<size_t>(k_ * kBlockColumns);
+      for (int64_t j = j0; j < std::min(n_, j0 + kBlockColumns); j += kPanel)
+        pack_panel(k_, n_, b + b_offsets_[batch], n_, false, j, panels + (j - j0) * k_);
+      gemm_block(m_, k_, std::min(kBlockColumns, n_ - j0), a + a_offsets_[batch], k_, panels, {},
                  c + static_cast<int64_t>(batch) * m_ * n_ + j0, n_);
     });
     return Status::ok();
@@ -79,9 +81,9 @@ class BatchMatMul final : public FastOp {
   const Tensor& a_;
   const Tensor& b_;
   pthreadpool_t pool_;
-  int64_t m_ = 0, k_ = 0, n_ = 0, panels_ = 0;
+  int64_t m_ = 0, k_ = 0, n_ = 0, blocks_ = 0;
   std::vector<int64_t> a_offsets_, b_offsets_;  // by output batch
-  AlignedBuffer scratch_;                       // one packed panel per task
+  AlignedBuffer scratch_;                       // two packed panels per task
 };
 
 Status supports(const Graph& graph, const Node& node) {
