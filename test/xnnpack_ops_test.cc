@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
@@ -751,6 +752,20 @@ TEST(XnnpackOpsTest, FastGeluAndErfMatchPortable) {
 }
 
 Tensor scalar(float v) { return Tensor::from_vector<float>(DType::kFloat32, {}, {v}); }
+
+TEST(XnnpackOpsTest, FastWhereMatchesPortable) {
+  // A causal mask over attention scores (cond and Y broadcast), and every
+  // operand full-size.
+  for (const auto& [sc, sx, sy] : std::vector<std::tuple<Shape, Shape, Shape>>{
+           {{1, 1, 16, 16}, {1, 4, 16, 16}, {}}, {{3, 9}, {3, 9}, {3, 9}}, {{5, 1}, {1, 7}, {5, 7}}}) {
+    GraphBuilder b("where");
+    Tensor cond(TensorType{DType::kBool, sc});
+    for (int64_t i = 0; i < cond.num_elements(); ++i) cond.data<uint8_t>()[i] = (i * 7 % 3) == 0;
+    const ValueId x = b.input("x", f32(sx));
+    b.output(b.op("Where", {b.constant("cond", cond), x, b.constant("y", random_tensor(sy, 3))}));
+    expect_fast_agrees(b, {random_tensor(sx, 1)}, 1, Tolerance{});
+  }
+}
 
 TEST(XnnpackOpsTest, FastSoftmaxMatchesPortable) {
   // Rows of 7 (shorter than a vector), 64 and 100; before opset 13 the

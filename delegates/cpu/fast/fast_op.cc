@@ -13,7 +13,7 @@ namespace {
 constexpr double kParallelWork = 64 * 1024;
 
 const std::vector<FastOpKind>& kinds() {
-  static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind()};
+  static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind(), where_kind()};
   return table;
 }
 
@@ -22,11 +22,6 @@ const FastOpKind* find_kind(const std::string& op) {
     if (op == k.op) return &k;
   return nullptr;
 }
-
-struct Tasks {
-  const std::function<void(size_t)>* task;
-  static void run(void* context, size_t i) { (*static_cast<const Tasks*>(context)->task)(i); }
-};
 
 }  // namespace
 
@@ -73,13 +68,8 @@ Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
   return kind->create(ctx);
 }
 
-void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const std::function<void(size_t)>& task) {
-  if (!pool || tasks < 2 || work < kParallelWork || pthreadpool_get_threads_count(pool) < 2) {
-    for (size_t i = 0; i < tasks; ++i) task(i);
-    return;
-  }
-  Tasks t{&task};
-  pthreadpool_parallelize_1d(pool, &Tasks::run, &t, tasks, 0);
+bool worth_splitting(pthreadpool_t pool, size_t tasks, double work) {
+  return pool && tasks >= 2 && work >= kParallelWork && pthreadpool_get_threads_count(pool) >= 2;
 }
 
 }  // namespace hetsched::cpu::fast

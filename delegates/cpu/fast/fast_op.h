@@ -1,8 +1,9 @@
 // Fast kernels: vectorised f32 kernels for the ops of transformer blocks
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
-// run-time operands, LayerNormalization, Gelu and Erf — so that they do not
-// fall back to the portable kernels, which are written to be the oracle
-// (double accumulation, plain loops) and cost 5-15x more.
+// run-time operands, LayerNormalization, Gelu, Erf, Where — or runs slower
+// (Softmax alone in a segment; linear layers on AVX-512, linear.h), so that
+// they do not fall back to the portable kernels, which are written to be
+// the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
 // A fast op runs between XNNPACK segments like a portable node: on the
 // island's tensors in the graph's order, on the XNNPACK thread pool (split
@@ -69,11 +70,24 @@ bool fast_op_beats_lone_segment(const Graph& graph, const Node& node);
 // Needs fast_op_supports() to have passed.
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
 
-// Splits [0, tasks) over `pool` when there is at least `min_work` work in
-// all (in the caller's units, ~1 per flop), else runs it on this thread:
-// waking a sleeping worker costs a few microseconds, more than many of a
-// transformer block's ops take.
-void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const std::function<void(size_t)>& task);
+// Whether [0, tasks) with `work` in all (in the caller's units, ~1 per
+// flop) is worth splitting over `pool`: waking a sleeping worker costs a few
+// microseconds, more than many of a transformer block's ops take.
+bool worth_splitting(pthreadpool_t pool, size_t tasks, double work);
+
+// Runs task(i) for i in [0, tasks): over `pool` when worth_splitting(),
+// else on this thread. A template, not std::function: a capturing lambda
+// in a std::function would allocate on every run.
+template <typename Task>
+void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const Task& task) {
+  if (!worth_splitting(pool, tasks, work)) {
+    for (size_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  pthreadpool_parallelize_1d(
+      pool, [](void* context, size_t i) { (*static_cast<const Task*>(context))(i); },
+      const_cast<Task*>(&task), tasks, 0);
+}
 
 // The ops of each file, for fast_op.cc's table.
 struct FastOpKind {
@@ -87,5 +101,6 @@ FastOpKind layer_norm_kind();    // layer_norm.cc
 FastOpKind gelu_kind();          // gelu.cc
 FastOpKind erf_kind();           // gelu.cc
 FastOpKind softmax_kind();       // softmax.cc
+FastOpKind where_kind();         // where.cc
 
 }  // namespace hetsched::cpu::fast
