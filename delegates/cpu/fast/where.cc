@@ -16,9 +16,15 @@ namespace {
 
 using RowFn = void (*)(const uint8_t*, const float*, const float*, float*, int64_t);
 
+// Both sides loaded, then selected: a load under the condition would keep
+// GCC from vectorising the loop.
 template <bool C, bool X, bool Y>
 void select_row(const uint8_t* c, const float* x, const float* y, float* out, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) out[j] = c[C ? j : 0] ? x[X ? j : 0] : y[Y ? j : 0];
+  for (int64_t j = 0; j < n; ++j) {
+    const float a = x[X ? j : 0];
+    const float b = y[Y ? j : 0];
+    out[j] = c[C ? j : 0] ? a : b;
+  }
 }
 
 // By (cond step << 2 | x step << 1 | y step).
