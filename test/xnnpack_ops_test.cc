@@ -75,20 +75,28 @@ void expect_close(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   }
 }
 
-// Builds the graph, runs it on both engines and compares. `xnnpack_ops`:
-// how many nodes must have run on XNNPACK.
-void expect_engines_agree(GraphBuilder& builder, const std::vector<Tensor>& inputs, int xnnpack_ops,
-                          Tolerance tol = {}) {
+// Builds the graph, runs it on both engines, compares the outputs and hands
+// the graph and both runs' coverage to `check`.
+template <typename Check>
+void compare_engines(GraphBuilder& builder, const std::vector<Tensor>& inputs, Tolerance tol, Check check) {
   auto graph = builder.build();
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto xnn = run_island(*graph, inputs, "xnnpack");
   ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
   auto portable = run_island(*graph, inputs, "portable");
   ASSERT_TRUE(portable.is_ok()) << portable.status().message();
-  EXPECT_EQ(xnn->coverage.xnnpack_ops, xnnpack_ops);
-  EXPECT_EQ(xnn->coverage.portable_ops, static_cast<int>(graph->num_nodes()) - xnnpack_ops);
-  EXPECT_EQ(portable->coverage.xnnpack_ops, 0);
+  check(*graph, xnn->coverage, portable->coverage);
   for (size_t i = 0; i < xnn->outputs.size(); ++i) expect_close(xnn->outputs[i], portable->outputs[i], tol);
+}
+
+// `xnnpack_ops`: how many nodes must have run on XNNPACK.
+void expect_engines_agree(GraphBuilder& builder, const std::vector<Tensor>& inputs, int xnnpack_ops,
+                          Tolerance tol = {}) {
+  compare_engines(builder, inputs, tol, [&](const Graph& graph, const auto& xnn, const auto& portable) {
+    EXPECT_EQ(xnn.xnnpack_ops, xnnpack_ops);
+    EXPECT_EQ(xnn.portable_ops, static_cast<int>(graph.num_nodes()) - xnnpack_ops);
+    EXPECT_EQ(portable.xnnpack_ops, 0);
+  });
 }
 
 // The reason the planner gives for keeping node `node` portable ("" when it is not).
@@ -682,19 +690,14 @@ TEST(XnnpackOpsTest, ConcatStaysPortable) {
 
 // --- Fast kernels (delegates/cpu/fast/): what XNNPACK lacks, vectorised --------
 
-// Runs the graph on both engines; `fast_ops` nodes of the xnnpack engine's
-// island (after its GELU fusion) must run on fast kernels.
+// `fast_ops` nodes of the xnnpack engine's island (after its GELU fusion)
+// must run on fast kernels.
 void expect_fast_agrees(GraphBuilder& builder, const std::vector<Tensor>& inputs, int fast_ops,
                         Tolerance tol = kSumTolerance) {
-  auto graph = builder.build();
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto xnn = run_island(*graph, inputs, "xnnpack");
-  ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
-  auto portable = run_island(*graph, inputs, "portable");
-  ASSERT_TRUE(portable.is_ok()) << portable.status().message();
-  EXPECT_EQ(xnn->coverage.fast_ops, fast_ops);
-  EXPECT_EQ(portable->coverage.fast_ops, 0);
-  for (size_t i = 0; i < xnn->outputs.size(); ++i) expect_close(xnn->outputs[i], portable->outputs[i], tol);
+  compare_engines(builder, inputs, tol, [&](const Graph&, const auto& xnn, const auto& portable) {
+    EXPECT_EQ(xnn.fast_ops, fast_ops);
+    EXPECT_EQ(portable.fast_ops, 0);
+  });
 }
 
 TEST(XnnpackOpsTest, FastBatchMatMulMatchesPortable) {

@@ -13,10 +13,7 @@ namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kSqrt2 = 1.41421356237309505f;
 
-struct Match {
-  ValueId x = kNoValue;
-  std::vector<NodeId> removed;
-};
+using Match = passes::UnaryPattern;
 
 // g = Erf(x / sqrt2) + 1, read only by `reader`: the nodes computing g, or
 // none when g is not that gate of x.
@@ -75,31 +72,12 @@ std::optional<Match> match(const Graph& graph, NodeId last) {
   std::optional<Match> m = match_factors(graph, last, node.inputs[0], node.inputs[1]);
   if (!m) m = match_factors(graph, last, node.inputs[1], node.inputs[0]);
   if (!m) return std::nullopt;
-  const Value& xv = graph.value(m->x);
-  const Value& yv = graph.value(node.outputs[0]);
-  if (!xv.type_known || !yv.type_known || xv.type.dtype != DType::kFloat32 || !(xv.type == yv.type))
-    return std::nullopt;
+  if (!passes::same_f32_type(graph, m->x, node.outputs[0])) return std::nullopt;
   return m;
 }
 
 }  // namespace
 
-Result<int> fuse_gelu(Graph& graph) {
-  std::vector<bool> keep(graph.num_nodes(), true);
-  int fused = 0;
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    if (!keep[static_cast<size_t>(id)]) continue;
-    const std::optional<Match> m = match(graph, id);
-    if (!m) continue;
-    for (NodeId n : m->removed) keep[static_cast<size_t>(n)] = false;
-    Node& node = graph.node(id);
-    node.op = "Gelu";
-    node.inputs = {m->x};
-    node.attrs = Attributes();
-    ++fused;
-  }
-  if (fused > 0) graph.compact(keep);
-  return fused;
-}
+Result<int> fuse_gelu(Graph& graph) { return passes::fuse_unary_patterns(graph, "Gelu", match); }
 
 }  // namespace hetsched

@@ -28,10 +28,7 @@ bool clip_is_0_6(const Graph& graph, const Node& clip) {
   return lo == 0.f && hi == 6.f;
 }
 
-struct Match {
-  ValueId x = kNoValue;
-  std::vector<NodeId> removed;
-};
+using Match = passes::UnaryPattern;
 
 // Mul(x, g) or Mul(g, x) where g = gate(x); `gate` returns the nodes that
 // compute g from x (empty when g is not such a gate).
@@ -84,31 +81,12 @@ std::optional<Match> match(const Graph& graph, NodeId last) {
     if (m) m->removed.push_back(mul_id);
   }
   if (!m) return std::nullopt;
-  const Value& xv = graph.value(m->x);
-  const Value& yv = graph.value(node.outputs[0]);
-  if (!xv.type_known || !yv.type_known || xv.type.dtype != DType::kFloat32 || !(xv.type == yv.type))
-    return std::nullopt;
+  if (!passes::same_f32_type(graph, m->x, node.outputs[0])) return std::nullopt;
   return m;
 }
 
 }  // namespace
 
-Result<int> fuse_hard_swish(Graph& graph) {
-  std::vector<bool> keep(graph.num_nodes(), true);
-  int fused = 0;
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    if (!keep[static_cast<size_t>(id)]) continue;
-    const std::optional<Match> m = match(graph, id);
-    if (!m) continue;
-    for (NodeId n : m->removed) keep[static_cast<size_t>(n)] = false;
-    Node& node = graph.node(id);
-    node.op = "HardSwish";
-    node.inputs = {m->x};
-    node.attrs = Attributes();
-    ++fused;
-  }
-  if (fused > 0) graph.compact(keep);
-  return fused;
-}
+Result<int> fuse_hard_swish(Graph& graph) { return passes::fuse_unary_patterns(graph, "HardSwish", match); }
 
 }  // namespace hetsched

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "graph/graph.h"
+#include "hetsched/status.h"
 
 namespace hetsched::passes {
 
@@ -76,6 +78,43 @@ inline ValueId other_than_scalar(const Graph& graph, const Node& node, float wan
     if (c && near(*c, want)) return node.inputs[1 - k];
   }
   return kNoValue;
+}
+
+// A pattern that computes an elementwise function of one value: that value
+// and the pattern's nodes other than its last.
+struct UnaryPattern {
+  ValueId x = kNoValue;
+  std::vector<NodeId> removed;
+};
+
+// Whether `x` and `y` are both f32 of one type: a pattern from x to y is
+// then one elementwise op.
+inline bool same_f32_type(const Graph& graph, ValueId x, ValueId y) {
+  const Value& xv = graph.value(x);
+  const Value& yv = graph.value(y);
+  return xv.type_known && yv.type_known && xv.type.dtype == DType::kFloat32 && xv.type == yv.type;
+}
+
+// Replaces every pattern that `match(graph, id)` finds ending at node `id`
+// by one `op` node reading the pattern's x and writing id's output (name
+// kept); the pattern's other nodes go. Returns how many were replaced.
+template <typename Match>
+Result<int> fuse_unary_patterns(Graph& graph, const char* op, Match match) {
+  std::vector<bool> keep(graph.num_nodes(), true);
+  int fused = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    if (!keep[static_cast<size_t>(id)]) continue;
+    const std::optional<UnaryPattern> m = match(graph, id);
+    if (!m) continue;
+    for (NodeId n : m->removed) keep[static_cast<size_t>(n)] = false;
+    Node& node = graph.node(id);
+    node.op = op;
+    node.inputs = {m->x};
+    node.attrs = Attributes();
+    ++fused;
+  }
+  if (fused > 0) graph.compact(keep);
+  return fused;
 }
 
 }  // namespace hetsched::passes
