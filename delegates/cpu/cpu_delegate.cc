@@ -24,6 +24,7 @@
 #include "graph/graph_serialize.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
+#include "graph/op_work.h"
 #include "graph/subgraph.h"
 
 namespace hetsched::cpu {
@@ -266,6 +267,19 @@ class CpuIslandHandle final : public IslandHandle {
     return (*segments[reader_step])->adopt_input(value);
   }
 
+  // The pool a segment's runtime runs on: none (the calling thread) when
+  // its work is below the fast kernels' threshold, for the same reason as
+  // theirs: XNNPACK splits every operator over the pool, and waking the
+  // workers for each of a small segment's ops costs more than they save.
+  pthreadpool_t segment_pool(const xnnpack::EngineStep& step) const {
+    double flops = 0;
+    for (NodeId n : step.nodes) {
+      const OpWork w = op_work(graph_, n);
+      flops += w.flops + w.bytes / sizeof(float);  // an elementwise op's work is its traffic
+    }
+    return flops < fast::parallel_work_threshold() ? nullptr : threadpool_.get();
+  }
+
   // A segment of one node that has a fast kernel runs on that kernel
   // instead: alone, the segment pays a staging copy and XNNPACK's dispatch
   // for one op (attention's Softmax between two batched MatMuls: 12 us in
@@ -315,7 +329,7 @@ class CpuIslandHandle final : public IslandHandle {
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments;
     for (const xnnpack::EngineStep& step : plan.steps) {
       if (step.xnnpack)
-        segments.push_back(xnnpack::Segment::create(graph_, step, threadpool_.get(), tensor_of));
+        segments.push_back(xnnpack::Segment::create(graph_, step, segment_pool(step), tensor_of));
       else
         segments.push_back(unsupported("not an XNNPACK step"));
     }

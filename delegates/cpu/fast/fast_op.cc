@@ -8,9 +8,11 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// Below this much work (flops, roughly) a task list runs on the calling
-// thread: about the cost of waking one pthreadpool worker.
-constexpr double kParallelWork = 64 * 1024;
+// Below this much work (flops, roughly: about 5 us on one core) a task list
+// runs on the calling thread. Waking a worker costs a few microseconds, and
+// on a loaded machine a worker that was descheduled costs far more: a tiny
+// ViT at 2 threads ran 2x slower than at 1 with a threshold of 64K.
+constexpr double kParallelWork = 1 << 20;
 
 const std::vector<FastOpKind>& kinds() {
   static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind(), where_kind()};
@@ -67,6 +69,8 @@ Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
   if (!kind) return unsupported("op " + ctx.node.op + " has no fast kernel");
   return kind->create(ctx);
 }
+
+double parallel_work_threshold() { return kParallelWork; }
 
 bool worth_splitting(pthreadpool_t pool, size_t tasks, double work) {
   return pool && tasks >= 2 && work >= kParallelWork && pthreadpool_get_threads_count(pool) >= 2;

@@ -74,6 +74,8 @@ Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
 // flop) is worth splitting over `pool`: waking a sleeping worker costs a few
 // microseconds, more than many of a transformer block's ops take.
 bool worth_splitting(pthreadpool_t pool, size_t tasks, double work);
+// The work below which nothing is split (for XNNPACK segments too).
+double parallel_work_threshold();
 
 // Runs task(i) for i in [0, tasks): over `pool` when worth_splitting(),
 // else on this thread. A template, not std::function: a capturing lambda
