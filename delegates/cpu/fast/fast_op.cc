@@ -1,5 +1,7 @@
 #include "delegates/cpu/fast/fast_op.h"
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "delegates/cpu/fast/vector_math.h"
@@ -25,11 +27,21 @@ const FastOpKind* find_kind(const std::string& op) {
   return nullptr;
 }
 
+// HETSCHED_FAST_ISA=avx2 or =baseline caps the instruction set the fast
+// kernels use (tests run them so, to check the builds this CPU would not
+// pick); unset, the CPU decides.
+bool isa_allowed(const char* isa) {
+  static const char* cap = std::getenv("HETSCHED_FAST_ISA");
+  if (!cap) return true;
+  const std::string c = cap;
+  return c == "baseline" ? false : c == "avx2" ? std::string(isa) == "avx2" : true;
+}
+
 }  // namespace
 
 bool cpu_has_avx2_fma() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = isa_allowed("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
 #else
   return false;
@@ -38,7 +50,7 @@ bool cpu_has_avx2_fma() {
 
 bool cpu_has_avx512f() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f");
+  static const bool has = isa_allowed("avx512f") && cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f");
   return has;
 #else
   return false;

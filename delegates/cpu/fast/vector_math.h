@@ -16,7 +16,8 @@ namespace hetsched::cpu::fast {
 #define HETSCHED_AVX512
 #endif
 
-// Whether this CPU runs AVX2 and FMA, and AVX-512F (false off x86).
+// Whether this CPU runs AVX2 and FMA, and AVX-512F (false off x86), as
+// capped by HETSCHED_FAST_ISA (avx2 | baseline) when that is set.
 bool cpu_has_avx2_fma();
 bool cpu_has_avx512f();
 
