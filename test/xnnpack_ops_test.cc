@@ -710,7 +710,8 @@ TEST(XnnpackOpsTest, FastBatchMatMulMatchesPortable) {
     const ValueId x = b.input("a", f32(sa));
     const ValueId y = b.input("b", f32(sb));
     b.output(b.op("MatMul", {x, y}));
-    expect_fast_agrees(b, {random_tensor(sa, 1), random_tensor(sb, 2)}, 1);
+    expect_fast_agrees(b, {random_tensor(sa, 1), random_tensor(sb, 2)},
+                       std::string(cpu::fast::gemm_isa()) == "plain" ? 0 : 1);
   }
 }
 

@@ -3,6 +3,7 @@
 // output columns), which packs its two panels of B and runs the GEMM
 // micro-kernel down every row of A (gemm.h).
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
@@ -87,6 +88,9 @@ class BatchMatMul final : public FastOp {
 };
 
 Status supports(const Graph& graph, const Node& node) {
+  // gemm.h's plain-loop kernel is the fallback of a fallback: without AVX2
+  // the portable kernels' blocked GEMM runs these products faster.
+  if (std::string(gemm_isa()) == "plain") return unsupported("no AVX2: the portable GEMM is faster");
   for (ValueId v : {node.inputs[0], node.inputs[1]}) {
     const Value& value = graph.value(v);
     if (!value.type_known || value.type.dtype != DType::kFloat32 || !value.type.is_static())
