@@ -771,6 +771,24 @@ TEST(XnnpackOpsTest, FastWhereMatchesPortable) {
   }
 }
 
+TEST(XnnpackOpsTest, FastTransposeMatchesPortable) {
+  // PyTorch's head shuffles (a copy, copies of rows), a real transpose of
+  // the last two axes, the default reversal, and a permutation of rank 5.
+  for (const auto& [shape, perm] : std::vector<std::pair<Shape, Ints>>{{{64, 1, 32}, {1, 0, 2}},
+                                                                      {{1, 6, 1, 3, 8}, {3, 1, 2, 0, 4}},
+                                                                      {{1, 4, 6, 5}, {0, 1, 3, 2}},
+                                                                      {{3, 5, 7}, {}},
+                                                                      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}}) {
+    GraphBuilder b("transpose");
+    const ValueId x = b.input("x", f32(shape));
+    if (perm.empty())
+      b.output(b.op("Transpose", {x}));
+    else
+      b.output(b.op("Transpose", {x}, {{"perm", perm}}));
+    expect_fast_agrees(b, {random_tensor(shape, 1)}, 1, Tolerance{});
+  }
+}
+
 TEST(XnnpackOpsTest, FastSoftmaxMatchesPortable) {
   // Rows of 7 (shorter than a vector), 64 and 100; before opset 13 the
   // rows span every axis from `axis` on.

@@ -1,6 +1,6 @@
 // Fast kernels: vectorised f32 kernels for the ops of transformer blocks
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
-// run-time operands, LayerNormalization, Gelu, Erf, Where — or runs slower
+// run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
@@ -104,5 +104,6 @@ FastOpKind gelu_kind();          // gelu.cc
 FastOpKind erf_kind();           // gelu.cc
 FastOpKind softmax_kind();       // softmax.cc
 FastOpKind where_kind();         // where.cc
+FastOpKind transpose_kind();     // transpose.cc
 
 }  // namespace hetsched::cpu::fast
