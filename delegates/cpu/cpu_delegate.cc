@@ -7,13 +7,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <mutex>
-#include <set>
 #include <unordered_map>
 
 #include "delegates/cpu/fast/fast_op.h"
-#include "delegates/cpu/fast/linear.h"
+#include "delegates/cpu/fast/fast_plan.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/layout_convert.h"
@@ -24,7 +22,6 @@
 #include "graph/graph_serialize.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
-#include "graph/op_work.h"
 #include "graph/subgraph.h"
 
 namespace hetsched::cpu {
@@ -150,20 +147,11 @@ class CpuIslandHandle final : public IslandHandle {
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
 
-    // Linear layers the fast GEMM runs better than XNNPACK (fast/linear.h).
-    std::vector<fast::LinearGroup> linear;
-    if (engine == CpuEngine::kXnnpack && xnnpack::ensure_initialized().is_ok()) linear = fast::find_linear_groups(graph_);
-    xnnpack::EnginePlan plan = plan_for(engine, fast::linear_keep_out(linear));
-    if (engine == CpuEngine::kXnnpack) prefer_fast_for_lone_nodes(plan);
-    std::map<NodeId, const fast::LinearGroup*> linear_at;  // by each group's first node
-    std::set<NodeId> in_linear;                              // the groups' other nodes
-    for (const fast::LinearGroup& g : linear) {
-      linear_at[g.matmul] = &g;
-      for (NodeId n : g.nodes())
-        if (n != g.matmul) in_linear.insert(n);
-    }
-    const std::vector<bool> fast = fast_nodes(engine, plan);
-    if (plan.xnnpack_segments() > 0 || !linear.empty() || std::find(fast.begin(), fast.end(), true) != fast.end()) {
+    fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
+    xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
+    const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
+    const bool any_fast = !fast_plan.linear.empty() || std::find(on_fast.begin(), on_fast.end(), true) != on_fast.end();
+    if (plan.xnnpack_segments() > 0 || any_fast) {
       auto pool = threadpool();
       if (pool.is_ok()) {
         threadpool_ = std::move(pool).value();
@@ -214,17 +202,17 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
-        if (in_linear.count(n)) continue;  // runs with its group's matmul
-        if (auto g = linear_at.find(n); g != linear_at.end()) {
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, *g->second));
-          if (float* staging = sole_reader_staging(g->second->output, i, plan, segments, step_of)) op->write_to(staging);
-          const std::vector<NodeId> nodes = g->second->nodes();
-          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});
-          coverage_.portable_ops += static_cast<int>(nodes.size());
-          coverage_.fast_ops += static_cast<int>(nodes.size());
+        if (fast_plan.in_linear.count(n)) continue;  // runs with its group's matmul
+        if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
+          const fast::LinearGroup& group = fast_plan.linear[g->second];
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, group));
+          if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
+          coverage_.portable_ops += static_cast<int>(group.nodes().size());
+          coverage_.fast_ops += static_cast<int>(group.nodes().size());
           continue;
         }
-        if (fast[n]) {
+        if (on_fast[n]) {
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
           if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
             op->write_to(staging);
@@ -267,36 +255,6 @@ class CpuIslandHandle final : public IslandHandle {
     return (*segments[reader_step])->adopt_input(value);
   }
 
-  // The pool a segment's runtime runs on: none (the calling thread) when
-  // its work is below the fast kernels' threshold, for the same reason as
-  // theirs: XNNPACK splits every operator over the pool, and waking the
-  // workers for each of a small segment's ops costs more than they save.
-  pthreadpool_t segment_pool(const xnnpack::EngineStep& step) const {
-    double flops = 0;
-    for (NodeId n : step.nodes) {
-      const OpWork w = op_work(graph_, n);
-      flops += w.flops + w.bytes / sizeof(float);  // an elementwise op's work is its traffic
-    }
-    return flops < fast::parallel_work_threshold() ? nullptr : threadpool_.get();
-  }
-
-  // A segment of one node that has a fast kernel runs on that kernel
-  // instead: alone, the segment pays a staging copy and XNNPACK's dispatch
-  // for one op (attention's Softmax between two batched MatMuls: 12 us in
-  // a segment, 3 on its fast kernel). Only segments in the graph's order,
-  // so that no value kept NHWC for a neighbour changes hands.
-  void prefer_fast_for_lone_nodes(xnnpack::EnginePlan& plan) const {
-    for (xnnpack::EngineStep& step : plan.steps) {
-      if (!step.xnnpack || step.nodes.size() != 1) continue;
-      bool graph_order = step.resident_nhwc.empty();
-      for (const auto& [v, layout] : step.layouts) graph_order = graph_order && layout == TensorLayout::kNchw;
-      const NodeId n = step.nodes[0];
-      if (!graph_order || !fast::fast_op_beats_lone_segment(graph_, graph_.node(n))) continue;
-      step = xnnpack::EngineStep{false, false, step.nodes, {}, {}, {}, {}};
-      plan.portable.push_back({n, "alone in its segment; its fast kernel costs less"});
-    }
-  }
-
   // For each island input, the segments that read it from the caller's
   // bytes: all of its readers, when every reader is a segment that copies
   // it into staging anyway. Otherwise none, and execute() copies it into
@@ -329,28 +287,20 @@ class CpuIslandHandle final : public IslandHandle {
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments;
     for (const xnnpack::EngineStep& step : plan.steps) {
       if (step.xnnpack)
-        segments.push_back(xnnpack::Segment::create(graph_, step, segment_pool(step), tensor_of));
+        segments.push_back(xnnpack::Segment::create(
+            graph_, step, fast::segment_wants_pool(graph_, step) ? threadpool_.get() : nullptr, tensor_of));
       else
         segments.push_back(unsupported("not an XNNPACK step"));
     }
     return segments;
   }
 
-  // By node: whether it runs on a fast kernel (fast/fast_op.h): a node of a
-  // portable step, with engine xnnpack, that has one.
-  std::vector<bool> fast_nodes(CpuEngine engine, const xnnpack::EnginePlan& plan) const {
-    std::vector<bool> fast(graph_.num_nodes(), false);
-    if (engine != CpuEngine::kXnnpack || !xnnpack::ensure_initialized().is_ok()) return fast;
-    for (const xnnpack::EngineStep& step : plan.steps)
-      if (!step.xnnpack && !step.nhwc)
-        for (NodeId n : step.nodes) fast[n] = fast::fast_op_supports(graph_, graph_.node(n)).is_ok();
-    return fast;
-  }
-
-  xnnpack::EnginePlan plan_for(CpuEngine engine, const std::map<NodeId, std::string>& keep_out) const {
+  // With engine xnnpack, XNNPACK segments and fast kernels (fast/fast_plan.h).
+  xnnpack::EnginePlan plan_for(CpuEngine engine, fast::FastPlan& fast_plan) const {
+    fast_plan.on_fast_kernel.assign(graph_.num_nodes(), false);
     if (engine == CpuEngine::kPortable) return xnnpack::portable_plan(graph_, "engine is portable");
     const Status init = xnnpack::ensure_initialized();
-    if (init.is_ok()) return xnnpack::plan_engine(graph_, keep_out);
+    if (init.is_ok()) return fast::plan_with_fast_kernels(graph_, fast_plan);
     spdlog::warn("[CPU] island {}: XNNPACK is unavailable, running on the portable kernels: {}", island_id_,
                  init.message());
     return xnnpack::portable_plan(graph_, "XNNPACK is unavailable");
