@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # hetsched's CPU delegate (engine xnnpack) against ONNX Runtime 1.30.0 (CPU
-# execution provider) on the PP-OCR models, same input, same thread count,
-# in one run: for each model and thread count, model_bench and
-# scripts/ort/bench.js are run alternately (rounds of each, so a busy machine
-# slows both alike), and the table gives the median of their medians and the
-# ratio hetsched / ORT (the issue's target: <= 1.0).
+# execution provider), same model, same input, same thread count, in one
+# run: for each model and thread count, model_bench and scripts/ort/bench.js
+# are run alternately (rounds of each, so a busy machine slows both alike),
+# and the table gives the median of their medians and the ratio
+# hetsched / ORT (the issue's target: <= 0.9).
 #
 # usage: bench/ort_compare.sh [--build DIR] [--threads "1 2"] [--runs N] [--warmup N]
-#                             [--rounds N] [--engine xnnpack|portable]
-# Needs model_bench built (configure with -DHETSCHED_BUILD_BENCH=ON, then
-# `ninja -C DIR model_bench`), and fetches the models and onnxruntime-node
-# through scripts/ort/setup_models.sh. Inputs are the references' input_0.bin
-# (a synthetic text page, scripts/ort/common.js).
+#                             [--rounds N] [--engine xnnpack|portable] [--bench PATH]
+#                             [--model NAME=M.onnx:1x64x128 ...] [--ppocr] [--no-per-op]
+# Models: the PP-OCR det and cls models (the default, or --ppocr beside
+# --model), and each --model (a name for the table, the file, the first
+# input's shape). Needs model_bench built (configure with
+# -DHETSCHED_BUILD_BENCH=ON, then `ninja -C DIR model_bench`; --bench names
+# another build of it, e.g. a baseline's), and fetches the PP-OCR models and
+# onnxruntime-node through scripts/ort/setup_models.sh. Inputs: PP-OCR's
+# references' input_0.bin (a synthetic text page, scripts/ort/common.js); for
+# a --model, the input_0.bin that scripts/ort/make_reference.js writes for it
+# under DIR/models/ort_compare/NAME (uniform in [-1, 1), seed 1).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,6 +27,10 @@ runs=10
 warmup=3
 rounds=3
 engine=xnnpack
+bench=""
+extra=()      # NAME=FILE:SHAPE from --model
+ppocr=""
+per_op=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -29,12 +39,17 @@ while [ $# -gt 0 ]; do
     --warmup) warmup="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --engine) engine="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bench) bench="$2"; shift 2 ;;
+    --model) extra+=("$2"); shift 2 ;;
+    --ppocr) ppocr=1; shift ;;
+    --no-per-op) per_op=""; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ort_compare: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 
-bench="$build/bench/model_bench"
+[ ${#extra[@]} -eq 0 ] && ppocr=1
+bench="${bench:-$build/bench/model_bench}"
 if [ ! -x "$bench" ]; then
   echo "ort_compare: $bench not found; build it: cmake -S $root -B $build -DHETSCHED_BUILD_BENCH=ON && ninja -C $build model_bench" >&2
   exit 2
@@ -63,13 +78,26 @@ median() {  # median of the arguments
 echo "# hetsched $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') engine=$engine vs ONNX Runtime (CPU EP)"
 echo "# host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# per measurement: $warmup warm-up + $runs timed runs, median; $rounds alternating rounds, median of medians"
+# The models as "key model shape input" lines.
+models=()
+if [ -n "$ppocr" ]; then
+  for key in det cls; do
+    ref_dir="$(dirname "$(value "${key}_reference")")"
+    models+=("$key $(value "${key}_model") $(input_shape "$ref_dir/reference.json") $ref_dir/input_0.bin")
+  done
+fi
+for spec in "${extra[@]}"; do
+  key="${spec%%=*}"; rest="${spec#*=}"; model="${rest%:*}"; shape="${rest##*:}"
+  out_dir="$build/models/ort_compare/$key"
+  HETSCHED_ORT_MODULES="$(value ort_modules)" node "$root/scripts/ort/make_reference.js" --model "$model" \
+    --shape "$shape" --out "$out_dir" --dist ppocr >/dev/null
+  models+=("$key $model $shape $out_dir/input_0.bin")
+done
+
 rows=()
 details=()
-for key in det cls; do
-  model="$(value "${key}_model")"
-  ref_dir="$(dirname "$(value "${key}_reference")")"
-  shape="$(input_shape "$ref_dir/reference.json")"
-  input="$ref_dir/input_0.bin"
+for entry in "${models[@]}"; do
+  read -r key model shape input <<<"$entry"
   for t in $threads_list; do
     hs=(); ort=()
     for ((r = 0; r < rounds; ++r)); do
@@ -84,7 +112,7 @@ for key in det cls; do
     done
     hs_ms="$(median "${hs[@]}")"
     ort_ms="$(median "${ort[@]}")"
-    rows+=("$(printf '%-4s %-12s %7s %12.2f %12.2f %8.2f' "$key" "$shape" "$t" "$hs_ms" "$ort_ms" \
+    rows+=("$(printf '%-8s %-12s %7s %12.3f %12.3f %8.2f' "$key" "$shape" "$t" "$hs_ms" "$ort_ms" \
               "$(awk -v a="$hs_ms" -v b="$ort_ms" 'BEGIN {print a / b}')")")
     details+=("$key threads=$t: hetsched rounds ${hs[*]} ms; ORT rounds ${ort[*]} ms")
     details+=("$(grep -E '^  (step|cpu island)' <<<"$out" | sed "s/^/  $key threads=$t (last round) /")")
@@ -92,20 +120,20 @@ for key in det cls; do
 done
 
 echo
-printf '%-4s %-12s %7s %12s %12s %8s\n' model input threads hetsched_ms ort_ms ratio
+printf '%-8s %-12s %7s %12s %12s %8s\n' model input threads hetsched_ms ort_ms ratio
 printf '%s\n' "${rows[@]}"
 echo
 echo "# rounds and hetsched's per-step breakdown (RunStats: one step per island and handoff)"
 printf '%s\n' "${details[@]}"
 
-# RunStats records no per-op times; model_bench --per-op times each node alone.
+# model_bench --per-op times each node alone (hetsched bench --profile-ops
+# times each piece inside the model).
+[ -n "$per_op" ] || exit 0
 first_threads="${threads_list%% *}"
-for key in det cls; do
-  model="$(value "${key}_model")"
-  ref_dir="$(dirname "$(value "${key}_reference")")"
-  shape="$(input_shape "$ref_dir/reference.json")"
+for entry in "${models[@]}"; do
+  read -r key model shape input <<<"$entry"
   echo
   echo "# $key: per-op estimate at threads=$first_threads (model_bench --per-op 3)"
-  "$bench" --model "$model" --shape "$shape" --input "$ref_dir/input_0.bin" --threads "$first_threads" \
+  "$bench" --model "$model" --shape "$shape" --input "$input" --threads "$first_threads" \
     --engine "$engine" --warmup 1 --runs 3 --per-op 3 | sed -n '/per op, each node alone/,$p'
 done

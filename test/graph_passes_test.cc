@@ -18,6 +18,7 @@
 #include "graph/passes/fold_conv_affine.h"
 #include "graph/passes/fold_input_affine.h"
 #include "graph/passes/fuse_conv_activation.h"
+#include "graph/passes/fuse_gelu.h"
 #include "graph/passes/fuse_hard_swish.h"
 #include "graph/passes/fused_activation.h"
 #include "graph/passes/remove_identity.h"
@@ -365,6 +366,42 @@ TEST(GraphPassesTest, HardSwishDoesNotFuseOtherConstantsOrSharedValues) {
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   Graph after = expect_same_results(*g, fuse_hard_swish, 0);
   EXPECT_EQ(count_op(after, "HardSwish"), 0);
+}
+
+// --- fuse_gelu ------------------------------------------------------------------------------------
+
+// PyTorch 2's export: x * ((Erf(x / sqrt2) + 1) * 0.5); Gelu's kernel
+// (double erf) gives what the five nodes give within expect_same_results.
+TEST(GraphPassesTest, GeluFusesFromErfWrittenOut) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 8}});
+  const ValueId e = b.op("Erf", {b.op("Div", {x, b.constant_f32("sqrt2", {}, {1.4142135f})})});
+  const ValueId gate = b.op("Mul", {b.constant_f32("half", {}, {0.5f}), b.op("Add", {e, b.constant_f32("one", {}, {1.f})})});
+  b.output(b.op("Mul", {x, gate}, {}, "gelu"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_gelu, 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.node(0).op, "Gelu");
+  EXPECT_EQ(output_names(after), std::vector<std::string>{"gelu_out"});
+}
+
+TEST(GraphPassesTest, GeluDoesNotFuseOtherConstantsOrSharedValues) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 8}});
+  // x / 2, not x / sqrt2
+  const ValueId e1 = b.op("Erf", {b.op("Div", {x, b.constant_f32("two", {}, {2.f})})});
+  b.output(b.op("Mul", {b.op("Mul", {x, b.op("Add", {e1, b.constant_f32("one", {}, {1.f})})}),
+                        b.constant_f32("half", {}, {0.5f})}));
+  // the erf is read twice
+  const ValueId e2 = b.op("Erf", {b.op("Mul", {x, b.constant_f32("inv", {}, {0.70710678f})})});
+  b.output(b.op("Mul", {b.op("Mul", {x, b.op("Add", {e2, b.constant_f32("one2", {}, {1.f})})}),
+                        b.constant_f32("half2", {}, {0.5f})}));
+  b.output(e2);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fuse_gelu, 0);
+  EXPECT_EQ(count_op(after, "Gelu"), 0);
 }
 
 // --- fuse_conv_activation ---------------------------------------------------------------------

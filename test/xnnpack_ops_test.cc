@@ -9,9 +9,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -73,20 +75,28 @@ void expect_close(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   }
 }
 
-// Builds the graph, runs it on both engines and compares. `xnnpack_ops`:
-// how many nodes must have run on XNNPACK.
-void expect_engines_agree(GraphBuilder& builder, const std::vector<Tensor>& inputs, int xnnpack_ops,
-                          Tolerance tol = {}) {
+// Builds the graph, runs it on both engines, compares the outputs and hands
+// the graph and both runs' coverage to `check`.
+template <typename Check>
+void compare_engines(GraphBuilder& builder, const std::vector<Tensor>& inputs, Tolerance tol, Check check) {
   auto graph = builder.build();
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto xnn = run_island(*graph, inputs, "xnnpack");
   ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
   auto portable = run_island(*graph, inputs, "portable");
   ASSERT_TRUE(portable.is_ok()) << portable.status().message();
-  EXPECT_EQ(xnn->coverage.xnnpack_ops, xnnpack_ops);
-  EXPECT_EQ(xnn->coverage.portable_ops, static_cast<int>(graph->num_nodes()) - xnnpack_ops);
-  EXPECT_EQ(portable->coverage.xnnpack_ops, 0);
+  check(*graph, xnn->coverage, portable->coverage);
   for (size_t i = 0; i < xnn->outputs.size(); ++i) expect_close(xnn->outputs[i], portable->outputs[i], tol);
+}
+
+// `xnnpack_ops`: how many nodes must have run on XNNPACK.
+void expect_engines_agree(GraphBuilder& builder, const std::vector<Tensor>& inputs, int xnnpack_ops,
+                          Tolerance tol = {}) {
+  compare_engines(builder, inputs, tol, [&](const Graph& graph, const auto& xnn, const auto& portable) {
+    EXPECT_EQ(xnn.xnnpack_ops, xnnpack_ops);
+    EXPECT_EQ(xnn.portable_ops, static_cast<int>(graph.num_nodes()) - xnnpack_ops);
+    EXPECT_EQ(portable.xnnpack_ops, 0);
+  });
 }
 
 // The reason the planner gives for keeping node `node` portable ("" when it is not).
@@ -346,11 +356,12 @@ TEST(XnnpackOpsTest, MatMul2dMatchesPortable) {
 }
 
 // A rank-4 A keeps the graph's order in XNNPACK: the last dim is K.
+// 15 rows: fewer than a linear layer on the fast GEMM takes (FastLinear...).
 TEST(XnnpackOpsTest, MatMulBatched4dMatchesPortable) {
   GraphBuilder b("matmul");
-  const ValueId a = b.input("a", f32({2, 3, 5, 8}));
+  const ValueId a = b.input("a", f32({1, 3, 5, 8}));
   b.output(b.op("MatMul", {a, b.constant("b", random_tensor({8, 4}, 2))}));
-  expect_engines_agree(b, {random_tensor({2, 3, 5, 8}, 1)}, 1, kSumTolerance);
+  expect_engines_agree(b, {random_tensor({1, 3, 5, 8}, 1)}, 1, kSumTolerance);
 }
 
 TEST(XnnpackOpsTest, MatMulWithComputedBStaysPortable) {
@@ -565,16 +576,20 @@ TEST(XnnpackOpsTest, PReluPerChannelMatchesPortable) {
 
 // --- Softmax ----------------------------------------------------------------------
 
+// Softmax inside a segment runs on XNNPACK; alone, on its fast kernel (see
+// FastSoftmaxMatchesPortable).
 TEST(XnnpackOpsTest, SoftmaxLastAxisMatchesPortable) {
   GraphBuilder b("softmax");
-  b.output(b.op("Softmax", {b.input("x", f32({6, 10}))}));
-  expect_engines_agree(b, {random_tensor({6, 10}, 1, -4.f, 4.f)}, 1);
+  const ValueId x = b.input("x", f32({6, 10}));
+  b.output(b.op("Softmax", {b.op("Mul", {x, x})}));
+  expect_engines_agree(b, {random_tensor({6, 10}, 1, -2.f, 2.f)}, 2);
 }
 
 TEST(XnnpackOpsTest, SoftmaxLastAxisOfRank4MatchesPortable) {
   GraphBuilder b("softmax");
-  b.output(b.op("Softmax", {b.input("x", f32({2, 3, 4, 7}))}, {{"axis", int64_t{3}}}));
-  expect_engines_agree(b, {random_tensor({2, 3, 4, 7}, 1, -4.f, 4.f)}, 1);
+  const ValueId x = b.input("x", f32({2, 3, 4, 7}));
+  b.output(b.op("Softmax", {b.op("Mul", {x, x})}, {{"axis", int64_t{3}}}));
+  expect_engines_agree(b, {random_tensor({2, 3, 4, 7}, 1, -2.f, 2.f)}, 2);
 }
 
 TEST(XnnpackOpsTest, SoftmaxOverChannelsStaysPortable) {
@@ -671,6 +686,133 @@ TEST(XnnpackOpsTest, ConcatStaysPortable) {
   const ValueId a = b.input("a", f32({1, 2, 3, 3}));
   b.output(b.op("Concat", {a, a}, {{"axis", int64_t{1}}}, "concat"));
   EXPECT_NE(portable_reason(b, "concat").find("no XNNPACK mapping"), std::string::npos);
+}
+
+// --- Fast kernels (delegates/cpu/fast/): what XNNPACK lacks, vectorised --------
+
+// `fast_ops` nodes of the xnnpack engine's island (after its GELU fusion)
+// must run on fast kernels.
+void expect_fast_agrees(GraphBuilder& builder, const std::vector<Tensor>& inputs, int fast_ops,
+                        Tolerance tol = kSumTolerance) {
+  compare_engines(builder, inputs, tol, [&](const Graph&, const auto& xnn, const auto& portable) {
+    EXPECT_EQ(xnn.fast_ops, fast_ops);
+    EXPECT_EQ(portable.fast_ops, 0);
+  });
+}
+
+TEST(XnnpackOpsTest, FastBatchMatMulMatchesPortable) {
+  // Row and column counts off the micro-kernel's 6 x 16 tile.
+  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{2, 3, 17, 20}, {2, 3, 20, 35}},
+                                                                    {{4, 1, 9, 8}, {3, 8, 5}},
+                                                                    {{64, 32}, {32, 64}},
+                                                                    {{1, 4, 64, 64}, {1, 4, 64, 32}}}) {
+    GraphBuilder b("bmm");
+    const ValueId x = b.input("a", f32(sa));
+    const ValueId y = b.input("b", f32(sb));
+    b.output(b.op("MatMul", {x, y}));
+    expect_fast_agrees(b, {random_tensor(sa, 1), random_tensor(sb, 2)},
+                       std::string(cpu::fast::gemm_isa()) == "plain" ? 0 : 1);
+  }
+}
+
+// A linear layer (MatMul, bias Add, residual Add) of a token sequence runs
+// as one op on the fast GEMM where the CPU has AVX-512, on XNNPACK elsewhere.
+TEST(XnnpackOpsTest, FastLinearLayerMatchesPortable) {
+  const bool fast_gemm = std::string(cpu::fast::gemm_isa()) == "avx512f";
+  for (const auto& [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{64, 128}, {17, 40}, {100, 512}}) {
+    GraphBuilder b("linear");
+    const Shape shape{1, rows, 48};
+    const ValueId x = b.input("x", f32(shape));
+    const ValueId r = b.input("r", f32({1, rows, n}));
+    const ValueId y = b.op("Add", {b.op("MatMul", {x, b.constant("w", random_tensor({48, n}, 2))}),
+                                    b.constant("bias", random_tensor({n}, 3))});
+    b.output(b.op("Add", {r, y}));
+    expect_fast_agrees(b, {random_tensor(shape, 1), random_tensor({1, rows, n}, 4)}, fast_gemm ? 3 : 0);
+  }
+}
+
+TEST(XnnpackOpsTest, FastLayerNormMatchesPortable) {
+  for (int64_t axis : {int64_t{-1}, int64_t{-2}})
+    for (bool bias : {true, false}) {
+      GraphBuilder b("ln");
+      const Shape shape{2, 5, 6, 24};
+      const Shape row = axis == -1 ? Shape{24} : Shape{6, 24};
+      const ValueId x = b.input("x", f32(shape));
+      std::vector<ValueId> ins{x, b.constant("scale", random_tensor(row, 2))};
+      if (bias) ins.push_back(b.constant("bias", random_tensor(row, 3)));
+      b.output(b.op("LayerNormalization", ins, {{"axis", axis}, {"epsilon", 1e-5f}}));
+      expect_fast_agrees(b, {random_tensor(shape, 1, -3.f, 5.f)}, 1, Tolerance{});
+    }
+}
+
+TEST(XnnpackOpsTest, FastGeluAndErfMatchPortable) {
+  for (const char* op : {"Gelu", "Erf"}) {
+    GraphBuilder b("unary");
+    const Shape shape{3, 1000, 7};
+    const ValueId x = b.input("x", f32(shape));
+    b.output(b.op(op, {x}));
+    expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
+  }
+}
+
+Tensor scalar(float v) { return Tensor::from_vector<float>(DType::kFloat32, {}, {v}); }
+
+TEST(XnnpackOpsTest, FastWhereMatchesPortable) {
+  // A causal mask over attention scores (cond and Y broadcast), and every
+  // operand full-size.
+  for (const auto& [sc, sx, sy] : std::vector<std::tuple<Shape, Shape, Shape>>{
+           {{1, 1, 16, 16}, {1, 4, 16, 16}, {}}, {{3, 9}, {3, 9}, {3, 9}}, {{5, 1}, {1, 7}, {5, 7}}}) {
+    GraphBuilder b("where");
+    Tensor cond(TensorType{DType::kBool, sc});
+    for (int64_t i = 0; i < cond.num_elements(); ++i) cond.data<uint8_t>()[i] = (i * 7 % 3) == 0;
+    const ValueId x = b.input("x", f32(sx));
+    b.output(b.op("Where", {b.constant("cond", cond), x, b.constant("y", random_tensor(sy, 3))}));
+    expect_fast_agrees(b, {random_tensor(sx, 1)}, 1, Tolerance{});
+  }
+}
+
+TEST(XnnpackOpsTest, FastTransposeMatchesPortable) {
+  // PyTorch's head shuffles (a copy, copies of rows), a real transpose of
+  // the last two axes, the default reversal, and a permutation of rank 5.
+  for (const auto& [shape, perm] : std::vector<std::pair<Shape, Ints>>{{{64, 1, 32}, {1, 0, 2}},
+                                                                      {{1, 6, 1, 3, 8}, {3, 1, 2, 0, 4}},
+                                                                      {{1, 4, 6, 5}, {0, 1, 3, 2}},
+                                                                      {{3, 5, 7}, {}},
+                                                                      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}}) {
+    GraphBuilder b("transpose");
+    const ValueId x = b.input("x", f32(shape));
+    if (perm.empty())
+      b.output(b.op("Transpose", {x}));
+    else
+      b.output(b.op("Transpose", {x}, {{"perm", perm}}));
+    expect_fast_agrees(b, {random_tensor(shape, 1)}, 1, Tolerance{});
+  }
+}
+
+TEST(XnnpackOpsTest, FastSoftmaxMatchesPortable) {
+  // Rows of 7 (shorter than a vector), 64 and 100; before opset 13 the
+  // rows span every axis from `axis` on.
+  for (const Shape& shape : std::vector<Shape>{{2, 3, 4, 7}, {1, 4, 64, 64}, {3, 100}}) {
+    GraphBuilder b("softmax");
+    b.output(b.op("Softmax", {b.input("x", f32(shape))}));
+    expect_fast_agrees(b, {random_tensor(shape, 1, -30.f, 30.f)}, 1, Tolerance{});
+  }
+}
+
+// Both written-out forms of the erf GELU become one Gelu on a fast kernel.
+TEST(XnnpackOpsTest, WrittenOutGeluFusesToFastGelu) {
+  for (int form : {0, 1, 2}) {
+    GraphBuilder b("gelu");
+    const Shape shape{4, 33};
+    const ValueId x = b.input("x", f32(shape));
+    const ValueId scaled = b.op("Div", {x, b.constant("sqrt2", scalar(1.4142135f))});
+    const ValueId gate = b.op("Add", {b.op("Erf", {scaled}), b.constant("one", scalar(1.f))});
+    const ValueId half = b.constant("half", scalar(0.5f));
+    if (form == 0) b.output(b.op("Mul", {b.op("Mul", {x, half}), gate}));
+    if (form == 1) b.output(b.op("Mul", {b.op("Mul", {x, gate}), half}));
+    if (form == 2) b.output(b.op("Mul", {x, b.op("Mul", {half, gate})}));
+    expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
+  }
 }
 
 }  // namespace

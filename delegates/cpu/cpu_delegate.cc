@@ -10,6 +10,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/fast_plan.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/layout_convert.h"
@@ -18,6 +20,7 @@
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
+#include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
 
@@ -34,17 +37,18 @@ struct PreparedNode {
   std::vector<Tensor*> outputs;
 };
 
-// One step of a run: a portable node, an XNNPACK segment, or a node on
-// its NHWC kernel between segments.
+// One step of a run: a portable node, an XNNPACK segment, a node on its
+// NHWC kernel between segments, or a node on its fast kernel (fast/).
 struct Step {
   PreparedNode portable{};
   std::unique_ptr<xnnpack::Segment> segment;
   std::unique_ptr<xnnpack::NhwcNode> nhwc;
+  std::unique_ptr<fast::FastOp> fast;
   std::vector<NodeId> nodes;  // what it runs, for profile_ops
 };
 
 const char* step_kind(const Step& step) {
-  return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : "portable";
+  return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : step.fast ? "fast" : "portable";
 }
 
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
@@ -91,6 +95,8 @@ class CpuIslandHandle final : public IslandHandle {
           status = step.segment->run();
         } else if (step.nhwc) {
           status = step.nhwc->run();
+        } else if (step.fast) {
+          status = step.fast->run();
         } else {
           const PreparedNode& p = step.portable;
           KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
@@ -141,8 +147,11 @@ class CpuIslandHandle final : public IslandHandle {
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
 
-    xnnpack::EnginePlan plan = plan_for(engine);
-    if (plan.xnnpack_segments() > 0) {
+    fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
+    xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
+    const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
+    const bool any_fast = !fast_plan.linear.empty() || std::find(on_fast.begin(), on_fast.end(), true) != on_fast.end();
+    if (plan.xnnpack_segments() > 0 || any_fast) {
       auto pool = threadpool();
       if (pool.is_ok()) {
         threadpool_ = std::move(pool).value();
@@ -170,7 +179,7 @@ class CpuIslandHandle final : public IslandHandle {
       if (step.xnnpack) {
         auto& segment = segments[i];
         if (segment.is_ok()) {
-          steps_.push_back(Step{{}, std::move(segment).value(), nullptr, step.nodes});
+          steps_.push_back(Step{{}, std::move(segment).value(), nullptr, nullptr, step.nodes});
           coverage_.xnnpack_ops += static_cast<int>(step.nodes.size());
           ++coverage_.xnnpack_segments;
           continue;
@@ -184,25 +193,36 @@ class CpuIslandHandle final : public IslandHandle {
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
         HS_ASSIGN_OR_RETURN(auto node, xnnpack::NhwcNode::create(graph_, nhwc_node, threadpool_.get(), tensor_of));
-        // Read by one later segment only: write into its staging buffer and
-        // spare it the copy in.
-        const ValueId out = graph_.node(step.nodes[0]).outputs[0];
-        int reader_step = -1;
-        for (NodeId r : graph_.consumers(out)) {
-          const int s = step_of[r];
-          reader_step = reader_step == -1 || reader_step == s ? s : -2;
-        }
-        if (reader_step > static_cast<int>(i) && plan.steps[reader_step].xnnpack && segments[reader_step].is_ok())
-          if (float* staging = (*segments[reader_step])->adopt_input(out)) node->write_to(staging);
-        steps_.push_back(Step{{}, nullptr, std::move(node), {step.nodes[0]}});
+        if (float* staging = sole_reader_staging(graph_.node(step.nodes[0]).outputs[0], i, plan, segments, step_of))
+          node->write_to(staging);
+        steps_.push_back(Step{{}, nullptr, std::move(node), nullptr, {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
                       graph_.describe_node(step.nodes[0]));
         continue;
       }
       for (NodeId n : step.nodes) {
+        if (fast_plan.in_linear.count(n)) continue;  // runs with its group's matmul
+        if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
+          const fast::LinearGroup& group = fast_plan.linear[g->second];
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, group));
+          if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
+          coverage_.portable_ops += static_cast<int>(group.nodes().size());
+          coverage_.fast_ops += static_cast<int>(group.nodes().size());
+          continue;
+        }
+        if (on_fast[n]) {
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
+          if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
+            op->write_to(staging);
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
+          ++coverage_.portable_ops;
+          ++coverage_.fast_ops;
+          continue;
+        }
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
-        steps_.push_back(Step{std::move(p), nullptr, nullptr, {n}});
+        steps_.push_back(Step{std::move(p), nullptr, nullptr, nullptr, {n}});
         ++coverage_.portable_ops;
       }
     }
@@ -214,6 +234,25 @@ class CpuIslandHandle final : public IslandHandle {
       for (const xnnpack::PortableReason& r : plan.portable)
         spdlog::debug("[CPU] island {}: {} on portable: {}", island_id_, graph_.describe_node(r.node), r.reason);
     return Status::ok();
+  }
+
+  // When `value`, written by step `writer`, is read by one later segment
+  // only and is no island output: that segment's staging buffer, which the
+  // writer fills instead of the island's tensor, sparing the segment its
+  // copy in (Segment::adopt_input). nullptr otherwise.
+  float* sole_reader_staging(ValueId value, size_t writer, const xnnpack::EnginePlan& plan,
+                             std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
+                             const std::vector<int>& step_of) {
+    const auto& outs = graph_.outputs();
+    if (std::find(outs.begin(), outs.end(), value) != outs.end()) return nullptr;
+    int reader_step = -1;
+    for (NodeId r : graph_.consumers(value)) {
+      const int s = step_of[r];
+      reader_step = reader_step == -1 || reader_step == s ? s : -2;
+    }
+    if (reader_step <= static_cast<int>(writer) || !plan.steps[reader_step].xnnpack || !segments[reader_step].is_ok())
+      return nullptr;
+    return (*segments[reader_step])->adopt_input(value);
   }
 
   // For each island input, the segments that read it from the caller's
@@ -248,17 +287,20 @@ class CpuIslandHandle final : public IslandHandle {
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments;
     for (const xnnpack::EngineStep& step : plan.steps) {
       if (step.xnnpack)
-        segments.push_back(xnnpack::Segment::create(graph_, step, threadpool_.get(), tensor_of));
+        segments.push_back(xnnpack::Segment::create(
+            graph_, step, fast::segment_wants_pool(graph_, step) ? threadpool_.get() : nullptr, tensor_of));
       else
         segments.push_back(unsupported("not an XNNPACK step"));
     }
     return segments;
   }
 
-  xnnpack::EnginePlan plan_for(CpuEngine engine) const {
+  // With engine xnnpack, XNNPACK segments and fast kernels (fast/fast_plan.h).
+  xnnpack::EnginePlan plan_for(CpuEngine engine, fast::FastPlan& fast_plan) const {
+    fast_plan.on_fast_kernel.assign(graph_.num_nodes(), false);
     if (engine == CpuEngine::kPortable) return xnnpack::portable_plan(graph_, "engine is portable");
     const Status init = xnnpack::ensure_initialized();
-    if (init.is_ok()) return xnnpack::plan_engine(graph_);
+    if (init.is_ok()) return fast::plan_with_fast_kernels(graph_, fast_plan);
     spdlog::warn("[CPU] island {}: XNNPACK is unavailable, running on the portable kernels: {}", island_id_,
                  init.message());
     return xnnpack::portable_plan(graph_, "XNNPACK is unavailable");
@@ -337,6 +379,12 @@ class CpuDelegate final : public Delegate {
   Result<std::unique_ptr<IslandHandle>> init(const Blob& blob, const InitContext& ctx) override {
     auto graph = deserialize_graph(blob);
     if (!graph.is_ok()) return graph.status().with_context("failed to init cpu island " + std::to_string(ctx.island_id) + ": ");
+    if (engine_ == CpuEngine::kXnnpack) {
+      // Erf-form GELU as one Gelu node, which the fast kernels run in one
+      // pass (the portable engine keeps the graph as it came, the oracle).
+      HS_ASSIGN_OR_RETURN(const int gelus, fuse_gelu(*graph));
+      if (gelus > 0) spdlog::debug("[CPU] init: island {}, {} written-out GELU(s) fused", ctx.island_id, gelus);
+    }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");

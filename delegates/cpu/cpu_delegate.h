@@ -27,7 +27,8 @@ struct CpuEngineCoverage {
   std::string engine;  // "xnnpack" or "portable": what the island runs on after any fallback
   int xnnpack_ops = 0;
   int xnnpack_segments = 0;
-  int portable_ops = 0;
+  int portable_ops = 0;  // every op not in an XNNPACK segment
+  int fast_ops = 0;      // of those, the ops on fast kernels (fast/fast_op.h)
 };
 // The coverage of a handle made by the CPU delegate's init(); nullptr for
 // other handles. Valid as long as the handle.

@@ -10,37 +10,6 @@ namespace hetsched {
 
 namespace {
 
-// The value of a one-element f32 constant, if `value` is one.
-std::optional<float> scalar(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return std::nullopt;
-  const Value& v = graph.value(value);
-  if (!v.is_constant() || v.constant->dtype() != DType::kFloat32 || v.constant->num_elements() != 1)
-    return std::nullopt;
-  return v.constant->data<float>()[0];
-}
-
-bool near(float a, float b) { return std::abs(a - b) <= 1e-6f * std::max(1.f, std::abs(b)); }
-
-// The node writing `value` when `op` is its op and `value` its only use.
-NodeId producer_if(const Graph& graph, ValueId value, const char* op, NodeId reader) {
-  if (value == kNoValue) return kNoNode;
-  const NodeId p = graph.value(value).producer;
-  if (p == kNoNode || graph.node(p).op != op || graph.node(p).outputs.size() != 1) return kNoNode;
-  return passes::single_consumer(graph, value) == reader ? p : kNoNode;
-}
-
-// For a binary node with one scalar-constant operand: the other operand,
-// when the constant is `want`.
-ValueId other_than_scalar(const Graph& graph, const Node& node, float want, bool either_side) {
-  if (node.inputs.size() != 2) return kNoValue;
-  for (size_t k = 0; k < 2; ++k) {
-    if (k == 0 && !either_side) continue;
-    const std::optional<float> c = scalar(graph, node.inputs[k]);
-    if (c && near(*c, want)) return node.inputs[1 - k];
-  }
-  return kNoValue;
-}
-
 bool clip_is_0_6(const Graph& graph, const Node& clip) {
   float lo = -INFINITY, hi = INFINITY;
   if (graph.opset() <= 10) {
@@ -51,7 +20,7 @@ bool clip_is_0_6(const Graph& graph, const Node& clip) {
   } else {
     for (size_t i = 1; i < clip.inputs.size() && i < 3; ++i) {
       if (clip.inputs[i] == kNoValue) continue;
-      const std::optional<float> c = scalar(graph, clip.inputs[i]);
+      const std::optional<float> c = passes::scalar(graph, clip.inputs[i]);
       if (!c) return false;
       (i == 1 ? lo : hi) = *c;
     }
@@ -59,10 +28,7 @@ bool clip_is_0_6(const Graph& graph, const Node& clip) {
   return lo == 0.f && hi == 6.f;
 }
 
-struct Match {
-  ValueId x = kNoValue;
-  std::vector<NodeId> removed;
-};
+using Match = passes::UnaryPattern;
 
 // Mul(x, g) or Mul(g, x) where g = gate(x); `gate` returns the nodes that
 // compute g from x (empty when g is not such a gate).
@@ -80,20 +46,20 @@ std::optional<Match> match_product(const Graph& graph, NodeId mul_id, Gate gate)
 
 // g = Clip(x + 3, 0, 6).
 std::vector<NodeId> clip_gate(const Graph& graph, ValueId g, ValueId x, NodeId reader) {
-  const NodeId clip_id = producer_if(graph, g, "Clip", reader);
+  const NodeId clip_id = passes::producer_if(graph, g, "Clip", reader);
   if (clip_id == kNoNode || !clip_is_0_6(graph, graph.node(clip_id))) return {};
-  const NodeId add_id = producer_if(graph, graph.node(clip_id).inputs[0], "Add", clip_id);
-  if (add_id == kNoNode || other_than_scalar(graph, graph.node(add_id), 3.f, true) != x) return {};
+  const NodeId add_id = passes::producer_if(graph, graph.node(clip_id).inputs[0], "Add", clip_id);
+  if (add_id == kNoNode || passes::other_than_scalar(graph, graph.node(add_id), 3.f, true) != x) return {};
   return {add_id, clip_id};
 }
 
 // g = HardSigmoid(x) with alpha 1/6, beta 0.5.
 std::vector<NodeId> hard_sigmoid_gate(const Graph& graph, ValueId g, ValueId x, NodeId reader) {
-  const NodeId hs_id = producer_if(graph, g, "HardSigmoid", reader);
+  const NodeId hs_id = passes::producer_if(graph, g, "HardSigmoid", reader);
   if (hs_id == kNoNode || graph.node(hs_id).inputs[0] != x) return {};
   Result<float> alpha = graph.node(hs_id).attrs.get_float("alpha", 0.2f);
   Result<float> beta = graph.node(hs_id).attrs.get_float("beta", 0.5f);
-  if (!alpha.is_ok() || !beta.is_ok() || !near(*alpha, 1.f / 6.f) || *beta != 0.5f) return {};
+  if (!alpha.is_ok() || !beta.is_ok() || !passes::near(*alpha, 1.f / 6.f) || *beta != 0.5f) return {};
   return {hs_id};
 }
 
@@ -107,39 +73,20 @@ std::optional<Match> match(const Graph& graph, NodeId last) {
   }
   if (!m) {
     ValueId product = kNoValue;
-    if (node.op == "Div") product = other_than_scalar(graph, node, 6.f, false);
-    if (node.op == "Mul") product = other_than_scalar(graph, node, 1.f / 6.f, true);
-    const NodeId mul_id = producer_if(graph, product, "Mul", last);
+    if (node.op == "Div") product = passes::other_than_scalar(graph, node, 6.f, false);
+    if (node.op == "Mul") product = passes::other_than_scalar(graph, node, 1.f / 6.f, true);
+    const NodeId mul_id = passes::producer_if(graph, product, "Mul", last);
     if (mul_id == kNoNode) return std::nullopt;
     m = match_product(graph, mul_id, [&](ValueId g, ValueId x, NodeId r) { return clip_gate(graph, g, x, r); });
     if (m) m->removed.push_back(mul_id);
   }
   if (!m) return std::nullopt;
-  const Value& xv = graph.value(m->x);
-  const Value& yv = graph.value(node.outputs[0]);
-  if (!xv.type_known || !yv.type_known || xv.type.dtype != DType::kFloat32 || !(xv.type == yv.type))
-    return std::nullopt;
+  if (!passes::same_f32_type(graph, m->x, node.outputs[0])) return std::nullopt;
   return m;
 }
 
 }  // namespace
 
-Result<int> fuse_hard_swish(Graph& graph) {
-  std::vector<bool> keep(graph.num_nodes(), true);
-  int fused = 0;
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    if (!keep[static_cast<size_t>(id)]) continue;
-    const std::optional<Match> m = match(graph, id);
-    if (!m) continue;
-    for (NodeId n : m->removed) keep[static_cast<size_t>(n)] = false;
-    Node& node = graph.node(id);
-    node.op = "HardSwish";
-    node.inputs = {m->x};
-    node.attrs = Attributes();
-    ++fused;
-  }
-  if (fused > 0) graph.compact(keep);
-  return fused;
-}
+Result<int> fuse_hard_swish(Graph& graph) { return passes::fuse_unary_patterns(graph, "HardSwish", match); }
 
 }  // namespace hetsched

@@ -32,10 +32,19 @@ std::vector<ValueId> activations(const Graph& graph, const Node& node) {
 }
 
 // Pass 1: each node on its own.
-std::vector<NodeCoverage> judge_nodes(const Graph& graph) {
+std::vector<NodeCoverage> judge_nodes(const Graph& graph, const std::map<NodeId, std::string>& keep_out) {
   std::vector<NodeCoverage> coverage;
   coverage.reserve(graph.num_nodes());
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) coverage.push_back(xnnpack_coverage(graph, n));
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    auto it = keep_out.find(n);
+    if (it != keep_out.end()) {
+      NodeCoverage c;
+      c.reason = it->second;
+      coverage.push_back(std::move(c));
+      continue;
+    }
+    coverage.push_back(xnnpack_coverage(graph, n));
+  }
   return coverage;
 }
 
@@ -291,9 +300,9 @@ int EnginePlan::portable_ops() const {
   return n;
 }
 
-EnginePlan plan_engine(const Graph& graph) {
+EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out) {
   EnginePlan plan;
-  const std::vector<NodeCoverage> coverage = judge_nodes(graph);
+  const std::vector<NodeCoverage> coverage = judge_nodes(graph, keep_out);
   plan.steps = form_segments(graph, coverage, plan.portable);
   find_boundaries(graph, plan.steps);
   keep_nhwc_across_portable(graph, plan.steps, plan.portable);

@@ -48,8 +48,11 @@ struct EnginePlan {
 };
 
 // Plans `graph` (an island's sub-graph: its inputs and outputs are the
-// island's). Passes, in order:
-//   1. coverage: each node is judged on its own (coverage.h);
+// island's). `keep_out`: nodes the caller runs elsewhere although XNNPACK
+// covers them (the fast kernels' linear layers), each with the reason.
+// Passes, in order:
+//   1. coverage: each node is judged on its own (coverage.h), keep_out's
+//      nodes not covered;
 //   2. segments: maximal runs of covered nodes in graph order, each value
 //      given one layout; a node whose inputs' layouts disagree with what it
 //      needs starts a new segment; a segment of re-labelling ops alone goes
@@ -59,7 +62,7 @@ struct EnginePlan {
 //      (nhwc_ops.h) whose inputs and output are all written and read in
 //      NHWC (by segments, or by other such nodes) becomes an NHWC step of
 //      its own, and those values stay NHWC between the steps.
-EnginePlan plan_engine(const Graph& graph);
+EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out = {});
 
 // Turns `plan`'s NHWC steps back into portable steps and clears every
 // segment's resident_nhwc (for when a segment falls back to the portable

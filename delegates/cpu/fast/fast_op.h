@@ -1,0 +1,109 @@
+// Fast kernels: vectorised f32 kernels for the ops of transformer blocks
+// that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
+// run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
+// (Softmax alone in a segment; linear layers on AVX-512, linear.h), so that
+// they do not fall back to the portable kernels, which are written to be
+// the oracle (double accumulation, plain loops) and cost 5-15x more.
+//
+// A fast op runs between XNNPACK segments like a portable node: on the
+// island's tensors in the graph's order, on the XNNPACK thread pool (split
+// only when the work pays for waking the other threads), with every buffer
+// it needs allocated at init. The CPU delegate uses them with engine
+// xnnpack for the nodes XNNPACK does not take; engine portable keeps the
+// reference kernels.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "hetsched/status.h"
+
+namespace hetsched::cpu::fast {
+
+// One node ready to run. Every fast op has one f32 output.
+class FastOp {
+ public:
+  explicit FastOp(Tensor& output) : out_(output.data<float>()) {}
+  virtual ~FastOp() = default;
+  // One call at a time; reads the inputs' tensors, writes the output.
+  virtual Status run() = 0;
+  // Writes the output to `dst` (as many bytes as the output tensor) instead
+  // of its tensor: the staging buffer of the one segment reading it
+  // (Segment::adopt_input), which then skips its copy.
+  void write_to(float* dst) { out_ = dst; }
+
+ protected:
+  float* out() const { return out_; }
+
+ private:
+  float* out_;
+};
+
+// What an op is made from. `tensor_of` gives the island's tensor of a
+// non-constant value; its address stays fixed while the op lives.
+struct FastOpContext {
+  const Graph& graph;
+  const Node& node;
+  pthreadpool_t pool;  // not owned; may be nullptr (the calling thread)
+  std::function<Tensor&(ValueId)> tensor_of;
+
+  // The island's tensor of an input, or its constant.
+  const Tensor& input(size_t i) const;
+  Tensor& output(size_t i) const { return tensor_of(node.outputs[i]); }
+};
+
+// ok when `node` has a fast kernel here; kUnsupported with the reason
+// otherwise (the node then runs on its portable kernel).
+Status fast_op_supports(const Graph& graph, const Node& node);
+
+// Whether `node`'s fast kernel costs less than an XNNPACK segment of that
+// node alone (staging copy and dispatch included), so that a lone node
+// XNNPACK covers should run here instead. False where XNNPACK's kernel has
+// what the fast one lacks (a Gemm's weights packed once).
+bool fast_op_beats_lone_segment(const Graph& graph, const Node& node);
+
+// Needs fast_op_supports() to have passed.
+Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
+
+// Whether [0, tasks) with `work` in all (in the caller's units, ~1 per
+// flop) is worth splitting over `pool`: waking a sleeping worker costs a few
+// microseconds, more than many of a transformer block's ops take.
+bool worth_splitting(pthreadpool_t pool, size_t tasks, double work);
+// The work below which nothing is split (for XNNPACK segments too).
+double parallel_work_threshold();
+
+// Runs task(i) for i in [0, tasks): over `pool` when worth_splitting(),
+// else on this thread. A template, not std::function: a capturing lambda
+// in a std::function would allocate on every run.
+template <typename Task>
+void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const Task& task) {
+  if (!worth_splitting(pool, tasks, work)) {
+    for (size_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  pthreadpool_parallelize_1d(
+      pool, [](void* context, size_t i) { (*static_cast<const Task*>(context))(i); },
+      const_cast<Task*>(&task), tasks, 0);
+}
+
+// The ops of each file, for fast_op.cc's table.
+struct FastOpKind {
+  const char* op;
+  bool beats_lone_segment;  // see fast_op_beats_lone_segment()
+  Status (*supports)(const Graph& graph, const Node& node);
+  Result<std::unique_ptr<FastOp>> (*create)(const FastOpContext& ctx);
+};
+FastOpKind batch_matmul_kind();  // batch_matmul.cc
+FastOpKind layer_norm_kind();    // layer_norm.cc
+FastOpKind gelu_kind();          // gelu.cc
+FastOpKind erf_kind();           // gelu.cc
+FastOpKind softmax_kind();       // softmax.cc
+FastOpKind where_kind();         // where.cc
+FastOpKind transpose_kind();     // transpose.cc
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,35 @@
+// How the fast kernels join a CPU island's engine plan
+// (xnnpack/segment_plan.h): which nodes leave XNNPACK for them and which
+// portable nodes they take, decided once at init.
+#pragma once
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "delegates/cpu/fast/linear.h"
+#include "delegates/cpu/xnnpack/segment_plan.h"
+#include "graph/graph.h"
+
+namespace hetsched::cpu::fast {
+
+struct FastPlan {
+  std::vector<LinearGroup> linear;        // linear layers on the fast GEMM
+  std::map<NodeId, size_t> linear_at;     // a group's first node -> its index in `linear`
+  std::set<NodeId> in_linear;             // the groups' other nodes (run with their first)
+  std::vector<bool> on_fast_kernel;       // by node: a portable step's node with a fast kernel
+};
+
+// Plans `graph` (an island, engine xnnpack, XNNPACK initialised) for
+// XNNPACK and the fast kernels together: the linear layers worth taking
+// from XNNPACK are kept out of its segments (linear.h), a segment of one
+// node whose fast kernel costs less becomes a portable step, and
+// `on_fast_kernel` marks every portable step's node that has a fast kernel.
+xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);
+
+// Whether a segment has the work to pay for splitting its operators over
+// the thread pool (the same threshold as the fast kernels' own); below it,
+// its runtime is made without the pool and runs on the calling thread.
+bool segment_wants_pool(const Graph& graph, const xnnpack::EngineStep& step);
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,166 @@
+#include "delegates/cpu/fast/gemm.h"
+
+#include <algorithm>
+
+#include "delegates/cpu/fast/vector_math.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HETSCHED_FAST_X86 1
+#endif
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+// Stores `row` (kPanel or kBlockColumns sums of one row of C) plus the
+// epilogue into the first `columns` columns of c.
+void store_row(const float* row, int64_t columns, const Epilogue& e, int64_t r, int64_t ldc, float* c) {
+  float* out = c + r * ldc;
+  const float* res = e.residual ? e.residual + r * ldc : nullptr;
+  for (int64_t j = 0; j < columns; ++j) out[j] = row[j] + (e.bias ? e.bias[j] : 0.f) + (res ? res[j] : 0.f);
+}
+
+// The portable micro-kernel over one panel; GCC vectorises the j loop.
+template <int64_t Rows>
+void kernel_plain(int64_t k, const float* a, int64_t lda, const float* panel, const Epilogue& e, float* c,
+                  int64_t ldc, int64_t columns) {
+  float acc[Rows][kPanel] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    const float* b = panel + p * kPanel;
+    for (int64_t r = 0; r < Rows; ++r) {
+      const float ar = a[r * lda + p];
+      for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[j];
+    }
+  }
+  for (int64_t r = 0; r < Rows; ++r) store_row(acc[r], columns, e, r, ldc, c);
+}
+
+#ifdef HETSCHED_FAST_X86
+// 6 rows x 2 vectors of 8 over one panel: 12 accumulators, two B vectors
+// and one broadcast A fit AVX2's 16 registers.
+template <int64_t Rows>
+HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const float* panel, const Epilogue& e,
+                               float* c, int64_t ldc, int64_t columns) {
+  __m256 lo[Rows], hi[Rows];
+  for (int64_t r = 0; r < Rows; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    const __m256 b0 = _mm256_load_ps(panel + p * kPanel);
+    const __m256 b1 = _mm256_load_ps(panel + p * kPanel + 8);
+    for (int64_t r = 0; r < Rows; ++r) {
+      const __m256 ar = _mm256_broadcast_ss(a + r * lda + p);
+      lo[r] = _mm256_fmadd_ps(ar, b0, lo[r]);
+      hi[r] = _mm256_fmadd_ps(ar, b1, hi[r]);
+    }
+  }
+  for (int64_t r = 0; r < Rows; ++r) {
+    alignas(32) float row[kPanel];
+    _mm256_store_ps(row, lo[r]);
+    _mm256_store_ps(row + 8, hi[r]);
+    store_row(row, columns, e, r, ldc, c);
+  }
+}
+
+// 12 rows x two panels (32 columns): 24 accumulators keep both FMA pipes
+// busy through their latency; A's element is broadcast once for both.
+template <int64_t Rows>
+HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const float* panels, const Epilogue& e,
+                                   float* c, int64_t ldc, int64_t columns) {
+  const float* p0 = panels;
+  const float* p1 = panels + k * kPanel;
+  __m512 x[Rows], y[Rows];
+  for (int64_t r = 0; r < Rows; ++r) x[r] = y[r] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
+    const __m512 b1 = _mm512_load_ps(p1 + p * kPanel);
+    for (int64_t r = 0; r < Rows; ++r) {
+      const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
+      x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
+      y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+    }
+  }
+  const __mmask16 m0 = static_cast<__mmask16>(columns >= kPanel ? 0xffff : (1u << columns) - 1);
+  const __mmask16 m1 = static_cast<__mmask16>(columns >= kBlockColumns ? 0xffff
+                                              : columns <= kPanel   ? 0
+                                                                    : (1u << (columns - kPanel)) - 1);
+  for (int64_t r = 0; r < Rows; ++r) {
+    __m512 lo = x[r], hi = y[r];
+    if (e.bias) {
+      lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, e.bias));
+      hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, e.bias + kPanel));
+    }
+    if (e.residual) {
+      lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, e.residual + r * ldc));
+      hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, e.residual + r * ldc + kPanel));
+    }
+    _mm512_mask_storeu_ps(c + r * ldc, m0, lo);
+    _mm512_mask_storeu_ps(c + r * ldc + kPanel, m1, hi);
+  }
+}
+#endif
+
+using Kernel = void (*)(int64_t, const float*, int64_t, const float*, const Epilogue&, float*, int64_t, int64_t);
+
+// One ISA's micro-kernels, for 1..rows rows (kernels[r - 1]), each covering
+// `columns` columns of C (one or two panels).
+struct KernelSet {
+  int64_t rows;
+  int64_t columns;
+  Kernel kernels[12];
+};
+
+const KernelSet& chosen_kernels() {
+  static const KernelSet plain{6, kPanel, {kernel_plain<1>, kernel_plain<2>, kernel_plain<3>, kernel_plain<4>,
+                                           kernel_plain<5>, kernel_plain<6>}};
+#ifdef HETSCHED_FAST_X86
+  static const KernelSet avx2{6, kPanel, {kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>,
+                                          kernel_avx2<5>, kernel_avx2<6>}};
+  static const KernelSet avx512{
+      12, kBlockColumns, {kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
+                          kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
+                          kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>}};
+  if (cpu_has_avx512f()) return avx512;
+  if (cpu_has_avx2_fma()) return avx2;
+#endif
+  return plain;
+}
+
+}  // namespace
+
+const char* gemm_isa() { return cpu_has_avx512f() ? "avx512f" : cpu_has_avx2_fma() ? "avx2" : "plain"; }
+
+void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel) {
+  const int64_t width = std::min(kPanel, n - j0);
+  if (trans_b) {
+    for (int64_t j = 0; j < width; ++j) {
+      const float* src = b + (j0 + j) * ldb;
+      for (int64_t p = 0; p < k; ++p) panel[p * kPanel + j] = src[p];
+    }
+  } else {
+    for (int64_t p = 0; p < k; ++p) std::copy(b + p * ldb + j0, b + p * ldb + j0 + width, panel + p * kPanel);
+  }
+  if (width < kPanel)
+    for (int64_t p = 0; p < k; ++p) std::fill(panel + p * kPanel + width, panel + (p + 1) * kPanel, 0.f);
+}
+
+void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
+                const Epilogue& epilogue, float* c, int64_t ldc) {
+  static const KernelSet& set = chosen_kernels();
+  // Sets narrower than a block take it one panel at a time.
+  for (int64_t j = 0; j < columns; j += set.columns) {
+    const int64_t width = std::min(set.columns, columns - j);
+    const float* panel = panels + j / kPanel * k * kPanel;
+    const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr};
+    int64_t i = 0;
+    for (; i + set.rows <= m; i += set.rows) {
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr};
+      set.kernels[set.rows - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
+    }
+    if (i < m) {
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr};
+      set.kernels[m - i - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
+    }
+  }
+}
+
+}  // namespace hetsched::cpu::fast

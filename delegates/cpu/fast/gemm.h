@@ -1,0 +1,48 @@
+// The f32 GEMM under the fast kernels (fast_op.h): C = A . B (+ bias per
+// column, + a residual of C's shape), for attention's products of two
+// run-time operands (Q.K^T, P.V), which this XNNPACK snapshot cannot run,
+// and for a transformer's linear layers, where it runs 1.4x XNNPACK's
+// AVX-512 kernel (FF 64x128x512: 32 us against 44).
+//
+// B is packed into panels of kPanel columns (k rows of kPanel floats, the
+// last panel zero-padded), consecutive in memory. One gemm_block call
+// computes every row of C for up to kBlockColumns columns (two panels), so a
+// caller parallelises over column blocks (and batches) and packs each panel
+// once. The micro-kernels are AVX-512 (12 rows x 32 columns: 24
+// accumulators, so the two FMA pipes never wait on a sum) or AVX2+FMA
+// (6 x 16) where the CPU has them (chosen at run time; the build targets
+// baseline x86-64), plain loops otherwise.
+#pragma once
+
+#include <cstdint>
+
+namespace hetsched::cpu::fast {
+
+inline constexpr int64_t kPanel = 16;
+inline constexpr int64_t kBlockColumns = 2 * kPanel;
+
+// Packs columns [j0, j0 + kPanel) of B (k x n) into `panel` (k * kPanel
+// floats, 64-byte aligned). B is row-major with row stride `ldb`, or, with
+// `trans_b`, stored as its transpose (n x k, row stride `ldb`).
+void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel);
+
+// What gemm_block adds to A . B, both optional: bias[j] per column (bias
+// points at the block's first column) and residual[i][j] (row stride ldc,
+// pointing at the block's first column of row 0).
+struct Epilogue {
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+};
+
+// C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns
+// (<= kBlockColumns), B being `panels`: two consecutive packed panels (the
+// second may be all padding, but must be there: the AVX-512 kernel reads
+// both). A and C are row-major with strides lda and ldc; `c`
+// points at the block's first column of row 0.
+void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
+                const Epilogue& epilogue, float* c, int64_t ldc);
+
+// The micro-kernel gemm_block runs on this CPU: "avx512f", "avx2" or "plain".
+const char* gemm_isa();
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,148 @@
+#include "delegates/cpu/fast/linear.h"
+
+#include <algorithm>
+
+#include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/vector_math.h"
+#include "delegates/cpu/xnnpack/op_params.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+constexpr int64_t kMinRows = 16;
+// Rows of C per task: a multiple of the AVX-512 kernel's 12.
+constexpr int64_t kTaskRows = 96;
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  const auto& outs = graph.outputs();
+  return std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// The one node reading `v` when it is an Add and `v` is no graph output.
+NodeId sole_add_reader(const Graph& graph, ValueId v) {
+  if (is_graph_output(graph, v)) return kNoNode;
+  const std::vector<NodeId> readers = graph.consumers(v);
+  if (readers.size() != 1) return kNoNode;
+  const Node& add = graph.node(readers[0]);
+  if (add.op != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) return kNoNode;
+  if (!(graph.value(add.outputs[0]).type == graph.value(v).type)) return kNoNode;
+  return readers[0];
+}
+
+ValueId other_input(const Node& add, ValueId v) { return add.inputs[0] == v ? add.inputs[1] : add.inputs[0]; }
+
+// A constant of n f32 values that broadcasts along the last axis only.
+bool is_row_bias(const Graph& graph, ValueId v, int64_t n) {
+  const Value& value = graph.value(v);
+  if (!value.is_constant() || value.type.dtype != DType::kFloat32 || value.type.num_elements() != n) return false;
+  const Shape& s = value.type.shape;
+  return s.empty() ? n == 1 : s.back() == n;
+}
+
+class Linear final : public FastOp {
+ public:
+  Linear(const Tensor& a, Tensor& c, const Tensor* residual, int64_t k, int64_t n, const std::vector<float>& filter,
+         std::vector<float> bias, pthreadpool_t pool)
+      : FastOp(c), a_(a), residual_(residual), k_(k), n_(n), bias_(std::move(bias)), pool_(pool) {
+    m_ = a.num_elements() / k;
+    blocks_ = (n + kBlockColumns - 1) / kBlockColumns;
+    panels_ = AlignedBuffer(static_cast<size_t>(blocks_ * k * kBlockColumns) * sizeof(float));
+    float* panels = reinterpret_cast<float*>(panels_.data());
+    for (int64_t j = 0; j < n; j += kPanel) pack_panel(k, n, filter.data(), k, true, j, panels + j * k);
+  }
+
+  Status run() override {
+    const float* a = a_.data<float>();
+    const float* panels = reinterpret_cast<const float*>(panels_.data());
+    const float* residual = residual_ ? residual_->data<float>() : nullptr;
+    float* c = out();
+    const int64_t row_tasks = (m_ + kTaskRows - 1) / kTaskRows;
+    const size_t tasks = static_cast<size_t>(blocks_ * row_tasks);
+    parallel_tasks(pool_, tasks, 2.0 * static_cast<double>(m_ * n_ * k_), [&](size_t t) {
+      const int64_t j0 = static_cast<int64_t>(t) % blocks_ * kBlockColumns;
+      const int64_t i0 = static_cast<int64_t>(t) / blocks_ * kTaskRows;
+      const Epilogue e{bias_.data() + j0, residual ? residual + i0 * n_ + j0 : nullptr};
+      gemm_block(std::min(kTaskRows, m_ - i0), k_, std::min(kBlockColumns, n_ - j0), a + i0 * k_, k_,
+                 panels + j0 * k_, e, c + i0 * n_ + j0, n_);
+    });
+    return Status::ok();
+  }
+
+ private:
+  const Tensor& a_;
+  const Tensor* residual_;
+  int64_t m_ = 0, k_, n_, blocks_ = 0;
+  std::vector<float> bias_;  // the layer's own and the folded Add's, summed
+  AlignedBuffer panels_;     // the weights, packed once (gemm.h)
+  pthreadpool_t pool_;
+};
+
+}  // namespace
+
+std::vector<NodeId> LinearGroup::nodes() const {
+  std::vector<NodeId> n{matmul};
+  if (bias_add != kNoNode) n.push_back(bias_add);
+  if (residual_add != kNoNode) n.push_back(residual_add);
+  return n;
+}
+
+std::vector<LinearGroup> find_linear_groups(const Graph& graph) {
+  std::vector<LinearGroup> groups;
+  if (!cpu_has_avx512f()) return groups;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    const Node& node = graph.node(id);
+    if (node.op != "MatMul" && node.op != "Gemm") continue;
+    const Value& a = graph.value(node.inputs[0]);
+    const Value& y = graph.value(node.outputs[0]);
+    if (a.is_constant() || !a.type_known || !y.type_known || a.type.dtype != DType::kFloat32 ||
+        !a.type.is_static() || !y.type.is_static() || a.type.rank() < 2)
+      continue;
+    const Result<xnnpack::FullyConnectedParams> p = xnnpack::read_fully_connected(graph, node);
+    if (!p.is_ok() || a.type.num_elements() / p->input_channels < kMinRows) continue;
+    LinearGroup g;
+    g.matmul = id;
+    g.output = node.outputs[0];
+    if (const NodeId add = sole_add_reader(graph, g.output);
+        add != kNoNode && is_row_bias(graph, other_input(graph.node(add), g.output), p->output_channels)) {
+      g.bias_add = add;
+      g.output = graph.node(add).outputs[0];
+    }
+    // The residual must exist when the group runs, at the matmul's place.
+    if (const NodeId add = sole_add_reader(graph, g.output); add != kNoNode) {
+      const ValueId r = other_input(graph.node(add), g.output);
+      const Value& rv = graph.value(r);
+      if (!rv.is_constant() && rv.type == graph.value(g.output).type && (rv.producer == kNoNode || rv.producer < id)) {
+        g.residual_add = add;
+        g.residual = r;
+        g.output = graph.node(add).outputs[0];
+      }
+    }
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+std::map<NodeId, std::string> linear_keep_out(const std::vector<LinearGroup>& groups) {
+  std::map<NodeId, std::string> keep_out;
+  for (const LinearGroup& g : groups)
+    for (NodeId n : g.nodes()) keep_out[n] = "part of a linear layer on the fast GEMM (AVX-512)";
+  return keep_out;
+}
+
+Result<std::unique_ptr<FastOp>> make_linear(const FastOpContext& ctx, const LinearGroup& group) {
+  HS_ASSIGN_OR_RETURN(const xnnpack::FullyConnectedParams p, xnnpack::read_fully_connected(ctx.graph, ctx.node));
+  std::vector<float> bias = p.bias;
+  bias.resize(static_cast<size_t>(p.output_channels), 0.f);
+  if (group.bias_add != kNoNode) {
+    const Node& add = ctx.graph.node(group.bias_add);
+    const Tensor& b = *ctx.graph.value(other_input(add, ctx.node.outputs[0])).constant;
+    const float* values = b.data<float>();
+    for (int64_t j = 0; j < p.output_channels; ++j) bias[static_cast<size_t>(j)] += values[j];
+  }
+  const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
+  return std::unique_ptr<FastOp>(new Linear(ctx.input(0), ctx.tensor_of(group.output), residual, p.input_channels,
+                                            p.output_channels, p.filter, std::move(bias), ctx.pool));
+}
+
+}  // namespace hetsched::cpu::fast
