@@ -25,6 +25,7 @@ enum class Kernel : uint8_t {
   kMatmul,
   kReduce,
   kResize,
+  kSelect,
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

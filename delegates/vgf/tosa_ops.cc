@@ -37,6 +37,9 @@ std::string_view op_name(OpCode op) {
     case OpCode::kLog: return "log";
     case OpCode::kFloor: return "floor";
     case OpCode::kCeil: return "ceil";
+    case OpCode::kErf: return "erf";
+    case OpCode::kSelect: return "select";
+    case OpCode::kTile: return "tile";
   }
   return "unknown";
 }
@@ -59,6 +62,7 @@ bool is_unary(OpCode op) {
     case OpCode::kLog:
     case OpCode::kFloor:
     case OpCode::kCeil:
+    case OpCode::kErf:
     case OpCode::kClamp:
       return true;
     default:
@@ -138,6 +142,43 @@ Status check_binary(const Operands& s) {
       return invalid_argument("operands " + text(s.i(0)) + " and " + text(s.i(1)) + " do not broadcast to the output " +
                               text(out));
   }
+  return Status::ok();
+}
+
+// select: three operands of the output's rank, each dim equal to the
+// output's or 1 (broadcast); the output is their broadcast shape.
+Status check_select(const Operands& s) {
+  const Shape64& out = s.o(0);
+  for (size_t k = 0; k < 3; ++k)
+    if (s.i(k).size() != out.size())
+      return invalid_argument("operand " + std::to_string(k) + " " + text(s.i(k)) + " has a different rank from the output " +
+                              text(out));
+  for (size_t d = 0; d < out.size(); ++d) {
+    int64_t want = 1;
+    for (size_t k = 0; k < 3; ++k) {
+      const int64_t v = s.i(k)[d];
+      if (v != 1 && want != 1 && v != want)
+        return invalid_argument("operands do not broadcast in dim " + std::to_string(d));
+      if (v != 1) want = v;
+    }
+    if (out[d] != want)
+      return invalid_argument("output " + text(out) + " is not the operands' broadcast shape in dim " + std::to_string(d));
+  }
+  return Status::ok();
+}
+
+// tile: the output's rank, each dim a multiple of the input's; the copy
+// behind it walks a (multiple, dim) pair per dim repeated above size 1, so
+// those pairs must fit kMaxRank dims.
+Status check_tile(const Operands& s) {
+  const Shape64 &in = s.i(0), &out = s.o(0);
+  if (in.size() != out.size()) return invalid_argument("output " + text(out) + " has a different rank from " + text(in));
+  size_t walked = 0;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (out[d] % in[d] != 0) return invalid_argument("output " + text(out) + " is no tiling of " + text(in));
+    walked += out[d] != in[d] && in[d] > 1 ? 2 : 1;
+  }
+  if (walked > kMaxRank) return invalid_argument("tiling " + text(in) + " to " + text(out) + " walks more than 6 dims");
   return Status::ok();
 }
 
@@ -353,6 +394,14 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
       HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
       HS_RETURN_IF_ERROR(attr_of<ClampAttr>(op, "clamp").status());
       return same_shape(s.i(0), s.o(0), "output");
+    case OpCode::kTile:
+      HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
+      HS_RETURN_IF_ERROR(require_no_attr(op));
+      return check_tile(s);
+    case OpCode::kSelect:
+      HS_RETURN_IF_ERROR(arity(op, 3, 3, 1));
+      HS_RETURN_IF_ERROR(require_no_attr(op));
+      return check_select(s);
     default:
       break;
   }

@@ -69,8 +69,11 @@ enum class OpCode : uint16_t {
   kLog,
   kFloor,
   kCeil,
+  kErf,
+  kSelect,  // select(cond, a, b): TOSA SELECT, the condition as f32 (non-zero: a)
+  kTile,    // TOSA TILE, its multiples the output's dims over the input's
 };
-inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kCeil);
+inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kTile);
 // TOSA spelling: "conv2d", "avg_pool2d", "reduce_sum", ...
 std::string_view op_name(OpCode op);
 

@@ -15,6 +15,7 @@
 #include "delegates/vgf/shaders/pool2d_spv.h"
 #include "delegates/vgf/shaders/reduce_spv.h"
 #include "delegates/vgf/shaders/resize_spv.h"
+#include "delegates/vgf/shaders/select_spv.h"
 #include "delegates/vgf/shaders/unary_spv.h"
 #include "delegates/vgf/transient_planner.h"
 #include "shared_gpu/vk_check.h"
@@ -35,6 +36,7 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kMatmul: return kMatmulSpv;
     case Kernel::kReduce: return kReduceSpv;
     case Kernel::kResize: return kResizeSpv;
+    case Kernel::kSelect: return kSelectSpv;
     case Kernel::kCustom: break;
   }
   return {};
