@@ -7,7 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
-#include "erf.glsl"
+#include "../../../shared_gpu/shaders/erf.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
@@ -20,14 +20,5 @@ layout(push_constant) uniform Params {
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
   if (i >= p.count) return;
-  float v = x[i];
-  if (p.tanh_form != 0u) {
-    // x/2 (1 + tanh(u)) = x * sigmoid(2u): no cancellation for large negative x.
-    float u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
-    y[i] = v / (1.0 + exp(-2.0 * u));
-  } else {
-    // For x < 0 the bracket 1 + erf(x / sqrt 2) is erfc(|x| / sqrt 2), taken directly.
-    float z = v * 0.70710678118654752;
-    y[i] = 0.5 * v * (z < -0.5 ? erfc_positive(-z) : 1.0 + erf_f32(z));
-  }
+  y[i] = p.tanh_form != 0u ? gelu_tanh(x[i]) : gelu(x[i]);
 }

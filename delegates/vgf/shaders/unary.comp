@@ -5,7 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
-#include "erf.glsl"
+#include "../../../shared_gpu/shaders/erf.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
@@ -48,7 +48,7 @@ void main() {
     case 11u: r = log(v); break;
     case 12u: r = floor(v); break;
     case 13u: r = ceil(v); break;
-    case 14u: r = erf_f32(v); break;
+    case 14u: r = onnx_erf(v); break;
     default: break;
   }
   y[i] = r;
