@@ -673,6 +673,20 @@ std::vector<OpCase> transformer_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5}});
          b.output(b.op("Tile", {x, b.constant_i64("r", {3}, {3, 1, 2})}));
        }},
+      {"ConvTransposeStride2PadsOutputPadding",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 5, 4}});
+         b.output(b.op("ConvTranspose", {x, b.constant("w", random_constant({3, 5, 3, 2}, 71)), b.constant("b", random_constant({5}, 72))},
+                       {{"strides", Ints{2, 3}}, {"pads", Ints{1, 0, 0, 1}}, {"output_padding", Ints{1, 2}}}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-4f},
+      {"ConvTransposeDilatedSameLower",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 2, 3, 5}});
+         b.output(b.op("ConvTranspose", {x, b.constant("w", random_constant({2, 3, 2, 3}, 73))},
+                       {{"strides", Ints{2, 1}}, {"dilations", Ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-4f},
       {"TileNchw",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 2, 5}});

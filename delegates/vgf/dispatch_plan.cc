@@ -20,6 +20,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kReduce: return "reduce";
     case Kernel::kResize: return "resize";
     case Kernel::kSelect: return "select";
+    case Kernel::kTransposeConv2d: return "transpose_conv2d";
     case Kernel::kCustom: return "custom";
   }
   return "unknown";
@@ -32,6 +33,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
       return 3;
     case Kernel::kConv2d:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kTransposeConv2d:
     case Kernel::kResize:
     case Kernel::kSelect:
       return 4;
@@ -50,6 +52,7 @@ uint32_t kernel_push_words(Kernel kernel) {
       return 4 + 3 * kMaxRank;
     case Kernel::kConv2d:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kTransposeConv2d:
       return 17;
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
@@ -261,7 +264,8 @@ class Planner {
         return;
       }
       case OpCode::kConv2d:
-      case OpCode::kDepthwiseConv2d: {
+      case OpCode::kDepthwiseConv2d:
+      case OpCode::kTransposeConv2d: {
         const auto& a = std::get<ConvAttr>(op.attr);
         const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
         const auto &xs = shape(x), &ws = shape(op.inputs[1]), &ys = shape(y);
@@ -270,7 +274,9 @@ class Planner {
                                       u32(ys[3]), u32(kh), u32(kw), u32(a.stride[0]), u32(a.stride[1]),
                                       u32(a.dilation[0]), u32(a.dilation[1]), u32(a.pad[0]), u32(a.pad[2]),
                                       depthwise ? u32(ws[3]) : 1u, u32(res(y).elements())};
-        add(out, depthwise ? Kernel::kDepthwiseConv2d : Kernel::kConv2d, {x, op.inputs[1], op.inputs[2], y},
+        const Kernel kernel = depthwise ? Kernel::kDepthwiseConv2d
+                              : op.op == OpCode::kTransposeConv2d ? Kernel::kTransposeConv2d : Kernel::kConv2d;
+        add(out, kernel, {x, op.inputs[1], op.inputs[2], y},
             std::move(push), count);
         return;
       }

@@ -26,6 +26,7 @@ enum class Kernel : uint8_t {
   kReduce,
   kResize,
   kSelect,
+  kTransposeConv2d,
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

@@ -53,7 +53,7 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
                            "Unsqueeze", "Concat", "Slice", "Resize", "Conv", "BatchNormalization", "MatMul", "Gemm",
                            "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean", "ReduceSum",
                            "ReduceMax", "Pad", "Dropout", "LayerNormalization", "Where", "Split", "Expand", "Tile",
-                           "Gather"})
+                           "Gather", "ConvTranspose"})
       s.insert(op);
     return s;
   }();
@@ -65,7 +65,7 @@ std::vector<size_t> data_inputs(const Node& n) {
   if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Slice" || n.op == "ReduceMean" ||
       n.op == "Resize" || n.op == "Clip" || n.op == "Conv" || n.op == "BatchNormalization" || n.op == "Pad" ||
       n.op == "ReduceSum" || n.op == "ReduceMax" || n.op == "Dropout" || n.op == "Split" || n.op == "Expand" ||
-      n.op == "Tile" || n.op == "Gather")
+      n.op == "Tile" || n.op == "Gather" || n.op == "ConvTranspose")
     return {0};
   // Where's condition is a bool constant, folded to 0/1 (check_node).
   if (n.op == "Where") return {1, 2};
@@ -132,6 +132,16 @@ Status check_transformer_node(const Graph& g, const Node& n) {
     if (walked > kMaxRank)
       return unsupported("Tile of " + g.value(n.inputs[0]).type.to_string() + " repeating dims above size 1: more than " +
                          std::to_string(kMaxRank) + " dims to walk");
+  }
+  if (n.op == "ConvTranspose") {
+    if (g.value(n.inputs[0]).type.rank() != 4)
+      return unsupported("only 2-D ConvTranspose (rank-4 input) is lowered to VGF");
+    if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
+      return unsupported("weights or bias computed at run time: a VGF transpose_conv2d needs constant weights");
+    HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
+    if (group != 1) return unsupported("grouped ConvTranspose (group " + std::to_string(group) + "): transpose_conv2d has group 1");
+    HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
+    if (act.kind != FusedActivation::Kind::kNone) return unsupported("ConvTranspose with a fused activation is not lowered");
   }
   if (n.op == "Gather") {
     const Value& idx = g.value(n.inputs[1]);
@@ -523,6 +533,7 @@ class Lowerer {
     if (op == "Slice") return lower_slice(n);
     if (op == "Resize") return lower_resize(n);
     if (op == "Conv") return lower_conv(n);
+    if (op == "ConvTranspose") return lower_conv_transpose(n);
     if (op == "BatchNormalization") return lower_batch_norm(n);
     if (op == "MatMul") return lower_matmul(n);
     if (op == "Gemm") return lower_gemm(n);
@@ -814,6 +825,35 @@ class Lowerer {
                   {win.dilation[0], win.dilation[1]}});
     HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
     HS_ASSIGN_OR_RETURN(y, apply_activation(act, y));
+    bind(y);
+    return Status::ok();
+  }
+
+  // ConvTranspose (group 1) → transpose_conv2d: weights [IC, OC, KH, KW]
+  // folded to OHWI, pads the geometry's begin and end, output_padding
+  // taken off the end pad (it extends the output past the crop).
+  Status lower_conv_transpose(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const Tensor& w = *g_.value(n.inputs[1]).constant;
+    HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry geo, conv_transpose_geometry(n.attrs, x.logical, w.shape()));
+    const Shape& ws = w.shape();
+    const int64_t ic = ws[0], oc = ws[1], kh = ws[2], kw = ws[3];
+    const float* pw = w.data<float>();
+    std::vector<float> weights(static_cast<size_t>(w.num_elements()));
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t z = 0; z < kw; ++z) weights[((o * kh + y) * kw + z) * ic + i] = pw[((i * oc + o) * kh + y) * kw + z];
+    std::vector<float> bias(static_cast<size_t>(oc), 0.f);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) bias = floats_of(*g_.value(n.inputs[2]).constant);
+    Operand wc = constant(weights, {oc, kh, kw, ic}, false);
+    Operand bc = constant(bias, {oc}, false);
+    Operand y = temp(out_shape(), true);
+    emit(OpCode::kTransposeConv2d, {x.id, wc.id, bc.id}, y.id,
+         ConvAttr{{geo.pad_begin[0], geo.pad_end[0] - geo.output_padding[0], geo.pad_begin[1],
+                   geo.pad_end[1] - geo.output_padding[1]},
+                  {geo.strides[0], geo.strides[1]},
+                  {geo.dilations[0], geo.dilations[1]}});
     bind(y);
     return Status::ok();
   }

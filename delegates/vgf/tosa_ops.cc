@@ -40,6 +40,7 @@ std::string_view op_name(OpCode op) {
     case OpCode::kErf: return "erf";
     case OpCode::kSelect: return "select";
     case OpCode::kTile: return "tile";
+    case OpCode::kTransposeConv2d: return "transpose_conv2d";
   }
   return "unknown";
 }
@@ -198,6 +199,23 @@ Status check_window(int64_t in, int64_t out, int64_t pb, int64_t pa, int64_t k, 
   return Status::ok();
 }
 
+// transpose_conv2d along one axis: out = (in - 1) * stride - pad_before -
+// pad_after + (kernel - 1) * dilation + 1. Pads crop the full output and may
+// be negative (ONNX's output_padding extends the end).
+Status check_transpose_window(int64_t in, int64_t out, int64_t pb, int64_t pa, int64_t k, int64_t stride,
+                              int64_t dilation, const char* axis) {
+  constexpr int64_t kLimit = int64_t{1} << 20;
+  const auto in_range = [](int64_t v, int64_t lo) { return v >= lo && v <= kLimit; };
+  if (!in_range(k, 1) || !in_range(stride, 1) || !in_range(dilation, 1) || !in_range(pb, -kLimit) ||
+      !in_range(pa, -kLimit) || !in_range(in, 1))
+    return invalid_argument(std::string("has a kernel, stride, dilation or pad outside [1|-2^20, 2^20] along ") + axis);
+  const int64_t want = (in - 1) * stride - pb - pa + (k - 1) * dilation + 1;
+  if (want < 1 || out != want)
+    return invalid_argument(std::string("output size ") + std::to_string(out) + " along " + axis +
+                            " does not follow from input " + std::to_string(in) + " (expected " + std::to_string(want) + ")");
+  return Status::ok();
+}
+
 Status check_conv(const Operator& op, const Operands& s, bool depthwise) {
   HS_RETURN_IF_ERROR(arity(op, 3, 3, 1));
   HS_ASSIGN_OR_RETURN(const ConvAttr* a, attr_of<ConvAttr>(op, "conv"));
@@ -215,6 +233,10 @@ Status check_conv(const Operator& op, const Operands& s, bool depthwise) {
   if (y[0] != x[0] || y[3] != out_channels || b[0] != out_channels)
     return invalid_argument("output " + text(y) + " or bias " + text(b) + " does not match " + std::to_string(out_channels) +
                             " output channels of batch " + std::to_string(x[0]));
+  if (op.op == OpCode::kTransposeConv2d) {
+    HS_RETURN_IF_ERROR(check_transpose_window(x[1], y[1], a->pad[0], a->pad[1], kh, a->stride[0], a->dilation[0], "y"));
+    return check_transpose_window(x[2], y[2], a->pad[2], a->pad[3], kw, a->stride[1], a->dilation[1], "x");
+  }
   HS_RETURN_IF_ERROR(check_window(x[1], y[1], a->pad[0], a->pad[1], kh, a->stride[0], a->dilation[0], "y"));
   return check_window(x[2], y[2], a->pad[2], a->pad[3], kw, a->stride[1], a->dilation[1], "x");
 }
@@ -363,6 +385,7 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
   for (uint32_t id : op.outputs) s.out.push_back(&resources[id].shape);
   switch (op.op) {
     case OpCode::kConv2d:
+    case OpCode::kTransposeConv2d:
       return check_conv(op, s, false);
     case OpCode::kDepthwiseConv2d:
       return check_conv(op, s, true);
