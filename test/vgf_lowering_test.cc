@@ -88,7 +88,7 @@ TEST(VgfSupportTest, RefusesWhatItCannotLowerWithAReason) {
   auto d = vgf_delegate();
   const auto reason = [&](const char* node) { return d->supports(*g, g->find_node(node)).reason; };
   EXPECT_EQ(reason("reflect_pad"), "pad mode 'reflect': TOSA pad fills a constant");
-  EXPECT_EQ(reason("runtime_weights"), "weights or bias computed at run time: a VGF conv2d needs constant weights");
+  EXPECT_EQ(reason("runtime_weights"), "weights and bias must be a constant (computed at run time here): a VGF conv2d needs constant weights");
   EXPECT_TRUE(contains(reason("grouped"), "grouped convolution with group 2 of 4 channels")) << reason("grouped");
   EXPECT_EQ(reason("int_add"), "input 0 is i64[2,3]: VGF graphs here are f32 only");
   EXPECT_EQ(reason("dilated_pool"), "dilated pooling [2,2]: TOSA pools have no dilation");
@@ -114,7 +114,7 @@ TEST(VgfSupportTest, RefusesTheTransformerOpsItCannotLowerWithTheReason) {
   auto d = vgf_delegate();
   const auto reason = [&](const char* name) { return d->supports(*g, g->find_node(name)).reason; };
   EXPECT_EQ(reason("ln_stats"), "LayerNormalization's Mean and InvStdDev outputs are not lowered (only Y is)");
-  EXPECT_EQ(reason("where_runtime"), "Where's condition computed at run time: a VGF select takes a constant bool condition");
+  EXPECT_EQ(reason("where_runtime"), "Where's condition must be a constant (computed at run time here): a VGF select takes a constant bool condition");
   EXPECT_EQ(reason("gather_list"), "data-dependent indexing: not expressible as a VGF graph");
   for (const char* name : {"ln_y", "gather_scalar", "gelu"}) EXPECT_TRUE(d->supports(*g, g->find_node(name)).supported) << name;
 }

@@ -113,16 +113,16 @@ Status check_transformer_node(const Graph& g, const Node& n) {
   }
   if (n.op == "Where") {
     if (!is_constant(g, n, 0))
-      return unsupported("Where's condition computed at run time: a VGF select takes a constant bool condition");
+      return unsupported("Where's condition must be a constant (computed at run time here): a VGF select takes a constant bool condition");
     if (g.value(n.inputs[0]).type.dtype != DType::kBool) return unsupported("Where's condition must be bool");
   }
   if (n.op == "Split") {
     const bool has_split = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
     if (has_split && !is_constant(g, n, 1))
-      return unsupported("split sizes computed at run time: VGF slices take constants");
+      return unsupported("split sizes must be a constant (computed at run time here): VGF slices take constants");
   }
   if ((n.op == "Expand" || n.op == "Tile") && !is_constant(g, n, 1))
-    return unsupported(n.op + "'s " + (n.op == "Expand" ? "shape" : "repeats") + " computed at run time: not lowered to VGF");
+    return unsupported(n.op + "'s " + (n.op == "Expand" ? "shape" : "repeats") + " must be a constant (computed at run time here)");
   if (n.op == "Tile") {
     // The tile's copy walks a (repeat, dim) pair per repeated dim above size 1.
     const std::vector<int64_t> repeats = g.value(n.inputs[1]).constant->to_int64_vector();
@@ -137,7 +137,7 @@ Status check_transformer_node(const Graph& g, const Node& n) {
     if (g.value(n.inputs[0]).type.rank() != 4)
       return unsupported("only 2-D ConvTranspose (rank-4 input) is lowered to VGF");
     if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
-      return unsupported("weights or bias computed at run time: a VGF transpose_conv2d needs constant weights");
+      return unsupported("weights and bias must be a constant (computed at run time here): a VGF transpose_conv2d needs constant weights");
     HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
     if (group != 1) return unsupported("grouped ConvTranspose (group " + std::to_string(group) + "): transpose_conv2d has group 1");
     HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
@@ -169,7 +169,7 @@ Status check_node(const Graph& g, const Node& n) {
   if (n.op == "Conv") {
     if (rank != 4) return unsupported("only 2-D convolution (rank-4 input) is lowered to VGF");
     if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
-      return unsupported("weights or bias computed at run time: a VGF conv2d needs constant weights");
+      return unsupported("weights and bias must be a constant (computed at run time here): a VGF conv2d needs constant weights");
     HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
     const int64_t channels = g.value(n.inputs[0]).type.shape[1];
     if (group != 1 && !(group == channels && g.value(n.inputs[1]).type.shape[1] == 1))
@@ -187,19 +187,19 @@ Status check_node(const Graph& g, const Node& n) {
   }
   if (n.op == "BatchNormalization")
     for (size_t i = 1; i < 5; ++i)
-      if (!is_constant(g, n, i)) return unsupported("statistics computed at run time: VGF folds them into constants");
+      if (!is_constant(g, n, i)) return unsupported("statistics must be a constant (computed at run time here): VGF folds them into constants");
   if (n.op == "Clip" && g.opset() > 10)
     for (size_t i = 1; i < 3; ++i)
       if (i < n.inputs.size() && n.inputs[i] != kNoValue && !is_constant(g, n, i))
-        return unsupported("bounds computed at run time: a VGF clamp takes constant bounds");
+        return unsupported("bounds must be a constant (computed at run time here): a VGF clamp takes constant bounds");
   if (n.op == "Pad") {
     const Tensor* pads = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? g.value(n.inputs[1]).constant.get() : nullptr;
     const Tensor* value = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? g.value(n.inputs[2]).constant.get() : nullptr;
     if (g.opset() > 10 && (!pads || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !value)))
-      return unsupported("pads or fill value computed at run time: a VGF pad takes constants");
+      return unsupported("pads and fill value must be a constant (computed at run time here): a VGF pad takes constants");
     const Tensor* axes = n.inputs.size() > 3 && n.inputs[3] != kNoValue ? g.value(n.inputs[3]).constant.get() : nullptr;
     if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && !axes)
-      return unsupported("pad axes computed at run time: a VGF pad takes constants");
+      return unsupported("pad axes must be a constant (computed at run time here): a VGF pad takes constants");
     HS_ASSIGN_OR_RETURN(const PadParams p,
                         pad_params(n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, pads, value, axes));
     if (p.mode != "constant") return unsupported("pad mode '" + p.mode + "': TOSA pad fills a constant");
@@ -209,7 +209,7 @@ Status check_node(const Graph& g, const Node& n) {
   if (n.op == "ReduceSum" || n.op == "ReduceMax") {
     const bool has_axes = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
     const Tensor* axes = has_axes ? g.value(n.inputs[1]).constant.get() : nullptr;
-    if (has_axes && !axes) return unsupported("axes computed at run time: a VGF reduction takes constant axes");
+    if (has_axes && !axes) return unsupported("axes must be a constant (computed at run time here): a VGF reduction takes constant axes");
     Result<ReduceParams> p = reduce_params(n.op, n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, has_axes, axes);
     if (!p.is_ok()) return unsupported(p.status().message());
   }
