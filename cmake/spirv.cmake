@@ -39,10 +39,13 @@ function(hetsched_embed_spirv target)
     add_custom_command(
       OUTPUT ${header}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-      COMMAND ${GLSLC} --target-env=vulkan1.2 -O -o ${spv} ${abs}
+      # The depfile names the GLSL files a shader #includes (common.glsl,
+      # shared_gpu/shaders/erf.glsl), so editing one rebuilds its includers.
+      COMMAND ${GLSLC} --target-env=vulkan1.2 -O -MD -MF ${spv}.d -MT ${header} -o ${spv} ${abs}
       COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DNAME=${array_name}
               -DSOURCE=${rel_dir}/${stem} -P ${to_header}
       DEPENDS ${abs} ${to_header}
+      DEPFILE ${spv}.d
       COMMENT "glslc ${rel_dir}/${stem}"
       VERBATIM)
     list(APPEND headers ${header})

@@ -296,29 +296,42 @@ INSTANTIATE_TEST_SUITE_P(Opset18, PpOcrRunTest,
                                            RunCase{kVit21, "portable"}, RunCase{kVit21, "xnnpack"}),
                          [](const auto& info) { return info.param.model.key + "_" + info.param.engine; });
 
-// The models under configs/vulkan.yaml made strict (fallback: error), so
-// every node must run on the Vulkan delegate, against the same ONNX Runtime
-// references and bounds as the CPU runs. The context is made with validation and
-// registered under the profile's token before the session looks it up, so
-// VK_LAYER_KHRONOS_validation watches the whole run. Skips where no Vulkan
-// device can be opened.
-class VulkanModelTest : public testing::VkTest, public ModelFixture, public ::testing::WithParamInterface<ModelCase> {};
+// The models under configs/vulkan.yaml (or configs/vgf.yaml) made strict
+// (fallback: error), so every node must run on that GPU delegate, against
+// the same ONNX Runtime references and bounds as the CPU runs. The context
+// is made with validation and registered under the profile's token before
+// the session looks it up, so VK_LAYER_KHRONOS_validation watches the whole
+// run. Skips where no Vulkan device can be opened.
+class StrictGpuModelTest : public testing::VkTest, public ModelFixture, public ::testing::WithParamInterface<ModelCase> {
+ protected:
+  void run_strict(const std::string& config, const std::string& delegate) {
+    Result<std::shared_ptr<SharedGpuContext>> context = SharedGpuContext::create(options());
+    if (!context.is_ok()) GTEST_SKIP() << "no Vulkan device: " << context.status().message();
+    watch(**context);
+    load(GetParam());
+    if (IsSkipped() || HasFatalFailure()) return;
+    Result<Profile> profile = load_profile(testing::source_path(config).string());
+    ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+    const DelegateProfile& gpu = profile->delegates.at(delegate);
+    ASSERT_TRUE(SharedGpuContextRegistry::get()
+                    .register_context(gpu.shared_gpu.token + ":" + std::to_string(gpu.shared_gpu.group), *context)
+                    .is_ok());
+    profile->partition.fallback = "error";
+    run_and_compare(GetParam(), graph_, reference_, *profile, "profile=" + delegate + " (strict)");
+  }
+};
 
-TEST_P(VulkanModelTest, EveryNodeOnVulkanMatchesOnnxRuntime) {
-  Result<std::shared_ptr<SharedGpuContext>> context = SharedGpuContext::create(options());
-  if (!context.is_ok()) GTEST_SKIP() << "no Vulkan device: " << context.status().message();
-  watch(**context);
-  load(GetParam());
-  if (IsSkipped() || HasFatalFailure()) return;
-  Result<Profile> profile = load_profile(testing::source_path("configs/vulkan.yaml").string());
-  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
-  const DelegateProfile& vk = profile->delegates.at("vulkan");
-  ASSERT_TRUE(SharedGpuContextRegistry::get()
-                  .register_context(vk.shared_gpu.token + ":" + std::to_string(vk.shared_gpu.group), *context)
-                  .is_ok());
-  profile->partition.fallback = "error";
-  run_and_compare(GetParam(), graph_, reference_, *profile, "profile=vulkan (strict)");
-}
+class VulkanModelTest : public StrictGpuModelTest {};
+
+TEST_P(VulkanModelTest, EveryNodeOnVulkanMatchesOnnxRuntime) { run_strict("configs/vulkan.yaml", "vulkan"); }
+
+// The transformer models are fully covered by the VGF delegate too.
+class VgfModelTest : public StrictGpuModelTest {};
+
+TEST_P(VgfModelTest, EveryNodeOnVgfMatchesOnnxRuntime) { run_strict("configs/vgf.yaml", "vgf"); }
+
+INSTANTIATE_TEST_SUITE_P(Opset18, VgfModelTest, ::testing::Values(kEncoder18, kDecoder20, kVit21),
+                         [](const auto& info) { return info.param.key; });
 
 INSTANTIATE_TEST_SUITE_P(Opset18, VulkanModelTest, ::testing::Values(kEncoder18, kDecoder20, kVit21),
                          [](const auto& info) { return info.param.key; });

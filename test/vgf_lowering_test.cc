@@ -88,10 +88,35 @@ TEST(VgfSupportTest, RefusesWhatItCannotLowerWithAReason) {
   auto d = vgf_delegate();
   const auto reason = [&](const char* node) { return d->supports(*g, g->find_node(node)).reason; };
   EXPECT_EQ(reason("reflect_pad"), "pad mode 'reflect': TOSA pad fills a constant");
-  EXPECT_EQ(reason("runtime_weights"), "weights or bias computed at run time: a VGF conv2d needs constant weights");
+  EXPECT_EQ(reason("runtime_weights"), "weights and bias must be a constant (computed at run time here): a VGF conv2d needs constant weights");
   EXPECT_TRUE(contains(reason("grouped"), "grouped convolution with group 2 of 4 channels")) << reason("grouped");
   EXPECT_EQ(reason("int_add"), "input 0 is i64[2,3]: VGF graphs here are f32 only");
   EXPECT_EQ(reason("dilated_pool"), "dilated pooling [2,2]: TOSA pools have no dilation");
+}
+
+// The transformer ops' limits: each refusal names what is accepted.
+TEST(VgfSupportTest, RefusesTheTransformerOpsItCannotLowerWithTheReason) {
+  GraphBuilder b("limits");
+  b.raw().set_opset(20);
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 4}});
+  const ValueId cond = b.input("c", {DType::kBool, {2, 3, 4}});
+  const ValueId scale = b.constant_f32("scale", {4}, {1.f, 2.f, 3.f, 4.f});
+  const std::vector<ValueId> ln = b.op_multi("LayerNormalization", {x, scale}, 3, {}, "ln_stats");
+  b.output(ln[0]);
+  b.output(ln[1]);
+  b.output(b.op("LayerNormalization", {x, scale}, {}, "ln_y"));
+  b.output(b.op("Where", {cond, x, x}, {}, "where_runtime"));
+  b.output(b.op("Gather", {x, b.constant_i64("idx", {2}, {0, 2})}, {{"axis", int64_t{1}}}, "gather_list"));
+  b.output(b.op("Gather", {x, b.constant_i64("one", {}, {-1})}, {{"axis", int64_t{2}}}, "gather_scalar"));
+  b.output(b.op("Gelu", {x}, {}, "gelu"));
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto d = vgf_delegate();
+  const auto reason = [&](const char* name) { return d->supports(*g, g->find_node(name)).reason; };
+  EXPECT_EQ(reason("ln_stats"), "LayerNormalization's Mean and InvStdDev outputs are not lowered (only Y is)");
+  EXPECT_EQ(reason("where_runtime"), "Where's condition must be a constant (computed at run time here): a VGF select takes a constant bool condition");
+  EXPECT_EQ(reason("gather_list"), "data-dependent indexing: not expressible as a VGF graph");
+  for (const char* name : {"ln_y", "gather_scalar", "gelu"}) EXPECT_TRUE(d->supports(*g, g->find_node(name)).supported) << name;
 }
 
 TEST(VgfSupportTest, CompileNamesTheNodeItCannotLower) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -607,9 +608,96 @@ std::vector<OpCase> alias_cases() {
   };
 }
 
+// The ops transformer encoders, GPT-style decoders and ViTs add, on odd shapes.
+std::vector<OpCase> transformer_cases() {
+  const auto gelu = [](std::string name, std::string approximate, Shape shape) {
+    return OpCase{name, unary("Gelu", shape, {{"approximate", approximate}}), -6.f, 6.f, 1e-6f, 1e-5f, 20};
+  };
+  const auto layer_norm = [](std::string name, Shape x, Shape scale, bool bias, int64_t axis) {
+    return OpCase{name,
+                  [=](GraphBuilder& b) {
+                    std::vector<ValueId> in = {b.input("x", {DType::kFloat32, x}), b.constant("scale", random_constant(scale, 31))};
+                    if (bias) in.push_back(b.constant("bias", random_constant(scale, 32)));
+                    b.output(b.op("LayerNormalization", in, {{"axis", axis}, {"epsilon", 1e-3f}}));
+                  },
+                  -2.f, 3.f, 2e-5f, 1e-4f};
+  };
+  return {
+      {"Erf", unary("Erf", {3, 5, 7}), -4.f, 4.f, 1e-6f, 1e-5f},
+      {"ErfNhwc", unary("Erf", {1, 3, 5, 7}), -0.7f, 0.7f, 1e-6f, 1e-5f},
+      gelu("GeluErf", "none", {2, 9, 13}),
+      gelu("GeluTanh", "tanh", {1, 3, 5, 7}),
+      layer_norm("LayerNormLastAxis", {1, 7, 13}, {13}, true, -1),
+      layer_norm("LayerNormTwoAxesNoBias", {2, 5, 3, 7}, {3, 7}, false, 2),
+      layer_norm("LayerNormNchwAxis1", {2, 3, 5, 4}, {3, 5, 4}, true, 1),
+      {"WhereCausalMask",
+       [](GraphBuilder& b) {
+         std::vector<uint8_t> mask(7 * 7);
+         for (int r = 0; r < 7; ++r)
+           for (int k = 0; k < 7; ++k) mask[r * 7 + k] = k > r;
+         const ValueId m = b.constant("mask", Tensor::from_vector(DType::kBool, {1, 1, 7, 7}, mask));
+         const ValueId scores = b.input("x", {DType::kFloat32, {2, 3, 7, 7}});
+         const ValueId neg_inf = b.constant_f32("neg_inf", {}, {-std::numeric_limits<float>::infinity()});
+         b.output(b.op("Softmax", {b.op("Where", {m, neg_inf, scores})}));
+       }},
+      {"WhereBroadcastsAllThree",
+       [](GraphBuilder& b) {
+         const ValueId m = b.constant("c", Tensor::from_vector(DType::kBool, {3, 1}, std::vector<uint8_t>{1, 0, 1}));
+         b.output(b.op("Where", {m, b.input("x", {DType::kFloat32, {2, 1, 5}}), b.input("y", {DType::kFloat32, {3, 5}})}));
+       }},
+      {"SplitEvenRank3",
+       [](GraphBuilder& b) {
+         for (ValueId y : b.op_multi("Split", {b.input("x", {DType::kFloat32, {2, 9, 5}})}, 3, {{"axis", int64_t{1}}}))
+           b.output(b.op("Neg", {y}));
+       }},
+      {"SplitSizesChannels",
+       [](GraphBuilder& b) {
+         for (ValueId y : b.op_multi("Split", {b.input("x", {DType::kFloat32, {1, 7, 3, 5}}), b.constant_i64("s", {3}, {2, 4, 1})},
+                                     3, {{"axis", int64_t{1}}}))
+           b.output(y);
+       },
+       -1.f, 1.f, 1e-5f, 1e-5f, 13},
+      {"GatherScalarIndex",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 2, 5, 4}});
+         b.output(b.op("Gather", {x, b.constant_i64("i", {}, {-2})}, {{"axis", int64_t{0}}}));
+         b.output(b.op("Gather", {x, b.constant_i64("j", {}, {3})}, {{"axis", int64_t{2}}}));
+       }},
+      {"ExpandRank3To4",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 1, 5}});
+         b.output(b.op("Expand", {x, b.constant_i64("shape", {4}, {2, 1, 4, 5})}));
+       }},
+      {"TileTwoDims",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 3, 5}});
+         b.output(b.op("Tile", {x, b.constant_i64("r", {3}, {3, 1, 2})}));
+       }},
+      {"ConvTransposeStride2PadsOutputPadding",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 5, 4}});
+         b.output(b.op("ConvTranspose", {x, b.constant("w", random_constant({3, 5, 3, 2}, 71)), b.constant("b", random_constant({5}, 72))},
+                       {{"strides", Ints{2, 3}}, {"pads", Ints{1, 0, 0, 1}}, {"output_padding", Ints{1, 2}}}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-4f},
+      {"ConvTransposeDilatedSameLower",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 2, 3, 5}});
+         b.output(b.op("ConvTranspose", {x, b.constant("w", random_constant({2, 3, 2, 3}, 73))},
+                       {{"strides", Ints{2, 1}}, {"dilations", Ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}));
+       },
+       -1.f, 1.f, 1e-5f, 1e-4f},
+      {"TileNchw",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 2, 5}});
+         b.output(b.op("Tile", {b.op("Abs", {x}), b.constant_i64("r", {4}, {1, 2, 1, 1})}));
+       }},
+  };
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
-  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases})
+  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases, transformer_cases})
     for (OpCase& c : family()) cases.push_back(std::move(c));
   return cases;
 }

@@ -19,6 +19,8 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kMatmul: return "matmul";
     case Kernel::kReduce: return "reduce";
     case Kernel::kResize: return "resize";
+    case Kernel::kSelect: return "select";
+    case Kernel::kTransposeConv2d: return "transpose_conv2d";
     case Kernel::kCustom: return "custom";
   }
   return "unknown";
@@ -31,7 +33,9 @@ uint32_t kernel_binding_count(Kernel kernel) {
       return 3;
     case Kernel::kConv2d:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kTransposeConv2d:
     case Kernel::kResize:
+    case Kernel::kSelect:
       return 4;
     default:
       return 2;
@@ -48,11 +52,13 @@ uint32_t kernel_push_words(Kernel kernel) {
       return 4 + 3 * kMaxRank;
     case Kernel::kConv2d:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kTransposeConv2d:
       return 17;
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
     case Kernel::kReduce: return 5;
     case Kernel::kResize: return 8;
+    case Kernel::kSelect: return 2 + 4 * kMaxRank;
     case Kernel::kCustom: return 0;
   }
   return 0;
@@ -83,6 +89,7 @@ enum UnaryCode : uint32_t {
   kLogCode,
   kFloorCode,
   kCeilCode,
+  kErfCode,
 };
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
@@ -91,6 +98,14 @@ uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 // Pads a per-dim list to the shaders' kMaxRank slots.
 void put_dims(std::vector<uint32_t>& push, const std::vector<int64_t>& dims) {
   for (size_t d = 0; d < kMaxRank; ++d) push.push_back(d < dims.size() ? u32(dims[d]) : 0u);
+}
+
+// Dense strides with 0 for the dims of size 1, which broadcast.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides = dense_strides(shape);
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (shape[d] == 1) strides[d] = 0;
+  return strides;
 }
 
 class Planner {
@@ -171,13 +186,16 @@ class Planner {
       const std::vector<int64_t>& out_shape = shape(y);
       std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(out_shape.size())), 0};
       put_dims(push, out_shape);
-      for (uint32_t in : {op.inputs[0], op.inputs[1]}) {
-        std::vector<int64_t> strides = dense_strides(shape(in));
-        for (size_t d = 0; d < strides.size(); ++d)
-          if (shape(in)[d] == 1) strides[d] = 0;
-        put_dims(push, strides);
-      }
+      for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(shape(in)));
       add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), count);
+      return;
+    }
+    if (op.op == OpCode::kSelect) {
+      const std::vector<int64_t>& out_shape = shape(y);
+      std::vector<uint32_t> push = {u32(res(y).elements()), u32(static_cast<int64_t>(out_shape.size()))};
+      put_dims(push, out_shape);
+      for (uint32_t in : op.inputs) put_dims(push, broadcast_strides(shape(in)));
+      add(out, Kernel::kSelect, {op.inputs[0], op.inputs[1], op.inputs[2], y}, std::move(push), count);
       return;
     }
     switch (op.op) {
@@ -205,6 +223,25 @@ class Planner {
         copy(out, x, y, shape(y), offset, src, 0, dense_strides(shape(y)));
         return;
       }
+      case OpCode::kTile: {
+        // Output dim d of multiple m over input dim n is walked as (m, n):
+        // the first with source stride 0; dims not repeated (or of size 1) as one.
+        const std::vector<int64_t> in_strides = dense_strides(shape(x));
+        std::vector<int64_t> iter, src;
+        for (size_t d = 0; d < in_strides.size(); ++d) {
+          const int64_t n = shape(x)[d], m = shape(y)[d] / n;
+          if (m > 1) {
+            iter.push_back(m);
+            src.push_back(0);
+          }
+          if (m == 1 || n > 1) {
+            iter.push_back(n);
+            src.push_back(n > 1 ? in_strides[d] : 0);
+          }
+        }
+        copy(out, x, y, iter, 0, src, 0, dense_strides(iter));
+        return;
+      }
       case OpCode::kConcat: {
         const int32_t axis = std::get<AxisAttr>(op.attr).axis;
         const std::vector<int64_t> out_strides = dense_strides(shape(y));
@@ -227,7 +264,8 @@ class Planner {
         return;
       }
       case OpCode::kConv2d:
-      case OpCode::kDepthwiseConv2d: {
+      case OpCode::kDepthwiseConv2d:
+      case OpCode::kTransposeConv2d: {
         const auto& a = std::get<ConvAttr>(op.attr);
         const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
         const auto &xs = shape(x), &ws = shape(op.inputs[1]), &ys = shape(y);
@@ -236,7 +274,9 @@ class Planner {
                                       u32(ys[3]), u32(kh), u32(kw), u32(a.stride[0]), u32(a.stride[1]),
                                       u32(a.dilation[0]), u32(a.dilation[1]), u32(a.pad[0]), u32(a.pad[2]),
                                       depthwise ? u32(ws[3]) : 1u, u32(res(y).elements())};
-        add(out, depthwise ? Kernel::kDepthwiseConv2d : Kernel::kConv2d, {x, op.inputs[1], op.inputs[2], y},
+        const Kernel kernel = depthwise ? Kernel::kDepthwiseConv2d
+                              : op.op == OpCode::kTransposeConv2d ? Kernel::kTransposeConv2d : Kernel::kConv2d;
+        add(out, kernel, {x, op.inputs[1], op.inputs[2], y},
             std::move(push), count);
         return;
       }
@@ -311,6 +351,7 @@ class Planner {
       case OpCode::kLog: return kLogCode;
       case OpCode::kFloor: return kFloorCode;
       case OpCode::kCeil: return kCeilCode;
+      case OpCode::kErf: return kErfCode;
       default: return kCopyCode;
     }
   }

@@ -25,6 +25,8 @@ enum class Kernel : uint8_t {
   kMatmul,
   kReduce,
   kResize,
+  kSelect,
+  kTransposeConv2d,
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

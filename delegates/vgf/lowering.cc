@@ -10,6 +10,7 @@
 
 #include "graph/passes/fused_activation.h"
 #include "graph/resize_taps.h"
+#include "delegates/vgf/shaders/gelu_spv.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
@@ -40,7 +41,8 @@ std::string ints_text(const std::vector<int64_t>& v) {
 const std::set<std::string, std::less<>>& unary_ops() {
   static const std::set<std::string, std::less<>> ops = {"Sin",  "Cos",  "Exp",     "Abs",       "Neg",
                                                           "Reciprocal", "Sigmoid", "Tanh", "Sqrt", "Relu",
-                                                          "HardSigmoid", "HardSwish", "Clip", "Log", "Floor", "Ceil"};
+                                                          "HardSigmoid", "HardSwish", "Clip", "Log", "Floor", "Ceil",
+                                                          "Erf", "Gelu"};
   return ops;
 }
 
@@ -50,7 +52,8 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Transpose", "Reshape", "Flatten", "Identity", "Squeeze",
                            "Unsqueeze", "Concat", "Slice", "Resize", "Conv", "BatchNormalization", "MatMul", "Gemm",
                            "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean", "ReduceSum",
-                           "ReduceMax", "Pad", "Dropout"})
+                           "ReduceMax", "Pad", "Dropout", "LayerNormalization", "Where", "Split", "Expand", "Tile",
+                           "Gather", "ConvTranspose"})
       s.insert(op);
     return s;
   }();
@@ -61,8 +64,11 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
 std::vector<size_t> data_inputs(const Node& n) {
   if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Slice" || n.op == "ReduceMean" ||
       n.op == "Resize" || n.op == "Clip" || n.op == "Conv" || n.op == "BatchNormalization" || n.op == "Pad" ||
-      n.op == "ReduceSum" || n.op == "ReduceMax" || n.op == "Dropout")
+      n.op == "ReduceSum" || n.op == "ReduceMax" || n.op == "Dropout" || n.op == "Split" || n.op == "Expand" ||
+      n.op == "Tile" || n.op == "Gather" || n.op == "ConvTranspose")
     return {0};
+  // Where's condition is a bool constant, folded to 0/1 (check_node).
+  if (n.op == "Where") return {1, 2};
   std::vector<size_t> all;
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (n.inputs[i] != kNoValue) all.push_back(i);
@@ -84,17 +90,86 @@ bool is_constant(const Graph& g, const Node& n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue && g.value(n.inputs[i]).is_constant();
 }
 
+bool is_graph_output(const Graph& g, ValueId v) {
+  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+}
+
+// The rules of the ops transformers add (Gelu, LayerNormalization, Where,
+// Split, Expand, Tile, Gather of a constant scalar index).
+Status check_transformer_node(const Graph& g, const Node& n) {
+  if (n.op == "Gelu") {
+    HS_ASSIGN_OR_RETURN(const std::string approximate, n.attrs.get_string("approximate", "none"));
+    if (approximate != "none" && approximate != "tanh")
+      return unsupported("Gelu approximate '" + approximate + "': none and tanh are lowered");
+  }
+  if (n.op == "LayerNormalization") {
+    // Mean and InvStdDev are training outputs; a graph that reads them runs elsewhere.
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (n.outputs[i] != kNoValue && (!g.consumers(n.outputs[i]).empty() || is_graph_output(g, n.outputs[i])))
+        return unsupported("LayerNormalization's Mean and InvStdDev outputs are not lowered (only Y is)");
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != kNoValue && g.value(n.inputs[i]).type.rank() > g.value(n.inputs[0]).type.rank())
+        return unsupported("LayerNormalization scale or bias of higher rank than X");
+  }
+  if (n.op == "Where") {
+    if (!is_constant(g, n, 0))
+      return unsupported("Where's condition must be a constant (computed at run time here): a VGF select takes a constant bool condition");
+    if (g.value(n.inputs[0]).type.dtype != DType::kBool) return unsupported("Where's condition must be bool");
+  }
+  if (n.op == "Split") {
+    const bool has_split = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
+    if (has_split && !is_constant(g, n, 1))
+      return unsupported("split sizes must be a constant (computed at run time here): VGF slices take constants");
+  }
+  if ((n.op == "Expand" || n.op == "Tile") && !is_constant(g, n, 1))
+    return unsupported(n.op + "'s " + (n.op == "Expand" ? "shape" : "repeats") + " must be a constant (computed at run time here)");
+  if (n.op == "Tile") {
+    // The tile's copy walks a (repeat, dim) pair per repeated dim above size 1.
+    const std::vector<int64_t> repeats = g.value(n.inputs[1]).constant->to_int64_vector();
+    const Shape& x = g.value(n.inputs[0]).type.shape;
+    size_t walked = x.size();
+    for (size_t d = 0; d < x.size() && d < repeats.size(); ++d) walked += repeats[d] != 1 && x[d] > 1;
+    if (walked > kMaxRank)
+      return unsupported("Tile of " + g.value(n.inputs[0]).type.to_string() + " repeating dims above size 1: more than " +
+                         std::to_string(kMaxRank) + " dims to walk");
+  }
+  if (n.op == "ConvTranspose") {
+    if (g.value(n.inputs[0]).type.rank() != 4)
+      return unsupported("only 2-D ConvTranspose (rank-4 input) is lowered to VGF");
+    if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
+      return unsupported("weights and bias must be a constant (computed at run time here): a VGF transpose_conv2d needs constant weights");
+    HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
+    if (group != 1) return unsupported("grouped ConvTranspose (group " + std::to_string(group) + "): transpose_conv2d has group 1");
+    HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
+    if (act.kind != FusedActivation::Kind::kNone) return unsupported("ConvTranspose with a fused activation is not lowered");
+  }
+  if (n.op == "Gather") {
+    const Value& idx = g.value(n.inputs[1]);
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", 0));
+    const Shape& data = g.value(n.inputs[0]).type.shape;
+    if (axis < 0) axis += static_cast<int64_t>(data.size());
+    for (int64_t i : idx.constant->to_int64_vector())
+      if (i < -data[static_cast<size_t>(axis)] || i >= data[static_cast<size_t>(axis)])
+        return unsupported("Gather index " + std::to_string(i) + " out of range: not lowered");
+  }
+  return Status::ok();
+}
+
 Status check_node(const Graph& g, const Node& n) {
-  if (n.op == "Gather" || n.op == "GatherElements")
+  // A Gather of one constant scalar index is a slice (torch's select and
+  // unbind); index lists (index_select) and run-time indices are gathers.
+  if (n.op == "GatherElements" || (n.op == "Gather" && !(is_constant(g, n, 1) && g.value(n.inputs[1]).type.rank() == 0)))
     return unsupported("data-dependent indexing: not expressible as a VGF graph");
   if (!lowerable_ops().count(n.op)) return unsupported("op " + n.op + " has no TOSA lowering");
   for (size_t i : data_inputs(n)) HS_RETURN_IF_ERROR(check_tensor(g, n.inputs[i], "input " + std::to_string(i)));
-  for (size_t i = 0; i < n.outputs.size(); ++i) HS_RETURN_IF_ERROR(check_tensor(g, n.outputs[i], "output " + std::to_string(i)));
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i] != kNoValue) HS_RETURN_IF_ERROR(check_tensor(g, n.outputs[i], "output " + std::to_string(i)));
+  HS_RETURN_IF_ERROR(check_transformer_node(g, n));
   const size_t rank = g.value(n.inputs[0]).type.rank();
   if (n.op == "Conv") {
     if (rank != 4) return unsupported("only 2-D convolution (rank-4 input) is lowered to VGF");
     if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
-      return unsupported("weights or bias computed at run time: a VGF conv2d needs constant weights");
+      return unsupported("weights and bias must be a constant (computed at run time here): a VGF conv2d needs constant weights");
     HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
     const int64_t channels = g.value(n.inputs[0]).type.shape[1];
     if (group != 1 && !(group == channels && g.value(n.inputs[1]).type.shape[1] == 1))
@@ -112,19 +187,19 @@ Status check_node(const Graph& g, const Node& n) {
   }
   if (n.op == "BatchNormalization")
     for (size_t i = 1; i < 5; ++i)
-      if (!is_constant(g, n, i)) return unsupported("statistics computed at run time: VGF folds them into constants");
+      if (!is_constant(g, n, i)) return unsupported("statistics must be a constant (computed at run time here): VGF folds them into constants");
   if (n.op == "Clip" && g.opset() > 10)
     for (size_t i = 1; i < 3; ++i)
       if (i < n.inputs.size() && n.inputs[i] != kNoValue && !is_constant(g, n, i))
-        return unsupported("bounds computed at run time: a VGF clamp takes constant bounds");
+        return unsupported("bounds must be a constant (computed at run time here): a VGF clamp takes constant bounds");
   if (n.op == "Pad") {
     const Tensor* pads = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? g.value(n.inputs[1]).constant.get() : nullptr;
     const Tensor* value = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? g.value(n.inputs[2]).constant.get() : nullptr;
     if (g.opset() > 10 && (!pads || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !value)))
-      return unsupported("pads or fill value computed at run time: a VGF pad takes constants");
+      return unsupported("pads and fill value must be a constant (computed at run time here): a VGF pad takes constants");
     const Tensor* axes = n.inputs.size() > 3 && n.inputs[3] != kNoValue ? g.value(n.inputs[3]).constant.get() : nullptr;
     if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && !axes)
-      return unsupported("pad axes computed at run time: a VGF pad takes constants");
+      return unsupported("pad axes must be a constant (computed at run time here): a VGF pad takes constants");
     HS_ASSIGN_OR_RETURN(const PadParams p,
                         pad_params(n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, pads, value, axes));
     if (p.mode != "constant") return unsupported("pad mode '" + p.mode + "': TOSA pad fills a constant");
@@ -134,7 +209,7 @@ Status check_node(const Graph& g, const Node& n) {
   if (n.op == "ReduceSum" || n.op == "ReduceMax") {
     const bool has_axes = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
     const Tensor* axes = has_axes ? g.value(n.inputs[1]).constant.get() : nullptr;
-    if (has_axes && !axes) return unsupported("axes computed at run time: a VGF reduction takes constant axes");
+    if (has_axes && !axes) return unsupported("axes must be a constant (computed at run time here): a VGF reduction takes constant axes");
     Result<ReduceParams> p = reduce_params(n.op, n.attrs, g.opset(), g.value(n.inputs[0]).type.shape, has_axes, axes);
     if (!p.is_ok()) return unsupported(p.status().message());
   }
@@ -458,6 +533,7 @@ class Lowerer {
     if (op == "Slice") return lower_slice(n);
     if (op == "Resize") return lower_resize(n);
     if (op == "Conv") return lower_conv(n);
+    if (op == "ConvTranspose") return lower_conv_transpose(n);
     if (op == "BatchNormalization") return lower_batch_norm(n);
     if (op == "MatMul") return lower_matmul(n);
     if (op == "Gemm") return lower_gemm(n);
@@ -466,6 +542,11 @@ class Lowerer {
     if (op == "ReduceMean") return lower_reduce_mean(n);
     if (op == "ReduceSum" || op == "ReduceMax") return lower_reduce_sum_max(n);
     if (op == "Pad") return lower_pad(n);
+    if (op == "LayerNormalization") return lower_layer_norm(n);
+    if (op == "Where") return lower_where(n);
+    if (op == "Split") return lower_split(n);
+    if (op == "Gather") return lower_gather(n);
+    if (op == "Expand" || op == "Tile") return lower_tile(n);
     if (op == "Dropout") {
       // Inference: the identity.
       HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
@@ -501,7 +582,7 @@ class Lowerer {
     static const std::map<std::string, OpCode, std::less<>> kDirect = {
         {"Sin", OpCode::kSin}, {"Cos", OpCode::kCos},         {"Exp", OpCode::kExp},         {"Abs", OpCode::kAbs},
         {"Neg", OpCode::kNeg}, {"Reciprocal", OpCode::kReciprocal}, {"Sigmoid", OpCode::kSigmoid}, {"Tanh", OpCode::kTanh},
-        {"Log", OpCode::kLog}, {"Floor", OpCode::kFloor},   {"Ceil", OpCode::kCeil}};
+        {"Log", OpCode::kLog}, {"Floor", OpCode::kFloor},   {"Ceil", OpCode::kCeil}, {"Erf", OpCode::kErf}};
     if (auto it = kDirect.find(op); it != kDirect.end()) {
       bind(unary(it->second, x));
     } else if (op == "Sqrt") {
@@ -521,6 +602,9 @@ class Lowerer {
       bind(unary(OpCode::kClamp, shifted, ClampAttr{0.f, 1.f}));
     } else if (op == "HardSwish") {
       bind(custom_shader("hardswish", kHardswishSpv, x));
+    } else if (op == "Gelu") {
+      HS_ASSIGN_OR_RETURN(const std::string approximate, n.attrs.get_string("approximate", "none"));
+      bind(custom_shader("gelu", kGeluSpv, x, {approximate == "tanh" ? 1u : 0u}));
     } else {
       return unsupported("op " + op + " has no TOSA lowering");
     }
@@ -528,8 +612,9 @@ class Lowerer {
   }
 
   // A compute segment running an embedded shader with bindings (x, y) and
-  // one push constant, the element count.
-  Operand custom_shader(const std::string& name, std::span<const uint32_t> spirv, const Operand& x) {
+  // push constants: the element count, then `extra`.
+  Operand custom_shader(const std::string& name, std::span<const uint32_t> spirv, const Operand& x,
+                        const std::vector<uint32_t>& extra = {}) {
     flush_graph_segment();
     auto [it, inserted] = compute_modules_.try_emplace(name, static_cast<uint32_t>(file_.modules.size()));
     if (inserted) {
@@ -552,6 +637,7 @@ class Lowerer {
     s.outputs = {y.id};
     s.dispatch = {static_cast<uint32_t>(gx), static_cast<uint32_t>((groups + gx - 1) / gx), 1};
     s.push_constants = {static_cast<uint32_t>(count)};
+    s.push_constants.insert(s.push_constants.end(), extra.begin(), extra.end());
     file_.segments.push_back(std::move(s));
     return y;
   }
@@ -739,6 +825,35 @@ class Lowerer {
                   {win.dilation[0], win.dilation[1]}});
     HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
     HS_ASSIGN_OR_RETURN(y, apply_activation(act, y));
+    bind(y);
+    return Status::ok();
+  }
+
+  // ConvTranspose (group 1) → transpose_conv2d: weights [IC, OC, KH, KW]
+  // folded to OHWI, pads the geometry's begin and end, output_padding
+  // taken off the end pad (it extends the output past the crop).
+  Status lower_conv_transpose(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const Tensor& w = *g_.value(n.inputs[1]).constant;
+    HS_ASSIGN_OR_RETURN(const ConvTransposeGeometry geo, conv_transpose_geometry(n.attrs, x.logical, w.shape()));
+    const Shape& ws = w.shape();
+    const int64_t ic = ws[0], oc = ws[1], kh = ws[2], kw = ws[3];
+    const float* pw = w.data<float>();
+    std::vector<float> weights(static_cast<size_t>(w.num_elements()));
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t z = 0; z < kw; ++z) weights[((o * kh + y) * kw + z) * ic + i] = pw[((i * oc + o) * kh + y) * kw + z];
+    std::vector<float> bias(static_cast<size_t>(oc), 0.f);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) bias = floats_of(*g_.value(n.inputs[2]).constant);
+    Operand wc = constant(weights, {oc, kh, kw, ic}, false);
+    Operand bc = constant(bias, {oc}, false);
+    Operand y = temp(out_shape(), true);
+    emit(OpCode::kTransposeConv2d, {x.id, wc.id, bc.id}, y.id,
+         ConvAttr{{geo.pad_begin[0], geo.pad_end[0] - geo.output_padding[0], geo.pad_begin[1],
+                   geo.pad_end[1] - geo.output_padding[1]},
+                  {geo.strides[0], geo.strides[1]},
+                  {geo.dilations[0], geo.dilations[1]}});
     bind(y);
     return Status::ok();
   }
@@ -955,17 +1070,127 @@ class Lowerer {
   Operand reduce(Operand x, const std::vector<bool>& reduced, OpCode op, bool mean) {
     const size_t rank = x.logical.size();
     int64_t count = 1;
-    for (size_t d = 0; d < rank; ++d) {
+    for (size_t d = 0; d < rank; ++d)
+      if (reduced[d]) count *= x.logical[d];
+    x = reduce_keepdims(x, reduced, op);
+    if (mean) x = binary(OpCode::kMul, x, scalar(1.f / static_cast<float>(count), rank), x.logical);
+    return x.logical == out_shape() ? x : reshape_to(x, out_shape());
+  }
+
+  // One TOSA reduction per logical dim marked in `reduced`; the dims stay, as size 1.
+  Operand reduce_keepdims(Operand x, const std::vector<bool>& reduced, OpCode op) {
+    for (size_t d = 0; d < reduced.size(); ++d) {
       if (!reduced[d]) continue;
-      count *= x.logical[d];
       Shape s = x.logical;
       s[d] = 1;
       Operand next = temp(s, x.nhwc);
       emit(op, {x.id}, next.id, AxisAttr{memory_axis(x, static_cast<int64_t>(d))});
       x = next;
     }
-    if (mean) x = binary(OpCode::kMul, x, scalar(1.f / static_cast<float>(count), rank), x.logical);
-    return x.logical == out_shape() ? x : reshape_to(x, out_shape());
+    return x;
+  }
+
+  // LayerNormalization's Y as TOSA ops: mean and variance by reduce_sum and
+  // mul over the normalized dims (two passes, as the portable kernel), then
+  // (x - mean) * rsqrt(var + epsilon) * scale + bias.
+  Status lower_layer_norm(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    const size_t rank = x.logical.size();
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", -1));
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    HS_ASSIGN_OR_RETURN(const float epsilon, n.attrs.get_float("epsilon", 1e-5f));
+    std::vector<bool> reduced(rank, false);
+    int64_t count = 1;
+    for (size_t d = static_cast<size_t>(axis); d < rank; ++d) {
+      reduced[d] = true;
+      count *= x.logical[d];
+    }
+    const Operand inv_count = scalar(1.f / static_cast<float>(count), rank);
+    Operand mean = reduce_keepdims(x, reduced, OpCode::kReduceSum);
+    mean = binary(OpCode::kMul, mean, inv_count, mean.logical);
+    const Operand centred = binary(OpCode::kSub, x, mean, x.logical);
+    Operand var = reduce_keepdims(binary(OpCode::kMul, centred, centred, x.logical), reduced, OpCode::kReduceSum);
+    var = binary(OpCode::kMul, var, inv_count, var.logical);
+    const Operand inv_std = unary(OpCode::kRsqrt, binary(OpCode::kAdd, var, scalar(epsilon, rank), var.logical));
+    Operand y = binary(OpCode::kMul, centred, inv_std, x.logical);
+    HS_ASSIGN_OR_RETURN(const Operand scale, operand(n.inputs[1], rank));
+    y = binary(OpCode::kMul, y, scale, x.logical);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      HS_ASSIGN_OR_RETURN(const Operand bias, operand(n.inputs[2], rank));
+      y = binary(OpCode::kAdd, y, bias, x.logical);
+    }
+    bind(y);
+    return Status::ok();
+  }
+
+  // Where with a constant condition: TOSA select, the bool condition folded
+  // to a 0/1 constant.
+  Status lower_where(const Node& n) {
+    const size_t rank = out_shape().size();
+    HS_ASSIGN_OR_RETURN(const Operand c, operand(n.inputs[0], rank));
+    HS_ASSIGN_OR_RETURN(const Operand a, operand(n.inputs[1], rank));
+    HS_ASSIGN_OR_RETURN(const Operand b, operand(n.inputs[2], rank));
+    Operand y = temp(out_shape(), rank == 4);
+    emit(OpCode::kSelect, {c.id, a.id, b.id}, y.id);
+    bind(y);
+    return Status::ok();
+  }
+
+  // A TOSA slice of `x` taking [start, start + size) of logical dim `axis`
+  // and everything of the other dims.
+  Operand slice_along(const Operand& x, int64_t axis, int64_t start, int64_t size) {
+    Shape logical = x.logical;
+    logical[static_cast<size_t>(axis)] = size;
+    Operand y = temp(logical, x.nhwc);
+    SliceAttr attr;
+    for (size_t i = 0; i < logical.size(); ++i) {
+      const int64_t d = x.nhwc ? kNchwDim[i] : static_cast<int64_t>(i);
+      attr.start.push_back(d == axis ? start : 0);
+      attr.size.push_back(logical[static_cast<size_t>(d)]);
+      attr.stride.push_back(1);
+    }
+    emit(OpCode::kSlice, {x.id}, y.id, std::move(attr));
+    return y;
+  }
+
+  // Split: one TOSA slice per output.
+  Status lower_split(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", 0));
+    if (axis < 0) axis += static_cast<int64_t>(x.logical.size());
+    const Tensor* split = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? g_.value(n.inputs[1]).constant.get() : nullptr;
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes,
+                        split_sizes(n.attrs, g_.opset(), split, x.logical, axis, n.outputs.size()));
+    int64_t at = 0;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] != kNoValue) values_[n.outputs[i]] = slice_along(x, axis, at, sizes[i]);
+      at += sizes[i];
+    }
+    return Status::ok();
+  }
+
+  // Gather of a constant scalar index: a slice of size 1, reshaped to the
+  // output (which drops the axis).
+  Status lower_gather(const Node& n) {
+    HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", 0));
+    if (axis < 0) axis += static_cast<int64_t>(x.logical.size());
+    const int64_t dim = x.logical[static_cast<size_t>(axis)];
+    int64_t i = g_.value(n.inputs[1]).constant->int_at(0);
+    if (i < 0) i += dim;
+    bind(reshape_to(slice_along(x, axis, i, 1), out_shape()));
+    return Status::ok();
+  }
+
+  // Expand and Tile: TOSA tile (Expand's input padded to the output's
+  // rank first; its broadcast dims are tiles of size-1 dims).
+  Status lower_tile(const Node& n) {
+    const size_t rank = out_shape().size();
+    HS_ASSIGN_OR_RETURN(const Operand x, operand(n.inputs[0], rank));
+    Operand y = temp(out_shape(), rank == 4);
+    emit(OpCode::kTile, {x.id}, y.id);
+    bind(y);
+    return Status::ok();
   }
 
   Status lower_reduce_mean(const Node& n) {

@@ -20,7 +20,11 @@
 //     tap tables; Div → reciprocal + mul; Sqrt → rsqrt + reciprocal; Relu /
 //     Clip → clamp; HardSigmoid → mul, add, clamp; Dropout → nothing (the
 //     identity); HardSwish → a compute segment running a custom shader (TOSA
-//     has no hard-swish: the RFC's tosa.custom case).
+//     has no hard-swish: the RFC's tosa.custom case); Gelu → the same with
+//     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
+//     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
+//     Gather (one constant scalar index) → slice + reshape; Expand / Tile →
+//     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI.
 #pragma once
 
 #include "delegates/delegate.h"

@@ -37,6 +37,10 @@ std::string_view op_name(OpCode op) {
     case OpCode::kLog: return "log";
     case OpCode::kFloor: return "floor";
     case OpCode::kCeil: return "ceil";
+    case OpCode::kErf: return "erf";
+    case OpCode::kSelect: return "select";
+    case OpCode::kTile: return "tile";
+    case OpCode::kTransposeConv2d: return "transpose_conv2d";
   }
   return "unknown";
 }
@@ -59,6 +63,7 @@ bool is_unary(OpCode op) {
     case OpCode::kLog:
     case OpCode::kFloor:
     case OpCode::kCeil:
+    case OpCode::kErf:
     case OpCode::kClamp:
       return true;
     default:
@@ -141,6 +146,43 @@ Status check_binary(const Operands& s) {
   return Status::ok();
 }
 
+// select: three operands of the output's rank, each dim equal to the
+// output's or 1 (broadcast); the output is their broadcast shape.
+Status check_select(const Operands& s) {
+  const Shape64& out = s.o(0);
+  for (size_t k = 0; k < 3; ++k)
+    if (s.i(k).size() != out.size())
+      return invalid_argument("operand " + std::to_string(k) + " " + text(s.i(k)) + " has a different rank from the output " +
+                              text(out));
+  for (size_t d = 0; d < out.size(); ++d) {
+    int64_t want = 1;
+    for (size_t k = 0; k < 3; ++k) {
+      const int64_t v = s.i(k)[d];
+      if (v != 1 && want != 1 && v != want)
+        return invalid_argument("operands do not broadcast in dim " + std::to_string(d));
+      if (v != 1) want = v;
+    }
+    if (out[d] != want)
+      return invalid_argument("output " + text(out) + " is not the operands' broadcast shape in dim " + std::to_string(d));
+  }
+  return Status::ok();
+}
+
+// tile: the output's rank, each dim a multiple of the input's; the copy
+// behind it walks a (multiple, dim) pair per dim repeated above size 1, so
+// those pairs must fit kMaxRank dims.
+Status check_tile(const Operands& s) {
+  const Shape64 &in = s.i(0), &out = s.o(0);
+  if (in.size() != out.size()) return invalid_argument("output " + text(out) + " has a different rank from " + text(in));
+  size_t walked = 0;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (out[d] % in[d] != 0) return invalid_argument("output " + text(out) + " is no tiling of " + text(in));
+    walked += out[d] != in[d] && in[d] > 1 ? 2 : 1;
+  }
+  if (walked > kMaxRank) return invalid_argument("tiling " + text(in) + " to " + text(out) + " walks more than 6 dims");
+  return Status::ok();
+}
+
 Status check_window(int64_t in, int64_t out, int64_t pb, int64_t pa, int64_t k, int64_t stride, int64_t dilation,
                     const char* axis) {
   // Bounded, so the window arithmetic cannot overflow.
@@ -154,6 +196,23 @@ Status check_window(int64_t in, int64_t out, int64_t pb, int64_t pa, int64_t k, 
                             std::to_string(in) + ", pads " + std::to_string(pb) + "+" + std::to_string(pa) + ", kernel " +
                             std::to_string(k) + ", stride " + std::to_string(stride) + " and dilation " +
                             std::to_string(dilation) + " (expected " + std::to_string(want) + ")");
+  return Status::ok();
+}
+
+// transpose_conv2d along one axis: out = (in - 1) * stride - pad_before -
+// pad_after + (kernel - 1) * dilation + 1. Pads crop the full output and may
+// be negative (ONNX's output_padding extends the end).
+Status check_transpose_window(int64_t in, int64_t out, int64_t pb, int64_t pa, int64_t k, int64_t stride,
+                              int64_t dilation, const char* axis) {
+  constexpr int64_t kLimit = int64_t{1} << 20;
+  const auto in_range = [](int64_t v, int64_t lo) { return v >= lo && v <= kLimit; };
+  if (!in_range(k, 1) || !in_range(stride, 1) || !in_range(dilation, 1) || !in_range(pb, -kLimit) ||
+      !in_range(pa, -kLimit) || !in_range(in, 1))
+    return invalid_argument(std::string("has a kernel, stride, dilation or pad outside [1|-2^20, 2^20] along ") + axis);
+  const int64_t want = (in - 1) * stride - pb - pa + (k - 1) * dilation + 1;
+  if (want < 1 || out != want)
+    return invalid_argument(std::string("output size ") + std::to_string(out) + " along " + axis +
+                            " does not follow from input " + std::to_string(in) + " (expected " + std::to_string(want) + ")");
   return Status::ok();
 }
 
@@ -174,6 +233,10 @@ Status check_conv(const Operator& op, const Operands& s, bool depthwise) {
   if (y[0] != x[0] || y[3] != out_channels || b[0] != out_channels)
     return invalid_argument("output " + text(y) + " or bias " + text(b) + " does not match " + std::to_string(out_channels) +
                             " output channels of batch " + std::to_string(x[0]));
+  if (op.op == OpCode::kTransposeConv2d) {
+    HS_RETURN_IF_ERROR(check_transpose_window(x[1], y[1], a->pad[0], a->pad[1], kh, a->stride[0], a->dilation[0], "y"));
+    return check_transpose_window(x[2], y[2], a->pad[2], a->pad[3], kw, a->stride[1], a->dilation[1], "x");
+  }
   HS_RETURN_IF_ERROR(check_window(x[1], y[1], a->pad[0], a->pad[1], kh, a->stride[0], a->dilation[0], "y"));
   return check_window(x[2], y[2], a->pad[2], a->pad[3], kw, a->stride[1], a->dilation[1], "x");
 }
@@ -322,6 +385,7 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
   for (uint32_t id : op.outputs) s.out.push_back(&resources[id].shape);
   switch (op.op) {
     case OpCode::kConv2d:
+    case OpCode::kTransposeConv2d:
       return check_conv(op, s, false);
     case OpCode::kDepthwiseConv2d:
       return check_conv(op, s, true);
@@ -353,6 +417,14 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
       HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
       HS_RETURN_IF_ERROR(attr_of<ClampAttr>(op, "clamp").status());
       return same_shape(s.i(0), s.o(0), "output");
+    case OpCode::kTile:
+      HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
+      HS_RETURN_IF_ERROR(require_no_attr(op));
+      return check_tile(s);
+    case OpCode::kSelect:
+      HS_RETURN_IF_ERROR(arity(op, 3, 3, 1));
+      HS_RETURN_IF_ERROR(require_no_attr(op));
+      return check_select(s);
     default:
       break;
   }

@@ -17,7 +17,7 @@ namespace hetsched::vgf {
 // the output's or 1 (broadcast).
 bool is_binary(OpCode op);
 // abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid, tanh, log, floor,
-// ceil, and clamp.
+// ceil, erf, and clamp.
 bool is_unary(OpCode op);
 
 // Checks `op` against its rule: operand counts, the attribute kind and its

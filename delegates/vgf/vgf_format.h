@@ -69,8 +69,12 @@ enum class OpCode : uint16_t {
   kLog,
   kFloor,
   kCeil,
+  kErf,
+  kSelect,  // select(cond, a, b): TOSA SELECT, the condition as f32 (non-zero: a)
+  kTile,    // TOSA TILE, its multiples the output's dims over the input's
+  kTransposeConv2d,  // ConvAttr: pad (top, bottom, left, right) of the output, may be negative
 };
-inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kCeil);
+inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kTransposeConv2d);
 // TOSA spelling: "conv2d", "avg_pool2d", "reduce_sum", ...
 std::string_view op_name(OpCode op);
 

@@ -15,6 +15,8 @@
 #include "delegates/vgf/shaders/pool2d_spv.h"
 #include "delegates/vgf/shaders/reduce_spv.h"
 #include "delegates/vgf/shaders/resize_spv.h"
+#include "delegates/vgf/shaders/select_spv.h"
+#include "delegates/vgf/shaders/transpose_conv2d_spv.h"
 #include "delegates/vgf/shaders/unary_spv.h"
 #include "delegates/vgf/transient_planner.h"
 #include "shared_gpu/vk_check.h"
@@ -35,6 +37,8 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kMatmul: return kMatmulSpv;
     case Kernel::kReduce: return kReduceSpv;
     case Kernel::kResize: return kResizeSpv;
+    case Kernel::kSelect: return kSelectSpv;
+    case Kernel::kTransposeConv2d: return kTransposeConv2dSpv;
     case Kernel::kCustom: break;
   }
   return {};

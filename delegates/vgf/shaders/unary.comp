@@ -1,14 +1,17 @@
 // VGF unary operators (abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid,
-// tanh, clamp, log, floor, ceil) and the copy behind reshape. One invocation
+// tanh, clamp, log, floor, ceil, erf) and the copy behind reshape. One invocation
 // per element.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
+
+#include "../../../shared_gpu/shaders/erf.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
 
 // op: 0 copy, 1 abs, 2 neg, 3 sin, 4 cos, 5 exp, 6 reciprocal, 7 rsqrt,
-// 8 sigmoid, 9 tanh, 10 clamp(lo, hi), 11 log, 12 floor, 13 ceil. Mirrored
+// 8 sigmoid, 9 tanh, 10 clamp(lo, hi), 11 log, 12 floor, 13 ceil, 14 erf. Mirrored
 // by UnaryCode in dispatch_plan.cc.
 layout(push_constant) uniform Params {
   uint count;
@@ -45,6 +48,7 @@ void main() {
     case 11u: r = log(v); break;
     case 12u: r = floor(v); break;
     case 13u: r = ceil(v); break;
+    case 14u: r = onnx_erf(v); break;
     default: break;
   }
   y[i] = r;
