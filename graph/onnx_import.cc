@@ -13,6 +13,7 @@
 
 #include "graph/onnx_proto.h"
 #include "graph/op_schema.h"
+#include "graph/passes/compute_f16_in_f32.h"
 
 namespace hetsched {
 
@@ -66,6 +67,15 @@ class Importer {
     HS_RETURN_IF_ERROR(add_outputs(g));
     Status valid = report_.graph.validate();
     if (!valid.is_ok()) return valid.with_context(prefix());
+    // fp16 models run in f32 behind their f16 interface (passes/compute_f16_in_f32.h).
+    std::vector<bool> f16_outputs;
+    for (const auto& out : g.output())
+      f16_outputs.push_back(out.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT16);
+    if (has_f16_tensors(report_.graph) || std::find(f16_outputs.begin(), f16_outputs.end(), true) != f16_outputs.end()) {
+      Result<Graph> widened = compute_f16_in_f32(report_.graph, f16_outputs);
+      if (!widened.is_ok()) return widened.status().with_context(prefix());
+      report_.graph = std::move(widened).value();
+    }
     return std::move(report_);
   }
 

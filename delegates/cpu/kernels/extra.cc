@@ -10,6 +10,7 @@
 
 #include "delegates/cpu/kernels/extra_util.h"
 #include "graph/op_schema.h"
+#include "graph/passes/compute_f16_in_f32.h"
 
 namespace hetsched::cpu {
 
@@ -42,9 +43,28 @@ Status cast_kernel(const KernelContext& ctx) {
   HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{*dtype, x.shape()}));
   Tensor& y = ctx.out(0);
   const bool from_float = x.dtype() == DType::kFloat32;
-  if (x.dtype() == DType::kFloat16 || *dtype == DType::kFloat16)
-    return unsupported("f16 casts are not supported, got " + x.type().to_string() + " to " +
+  // Halves only to and from f32: the edges of an fp16 model computed in f32
+  // (graph/passes/compute_f16_in_f32.h).
+  if (x.dtype() == DType::kFloat16 || *dtype == DType::kFloat16) {
+    if (x.dtype() == DType::kFloat16 && *dtype == DType::kFloat32) {
+      parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y.data<float>()[i] = half_to_float(x.data<uint16_t>()[i]);
+      });
+      return Status::ok();
+    }
+    if (x.dtype() == DType::kFloat32 && *dtype == DType::kFloat16) {
+      parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y.data<uint16_t>()[i] = float_to_half(x.data<float>()[i]);
+      });
+      return Status::ok();
+    }
+    if (x.dtype() == *dtype) {
+      std::memcpy(y.raw(), x.raw(), x.byte_size());
+      return Status::ok();
+    }
+    return unsupported("f16 casts go to and from f32 only, got " + x.type().to_string() + " to " +
                        std::string(dtype_name(*dtype)));
+  }
   parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const double f = from_float ? static_cast<double>(x.data<float>()[i]) : 0.0;
