@@ -30,7 +30,8 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
 int first_opset_of(const std::string& op) {
   static const std::map<std::string, int, std::less<>> kSince = {
       {"Resize", 10},      {"Range", 11},          {"Round", 11},     {"GatherElements", 11},
-      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},    {"LayerNormalization", 17},
+      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},
+      {"ThresholdedRelu", 10}, {"Celu", 12},       {"Mish", 18},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},
   };
   auto it = kSince.find(op);

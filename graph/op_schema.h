@@ -71,6 +71,7 @@ void register_nn_ops(OpSchemaTable& table);           // ops_nn.cc: Conv, BatchN
 void register_tensor_ops(OpSchemaTable& table);       // ops_tensor.cc: Transpose, Reshape, Flatten, Concat, Slice, Gather, GatherElements, Resize
 void register_extra_ops(OpSchemaTable& table);        // ops_extra.cc: the further ops ONNX imports need (Cast, Shape, Pad, ConvTranspose...)
 void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization
+void register_activation_ops(OpSchemaTable& table);   // ops_activation.cc: Elu, Selu, Softplus, trigonometry, ...
 
 // The full table. Thread-safe; built on first use.
 const OpSchemaTable& op_schemas();

@@ -9,6 +9,7 @@ const KernelTable& kernel_table() {
     register_nn_kernels(t);
     register_tensor_kernels(t);
     register_extra_kernels(t);
+    register_activation_kernels(t);
     return t;
   }();
   return table;

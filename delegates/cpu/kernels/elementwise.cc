@@ -12,10 +12,6 @@ namespace hetsched::cpu {
 
 namespace {
 
-// Unary and equal-shape binary loops are memory bound; this many elements
-// per task keeps TBB overhead small.
-constexpr int64_t kElementwiseGrain = 1 << 15;
-
 template <typename T, typename Op>
 Status run_binary(const KernelContext& ctx, Op op) {
   const Tensor& a = ctx.in(0);

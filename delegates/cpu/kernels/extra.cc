@@ -16,8 +16,6 @@ namespace hetsched::cpu {
 
 namespace {
 
-constexpr int64_t kElementwiseGrain = 1 << 15;
-
 // --- Cast --------------------------------------------------------------------------
 
 // float → integer truncates toward zero as numpy's astype does; NaN becomes

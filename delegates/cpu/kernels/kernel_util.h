@@ -38,6 +38,9 @@ inline Status check_output(const KernelContext& ctx, size_t i, const TensorType&
 // thread: a TBB task costs on the order of a microsecond, which a few
 // thousand float operations already take.
 inline constexpr int64_t kParallelGrain = 1 << 14;
+// Unary and equal-shape binary loops are memory bound; this many elements
+// per task keeps TBB overhead small.
+inline constexpr int64_t kElementwiseGrain = 1 << 15;
 
 // Runs fn(begin, end) over [0, n) in chunks of about `grain` items, in
 // parallel when there is more than one chunk.
