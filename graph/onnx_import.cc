@@ -246,6 +246,15 @@ class Importer {
                                 "(ONNX requires nodes in topological order)");
       inputs.push_back(id);
     }
+    // Upsample before opset 9 takes its scales as an attribute: the constant
+    // input Resize (opset 10's form, which it becomes) reads.
+    if (default_domain && node.op_type() == "Upsample" && opset_ < 9 && inputs.size() == 1 && attrs.has("scales")) {
+      auto scales = attrs.get_floats("scales", {});
+      if (!scales.is_ok()) return scales.status().with_context(prefix() + "node '" + name + "' (Upsample): ");
+      const int64_t n = static_cast<int64_t>(scales->size());
+      inputs.push_back(report_.graph.add_constant(report_.graph.unique_value_name(name + "_scales"),
+                                                  Tensor::from_vector(DType::kFloat32, {n}, *scales)));
+    }
     int num_outputs = node.output_size();
     while (num_outputs > 0 && node.output(num_outputs - 1).empty()) --num_outputs;
     if (num_outputs == 0)

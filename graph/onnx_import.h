@@ -28,7 +28,7 @@
 namespace hetsched {
 
 // The default-domain opsets the importer and the op schemas understand.
-inline constexpr int kMinOnnxOpset = 9;
+inline constexpr int kMinOnnxOpset = 7;
 inline constexpr int kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {

@@ -210,6 +210,11 @@ Status batch_norm_infer(const InferContext& ctx, std::vector<TensorType>& output
     return unsupported("training mode is unsupported: only inference with the single output Y is supported (got " +
                        std::to_string(outputs.size()) + " outputs, training_mode " + std::to_string(training_mode) +
                        ")");
+  // Opset 7-8's `spatial` 0 keeps statistics per element, not per channel.
+  HS_ASSIGN_OR_RETURN(const int64_t spatial, ctx.attrs().get_int("spatial", 1));
+  if (spatial != 1)
+    return unsupported("attribute 'spatial' = " + std::to_string(spatial) +
+                       " (statistics per element, opsets 7-8) is not supported; spatial 1 (per channel) is");
   const TensorType& x = ctx.input_type(0);
   HS_RETURN_IF_ERROR(require_f32(x, "input X"));
   if (x.rank() < 2) return invalid_argument("input X must be at least 2-D (N, C, ...), got " + x.to_string());

@@ -43,7 +43,7 @@ TEST(OnnxOpset18Test, AcceptsOpsets18To21AndRefusesNewer) {
   }
   auto r = import_model(relu_model(22));
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("opset 22 is not supported (supported: 9 to 21)"), std::string::npos)
+  EXPECT_NE(r.status().message().find("opset 22 is not supported (supported: 7 to 21)"), std::string::npos)
       << r.status().message();
 }
 
@@ -393,3 +393,34 @@ TEST(OnnxExternalDataTest, BytesWithoutAPathCannotReachExternalData) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched::onnx_test {
+namespace {
+
+// Opsets 7 and 8 (the oldest accepted): Upsample's scales are an attribute,
+// read as Resize's constant input; BatchNormalization's spatial 0 is refused.
+TEST(OnnxOldOpsetTest, UpsampleTakesItsScalesAsAnAttributeBeforeOpset9) {
+  OnnxModel m(8);
+  m.input("x", kFloat, {1, 1, 2, 2});
+  auto& up = m.node("Upsample", {"x"}, {"y"});
+  attr(up, "scales", Floats{1, 1, 2, 2});
+  attr(up, "mode", std::string("nearest"));
+  m.output("y");
+  expect_f32(load_and_run(m, {f32({1, 1, 2, 2}, {1, 2, 3, 4})}), {1, 1, 4, 4},
+             {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(OnnxOldOpsetTest, OpsetsBelow7AreRefusedByName) {
+  OnnxModel m(6);
+  m.input("x", kFloat, {2});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  auto r = load_and_run(m, {f32({2}, {-1, 1})});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("default-domain opset 6 is not supported (supported: 7 to 21)"),
+            std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace hetsched::onnx_test
