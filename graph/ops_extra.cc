@@ -261,6 +261,22 @@ Status not_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   return Status::ok();
 }
 
+// Trilu (opset 14): the upper or lower triangle of the last two dims, from
+// diagonal k (input 1, an i64 scalar; 0 when absent).
+Status trilu_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank() < 2) return invalid_argument("input must be at least 2-D, got " + x.to_string());
+  if (ctx.has_input(1)) {
+    const TensorType& k = ctx.input_type(1);
+    if (k.dtype != DType::kInt64 || k.num_elements() != 1)
+      return invalid_argument("input 1 (k) must be one i64, got " + k.to_string());
+  }
+  HS_ASSIGN_OR_RETURN(const int64_t upper, ctx.attrs().get_int("upper", 1));
+  if (upper != 0 && upper != 1) return invalid_argument("attribute 'upper' must be 0 or 1, got " + std::to_string(upper));
+  outputs[0] = x;
+  return Status::ok();
+}
+
 Status where_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_RETURN_IF_ERROR(require_dtype(ctx.input_type(0), {DType::kBool}, "input 0 (condition)"));
   const TensorType& x = ctx.input_type(1);
@@ -673,6 +689,7 @@ void register_extra_ops(OpSchemaTable& table) {
   for (const char* op : {"And", "Or", "Xor"}) add_schema(table, op, 2, 2, 1, 1, true, compare_infer({DType::kBool}));
   add_schema(table, "Not", 1, 1, 1, 1, true, not_infer);
   add_schema(table, "Where", 3, 3, 1, 1, true, where_infer);
+  add_schema(table, "Trilu", 1, 2, 1, 1, true, trilu_infer);
 
   for (const char* op : {"Erf", "Floor", "Ceil", "Round", "Log"})
     add_schema(table, op, 1, 1, 1, 1, true, unary_f32_infer);

@@ -241,7 +241,33 @@ Status where_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
+// Keeps element (i, j) of each matrix of the last two dims where j - i >= k
+// (upper) or j - i <= k (lower), zeroes the rest; any element type.
+Status trilu_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const int64_t k = ctx.has_input(1) ? ctx.in(1).int_at(0) : 0;
+  HS_ASSIGN_OR_RETURN(const int64_t upper, ctx.attrs().get_int("upper", 1));
+  HS_RETURN_IF_ERROR(check_single_output(ctx, x.type()));
+  const Shape& s = x.shape();
+  const int64_t rows = s[s.size() - 2], cols = s.back(), matrices = x.num_elements() / std::max<int64_t>(rows * cols, 1);
+  const size_t elem = dtype_size(x.dtype());
+  const std::byte* src = x.raw();
+  std::byte* dst = ctx.out(0).raw();
+  for (int64_t m = 0; m < matrices; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t at = static_cast<size_t>((m * rows + i) * cols + j) * elem;
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (keep)
+          std::memcpy(dst + at, src + at, elem);
+        else
+          std::memset(dst + at, 0, elem);
+      }
+  return Status::ok();
+}
+
 void register_extra_tensor_kernels(KernelTable& table) {
+  table["Trilu"] = with_node_context(trilu_kernel);
   table["Shape"] = with_node_context(shape_kernel);
   table["ConstantOfShape"] = with_node_context(constant_of_shape_kernel);
   table["Range"] = with_node_context(range_kernel);

@@ -1,4 +1,4 @@
-// The Softmax kernel, in both of ONNX's forms.
+// The Softmax and LogSoftmax kernels, in both of ONNX's forms.
 #include <algorithm>
 #include <cmath>
 
@@ -13,7 +13,7 @@ namespace {
 // `length`. Before opset 13 Softmax flattens to 2-D at `axis` (default 1) and
 // normalises whole rows: length spans every dim from `axis` on. From opset 13
 // it normalises along the single dim `axis` (default -1).
-Status softmax_kernel(const KernelContext& ctx) {
+Status softmax_kernel(const KernelContext& ctx, bool log) {
   const Tensor& x = ctx.in(0);
   if (x.dtype() != DType::kFloat32 || x.shape().empty())
     return invalid_argument("input must be f32 of rank >= 1, got " + x.type().to_string());
@@ -47,6 +47,11 @@ Status softmax_kernel(const KernelContext& ctx) {
                         out[i * inner] = std::exp(in[i * inner] - max);
                         sum += out[i * inner];
                       }
+                      if (log) {  // x - max - log(sum): no log of a rounded-off probability
+                        const float shift = max + static_cast<float>(std::log(sum));
+                        for (int64_t i = 0; i < length; ++i) out[i * inner] = in[i * inner] - shift;
+                        continue;
+                      }
                       const float scale = static_cast<float>(1.0 / sum);
                       for (int64_t i = 0; i < length; ++i) out[i * inner] *= scale;
                     }
@@ -56,6 +61,9 @@ Status softmax_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-void register_softmax_kernels(KernelTable& table) { table["Softmax"] = with_node_context(softmax_kernel); }
+void register_softmax_kernels(KernelTable& table) {
+  table["Softmax"] = with_node_context([](const KernelContext& ctx) { return softmax_kernel(ctx, false); });
+  table["LogSoftmax"] = with_node_context([](const KernelContext& ctx) { return softmax_kernel(ctx, true); });
+}
 
 }  // namespace hetsched::cpu
