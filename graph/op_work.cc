@@ -45,7 +45,8 @@ const std::map<std::string, OpClass, std::less<>>& class_table() {
     std::map<std::string, OpClass, std::less<>> t;
     for (const char* op : {"Conv", "ConvTranspose"}) t[op] = OpClass::kConv;
     for (const char* op : {"MatMul", "Gemm"}) t[op] = OpClass::kMatMul;
-    for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "Softmax",
+    for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "Softmax",
                            "LogSoftmax", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
                            "LayerNormalization", "InstanceNormalization", "GroupNormalization", "ArgMax", "ArgMin"})
       t[op] = OpClass::kReduce;

@@ -699,7 +699,8 @@ void register_extra_ops(OpSchemaTable& table) {
     add_schema(table, op, 1, kAnyCount, 1, 1, true, variadic_infer(kOrdered));
   add_schema(table, "Mean", 1, kAnyCount, 1, 1, true, variadic_infer({DType::kFloat32}));
 
-  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"})
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
     add_schema(table, op, 1, 2, 1, 1, true, reduce_infer);
   for (const char* op : {"ArgMax", "ArgMin"}) add_schema(table, op, 1, 1, 1, 1, true, arg_reduce_infer);
 

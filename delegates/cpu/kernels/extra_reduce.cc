@@ -1,6 +1,8 @@
 // Kernels of the extra reductions: ReduceSum, ReduceMax, ReduceMin,
-// ReduceProd, ArgMax and ArgMin.
+// ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+// ReduceLogSumExp, ArgMax and ArgMin.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -13,7 +15,7 @@ namespace hetsched::cpu {
 
 namespace {
 
-enum class ReduceKind { kSum, kMax, kMin, kProd };
+enum class ReduceKind { kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
 // Each output element folds the sub-block its reduced dims span. Float sums
 // and products accumulate in double so that the reference loses no
@@ -56,7 +58,20 @@ void reduce_typed(const Tensor& x, Tensor& y, const std::vector<bool>& reduced, 
                         } else {
                           switch (kind) {
                             case ReduceKind::kSum:
+                            case ReduceKind::kLogSum:
                               acc += v;
+                              break;
+                            case ReduceKind::kL1:
+                              acc += v < 0 ? -v : v;
+                              break;
+                            case ReduceKind::kL2:
+                            case ReduceKind::kSumSquare:
+                              acc += v * v;
+                              break;
+                            case ReduceKind::kLogSumExp:
+                              // No max shift: the reference accumulates in
+                              // double, whose exp overflows only past 709.
+                              acc += static_cast<Acc>(std::exp(static_cast<double>(v)));
                               break;
                             case ReduceKind::kProd:
                               acc *= v;
@@ -77,7 +92,12 @@ void reduce_typed(const Tensor& x, Tensor& y, const std::vector<bool>& reduced, 
                           idx[d] = 0;
                         }
                       }
-                      py[o] = static_cast<T>(acc);
+                      if (kind == ReduceKind::kL2)
+                        py[o] = static_cast<T>(std::sqrt(static_cast<double>(acc)));
+                      else if (kind == ReduceKind::kLogSum || kind == ReduceKind::kLogSumExp)
+                        py[o] = static_cast<T>(std::log(static_cast<double>(acc)));
+                      else
+                        py[o] = static_cast<T>(acc);
                     }
                   });
 }
@@ -155,6 +175,11 @@ void register_extra_reduce_kernels(KernelTable& table) {
   table["ReduceMax"] = with_node_context(reduce_kernel(ReduceKind::kMax));
   table["ReduceMin"] = with_node_context(reduce_kernel(ReduceKind::kMin));
   table["ReduceProd"] = with_node_context(reduce_kernel(ReduceKind::kProd));
+  table["ReduceL1"] = with_node_context(reduce_kernel(ReduceKind::kL1));
+  table["ReduceL2"] = with_node_context(reduce_kernel(ReduceKind::kL2));
+  table["ReduceSumSquare"] = with_node_context(reduce_kernel(ReduceKind::kSumSquare));
+  table["ReduceLogSum"] = with_node_context(reduce_kernel(ReduceKind::kLogSum));
+  table["ReduceLogSumExp"] = with_node_context(reduce_kernel(ReduceKind::kLogSumExp));
   table["ArgMax"] = with_node_context(arg_kernel(true));
   table["ArgMin"] = with_node_context(arg_kernel(false));
 }
