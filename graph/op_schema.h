@@ -72,6 +72,7 @@ void register_tensor_ops(OpSchemaTable& table);       // ops_tensor.cc: Transpos
 void register_extra_ops(OpSchemaTable& table);        // ops_extra.cc: the further ops ONNX imports need (Cast, Shape, Pad, ConvTranspose...)
 void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization
 void register_activation_ops(OpSchemaTable& table);   // ops_activation.cc: Elu, Selu, Softplus, trigonometry, ...
+void register_misc_ops(OpSchemaTable& table);         // ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace, CumSum, ...
 
 // The full table. Thread-safe; built on first use.
 const OpSchemaTable& op_schemas();

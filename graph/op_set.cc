@@ -13,6 +13,7 @@ const OpSchemaTable& op_schemas() {
     register_tensor_ops(t);
     register_extra_ops(t);
     register_activation_ops(t);
+    register_misc_ops(t);
     register_norm_ops(t);
     return t;
   }();

@@ -106,6 +106,7 @@ void register_elementwise_ops(OpSchemaTable& table) {
   const std::vector<DType> kArithmetic = {DType::kFloat32, DType::kInt64};
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) add_schema(table, op, 2, 2, binary_infer(kArithmetic));
   add_schema(table, "Pow", 2, 2, binary_infer({DType::kFloat32}));
+  add_schema(table, "Mod", 2, 2, binary_infer(kArithmetic));
 
   for (const char* op :
        {"Relu", "Sigmoid", "Tanh", "Exp", "Sin", "Cos", "Reciprocal", "Sqrt", "Neg", "Abs", "HardSwish"})

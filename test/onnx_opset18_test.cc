@@ -7,6 +7,8 @@
 // Expected values come from numpy (/usr/bin/python3), written out in the
 // comments where they are not obvious, and pasted.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
@@ -420,6 +422,45 @@ TEST(OnnxOldOpsetTest, OpsetsBelow7AreRefusedByName) {
   EXPECT_NE(r.status().message().find("default-domain opset 6 is not supported (supported: 7 to 21)"),
             std::string::npos)
       << r.status().message();
+}
+
+}  // namespace
+}  // namespace hetsched::onnx_test
+
+namespace hetsched::onnx_test {
+namespace {
+
+// CumSum and InstanceNormalization: the ONNX node tests have them only in
+// f64 or at opset 6, so here against values worked out by hand.
+TEST(OnnxMiscOpsTest, CumSumInEveryDirection) {
+  const auto run = [](int64_t exclusive, int64_t reverse, const Ints& axis, const Ints& dims, const Floats& x) {
+    OnnxModel m(14);
+    m.input("x", kFloat, std::vector<Dim>(dims.begin(), dims.end()));
+    m.initializer("axis", i64_proto({}, axis));
+    auto& n = m.node("CumSum", {"x", "axis"}, {"y"});
+    attr(n, "exclusive", exclusive);
+    attr(n, "reverse", reverse);
+    m.output("y");
+    return load_and_run(m, {f32(dims, x)});
+  };
+  expect_f32(run(0, 0, {0}, {4}, {1, 2, 3, 4}), {4}, {1, 3, 6, 10});
+  expect_f32(run(1, 0, {0}, {4}, {1, 2, 3, 4}), {4}, {0, 1, 3, 6});
+  expect_f32(run(0, 1, {0}, {4}, {1, 2, 3, 4}), {4}, {10, 9, 7, 4});
+  expect_f32(run(1, 1, {0}, {4}, {1, 2, 3, 4}), {4}, {9, 7, 4, 0});
+  expect_f32(run(0, 0, {-1}, {2, 3}, {1, 2, 3, 4, 5, 6}), {2, 3}, {1, 3, 6, 4, 9, 15});
+  expect_f32(run(0, 0, {0}, {2, 3}, {1, 2, 3, 4, 5, 6}), {2, 3}, {1, 2, 3, 5, 7, 9});
+}
+
+TEST(OnnxMiscOpsTest, InstanceNormalizationPerSampleAndChannel) {
+  OnnxModel m(13);
+  m.input("x", kFloat, {1, 2, 2});
+  m.initializer("scale", f32_proto({2}, {2, 1}, false));
+  m.initializer("b", f32_proto({2}, {0.5f, 0}, false));
+  m.node("InstanceNormalization", {"x", "scale", "b"}, {"y"});
+  m.output("y");
+  // Channel 0: mean 2, variance 1; channel 1 is constant: 0 before B.
+  const float k = 1.f / std::sqrt(1.f + 1e-5f);
+  expect_f32(load_and_run(m, {f32({1, 2, 2}, {1, 3, 5, 5})}), {1, 2, 2}, {-2 * k + 0.5f, 2 * k + 0.5f, 0, 0});
 }
 
 }  // namespace

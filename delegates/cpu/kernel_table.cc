@@ -10,6 +10,7 @@ const KernelTable& kernel_table() {
     register_tensor_kernels(t);
     register_extra_kernels(t);
     register_activation_kernels(t);
+    register_misc_kernels(t);
     return t;
   }();
   return table;

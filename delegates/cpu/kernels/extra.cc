@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "delegates/cpu/kernels/extra_util.h"
 #include "graph/op_schema.h"
@@ -114,6 +115,30 @@ Status run_broadcast_binary(const KernelContext& ctx, DType out_dtype, Op op) {
                            for (int64_t j = 0; j < n; ++j) py[out + j] = op(pa[ao + j * as], pb[bo + j * bs]);
                          });
   return Status::ok();
+}
+
+// Mod (opset 10): fmod 1 is C's fmod (the dividend's sign), fmod 0 the
+// integer remainder with the divisor's sign (Python's %); floats need fmod 1.
+Status mod_kernel(const KernelContext& ctx) {
+  HS_ASSIGN_OR_RETURN(const int64_t fmod, ctx.attrs().get_int("fmod", 0));
+  const DType d = ctx.in(0).dtype();
+  if (d == DType::kFloat32) {
+    if (fmod != 1) return invalid_argument("attribute 'fmod' must be 1 for f32 inputs, got " + std::to_string(fmod));
+    return run_broadcast_binary<float, float>(ctx, d, [](float a, float b) { return std::fmod(a, b); });
+  }
+  Status status = invalid_argument("expects f32, i64 or i32 inputs, got " + ctx.in(0).type().to_string());
+  visit_numeric(d, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (!std::is_floating_point_v<T>) {
+      status = run_broadcast_binary<T, T>(ctx, d, [fmod](T a, T b) -> T {
+        if (b == 0) return 0;  // ONNX leaves it undefined; no trap
+        T r = static_cast<T>(a % b);
+        if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+        return r;
+      });
+    }
+  });
+  return status;
 }
 
 template <typename Op>
@@ -252,6 +277,7 @@ void register_extra_kernels(KernelTable& table) {
   table["Or"] = with_node_context(logic_kernel([](bool a, bool b) { return a || b; }));
   table["Xor"] = with_node_context(logic_kernel([](bool a, bool b) { return a != b; }));
   table["Not"] = with_node_context(not_kernel);
+  table["Mod"] = with_node_context(mod_kernel);
 
   table["Erf"] = with_node_context(unary_kernel([](float x) { return std::erf(x); }));
   table["Floor"] = with_node_context(unary_kernel([](float x) { return std::floor(x); }));
