@@ -329,6 +329,7 @@ void register_nn_ops(OpSchemaTable& table) {
   add_schema(table, "MaxPool", 1, 1, 1, 2, pool_infer);
   add_schema(table, "AveragePool", 1, 1, 1, 1, pool_infer);
   add_schema(table, "GlobalAveragePool", 1, 1, 1, 1, global_average_pool_infer);
+  add_schema(table, "GlobalMaxPool", 1, 1, 1, 1, global_average_pool_infer);
   add_schema(table, "Softmax", 1, 1, 1, 1, softmax_infer);
   add_schema(table, "LogSoftmax", 1, 1, 1, 1, softmax_infer);
   add_schema(table, "ReduceMean", 1, 2, 1, 1, reduce_mean_infer);

@@ -451,6 +451,14 @@ TEST(OnnxMiscOpsTest, CumSumInEveryDirection) {
   expect_f32(run(0, 0, {0}, {2, 3}, {1, 2, 3, 4, 5, 6}), {2, 3}, {1, 2, 3, 5, 7, 9});
 }
 
+TEST(OnnxMiscOpsTest, GlobalMaxPoolTakesEachPlanesMaximum) {
+  OnnxModel m(13);
+  m.input("x", kFloat, {1, 2, 2, 2});
+  m.node("GlobalMaxPool", {"x"}, {"y"});
+  m.output("y");
+  expect_f32(load_and_run(m, {f32({1, 2, 2, 2}, {1, -5, 3, 2, -4, -1, -3, -2})}), {1, 2, 1, 1}, {3, -1});
+}
+
 TEST(OnnxMiscOpsTest, InstanceNormalizationPerSampleAndChannel) {
   OnnxModel m(13);
   m.input("x", kFloat, {1, 2, 2});

@@ -1,5 +1,7 @@
-// Pooling kernels: MaxPool, AveragePool (1-D and 2-D) and GlobalAveragePool.
+// Pooling kernels: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool and
+// GlobalMaxPool.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -100,7 +102,7 @@ Status average_pool_kernel(const KernelContext& ctx) {
   return Status::ok();
 }
 
-Status global_average_pool_kernel(const KernelContext& ctx) {
+Status global_pool_kernel(const KernelContext& ctx, bool max) {
   const Tensor& x = ctx.in(0);
   if (x.dtype() != DType::kFloat32 || x.shape().size() < 3)
     return invalid_argument("input must be f32 of rank >= 3, got " + x.type().to_string());
@@ -115,6 +117,12 @@ Status global_average_pool_kernel(const KernelContext& ctx) {
   parallel_chunks(planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(plane, 1)),
                   [&](int64_t begin, int64_t end) {
                     for (int64_t p = begin; p < end; ++p) {
+                      if (max) {
+                        float m = -INFINITY;
+                        for (int64_t i = 0; i < plane; ++i) m = std::max(m, px[p * plane + i]);
+                        py[p] = m;
+                        continue;
+                      }
                       double sum = 0.0;
                       for (int64_t i = 0; i < plane; ++i) sum += px[p * plane + i];
                       py[p] = static_cast<float>(sum / static_cast<double>(plane));
@@ -128,7 +136,9 @@ Status global_average_pool_kernel(const KernelContext& ctx) {
 void register_pool_kernels(KernelTable& table) {
   table["MaxPool"] = with_node_context(max_pool_kernel);
   table["AveragePool"] = with_node_context(average_pool_kernel);
-  table["GlobalAveragePool"] = with_node_context(global_average_pool_kernel);
+  table["GlobalAveragePool"] =
+      with_node_context([](const KernelContext& ctx) { return global_pool_kernel(ctx, false); });
+  table["GlobalMaxPool"] = with_node_context([](const KernelContext& ctx) { return global_pool_kernel(ctx, true); });
 }
 
 }  // namespace hetsched::cpu
