@@ -32,7 +32,8 @@ int first_opset_of(const std::string& op) {
       {"Resize", 10},      {"Range", 11},          {"Round", 11},     {"GatherElements", 11},
       {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},
       {"ThresholdedRelu", 10}, {"Celu", 12},       {"Mish", 18},      {"Trilu", 14},
-      {"Mod", 10},             {"IsInf", 10},       {"CumSum", 11},    {"LayerNormalization", 17},
+      {"Mod", 10},             {"IsInf", 10},       {"CumSum", 11},    {"GatherND", 11},
+      {"ScatterND", 11},       {"ScatterElements", 11},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},
   };
   auto it = kSince.find(op);

@@ -1,6 +1,7 @@
 // Shape inference for single-purpose ops that classic and exported models
-// use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum and
-// InstanceNormalization.
+// use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
+// InstanceNormalization, TopK, GatherND, ScatterND and ScatterElements.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,89 @@ Status instance_norm_infer(const InferContext& ctx, std::vector<TensorType>& out
   return Status::ok();
 }
 
+// TopK: K (input 1 from opset 10, attribute k before) must be a constant: it
+// decides the output shape. Values keep X's type; indices are i64.
+Status topk_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank() == 0) return invalid_argument("input X must be at least 1-D, got " + x.to_string());
+  if (x.dtype != DType::kFloat32 && x.dtype != DType::kInt64 && x.dtype != DType::kInt32)
+    return invalid_argument("input X must be f32, i64 or i32, got " + x.to_string());
+  int64_t k = 0;
+  if (ctx.opset() >= 10) {
+    const Tensor* kt = ctx.input_constant(1);
+    if (!kt) return unsupported("input 1 (K) must be a constant (it decides the output shape)");
+    if (kt->dtype() != DType::kInt64 || kt->num_elements() != 1)
+      return invalid_argument("input 1 (K) must be one i64, got " + kt->type().to_string());
+    k = kt->int_at(0);
+  } else {
+    HS_ASSIGN_OR_RETURN(k, ctx.attrs().require_int("k"));
+  }
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", -1));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(x.rank())));
+  if (k < 0 || k > x.shape[static_cast<size_t>(axis)])
+    return invalid_argument("K = " + std::to_string(k) + " is outside [0, " +
+                            std::to_string(x.shape[static_cast<size_t>(axis)]) + "] for axis " + std::to_string(axis));
+  Shape shape = x.shape;
+  shape[static_cast<size_t>(axis)] = k;
+  outputs[0] = TensorType{x.dtype, shape};
+  if (outputs.size() > 1) outputs[1] = TensorType{DType::kInt64, shape};
+  return Status::ok();
+}
+
+// GatherND: out shape = indices.shape[:-1] + data.shape[batch_dims + last:].
+Status gather_nd_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& data = ctx.input_type(0);
+  const TensorType& idx = ctx.input_type(1);
+  if (idx.dtype != DType::kInt64) return invalid_argument("input indices must be i64, got " + idx.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t b, ctx.attrs().get_int("batch_dims", 0));
+  if (idx.rank() < 1 || b < 0 || static_cast<size_t>(b) >= std::min(data.rank(), idx.rank()))
+    return invalid_argument("batch_dims " + std::to_string(b) + " must be below the ranks of data " +
+                            data.to_string() + " and indices " + idx.to_string());
+  const int64_t last = idx.shape.back();
+  if (last < 1 || static_cast<size_t>(b + last) > data.rank())
+    return invalid_argument("indices' last dim " + std::to_string(last) + " does not fit data " + data.to_string() +
+                            " after " + std::to_string(b) + " batch dims");
+  for (int64_t d = 0; d < b; ++d)
+    if (data.shape[static_cast<size_t>(d)] != idx.shape[static_cast<size_t>(d)])
+      return invalid_argument("batch dims of data " + data.to_string() + " and indices " + idx.to_string() + " differ");
+  Shape out(idx.shape.begin(), idx.shape.end() - 1);
+  out.insert(out.end(), data.shape.begin() + b + last, data.shape.end());
+  outputs[0] = TensorType{data.dtype, out};
+  return Status::ok();
+}
+
+// ScatterND and ScatterElements: the output is data with updates written in;
+// reduction none (all opsets) or add, mul (16) and max, min (18).
+Status scatter_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& data = ctx.input_type(0);
+  const TensorType& idx = ctx.input_type(1);
+  const TensorType& upd = ctx.input_type(2);
+  if (idx.dtype != DType::kInt64 && idx.dtype != DType::kInt32)
+    return invalid_argument("input indices must be i64 or i32, got " + idx.to_string());
+  if (upd.dtype != data.dtype)
+    return invalid_argument("updates " + upd.to_string() + " must have data's type " + data.to_string());
+  HS_ASSIGN_OR_RETURN(const std::string reduction, ctx.attrs().get_string("reduction", "none"));
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+    return invalid_argument("attribute 'reduction' must be none, add, mul, max or min, got '" + reduction + "'");
+  if (ctx.node().op == "ScatterElements") {
+    if (idx.shape != upd.shape)
+      return invalid_argument("indices " + idx.to_string() + " and updates " + upd.to_string() + " must have one shape");
+    if (idx.rank() != data.rank())
+      return invalid_argument("indices " + idx.to_string() + " must have data's rank " + data.to_string());
+    HS_ASSIGN_OR_RETURN(const int64_t axis, ctx.attrs().get_int("axis", 0));
+    HS_RETURN_IF_ERROR(normalize_axis(axis, static_cast<int64_t>(data.rank())).status());
+  } else {
+    if (idx.rank() < 1 || static_cast<size_t>(idx.shape.back()) > data.rank())
+      return invalid_argument("indices " + idx.to_string() + " do not fit data " + data.to_string());
+    Shape want(idx.shape.begin(), idx.shape.end() - 1);
+    want.insert(want.end(), data.shape.begin() + idx.shape.back(), data.shape.end());
+    if (upd.shape != want)
+      return invalid_argument("updates must be " + shape_to_string(want) + ", got " + upd.to_string());
+  }
+  outputs[0] = data;
+  return Status::ok();
+}
+
 void add(OpSchemaTable& table, const char* op, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = op;
@@ -95,6 +179,11 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "SpaceToDepth", 1, 1, depth_space_infer);
   add(table, "CumSum", 2, 2, cumsum_infer);
   add(table, "InstanceNormalization", 3, 3, instance_norm_infer);
+  add(table, "TopK", 1, 2, topk_infer);
+  table["TopK"].max_outputs = 2;
+  add(table, "GatherND", 2, 2, gather_nd_infer);
+  add(table, "ScatterND", 3, 3, scatter_infer);
+  add(table, "ScatterElements", 3, 3, scatter_infer);
 }
 
 }  // namespace hetsched

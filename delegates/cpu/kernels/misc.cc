@@ -1,6 +1,10 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
-// SpaceToDepth, CumSum and InstanceNormalization.
+// SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
+// ScatterElements.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "delegates/cpu/kernel.h"
@@ -136,9 +140,175 @@ Status instance_norm_kernel(const KernelContext& ctx) {
   return Status::ok();
 }
 
+// TopK along `axis`: the k largest (or smallest) elements, sorted, ties to
+// the lower index, with their indices.
+template <typename T>
+void topk_typed(const Tensor& x, Tensor& values, Tensor* indices, int64_t axis, int64_t k, bool largest) {
+  const Shape& s = x.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+  const int64_t len = s[static_cast<size_t>(axis)];
+  const T* px = x.data<T>();
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const auto at = [&](int64_t j) { return px[(o * len + j) * inner + i]; };
+      for (int64_t j = 0; j < len; ++j) order[static_cast<size_t>(j)] = j;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        const T va = at(a), vb = at(b);
+        if (va != vb) return largest ? va > vb : va < vb;
+        return a < b;
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t out = (o * k + j) * inner + i;
+        values.data<T>()[out] = at(order[static_cast<size_t>(j)]);
+        if (indices) indices->data<int64_t>()[out] = order[static_cast<size_t>(j)];
+      }
+    }
+}
+
+Status topk_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", -1));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(x.shape().size())));
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    k = ctx.in(1).int_at(0);
+  } else {
+    HS_ASSIGN_OR_RETURN(k, ctx.attrs().require_int("k"));
+  }
+  HS_ASSIGN_OR_RETURN(const int64_t largest, ctx.attrs().get_int("largest", 1));
+  Shape shape = x.shape();
+  shape[static_cast<size_t>(axis)] = k;
+  HS_RETURN_IF_ERROR(check_output(ctx, 0, TensorType{x.dtype(), shape}));
+  Tensor* indices = ctx.outputs.size() > 1 && ctx.outputs[1] ? &ctx.out(1) : nullptr;
+  const bool ok = visit_numeric(x.dtype(), [&](auto t) {
+    topk_typed<decltype(t)>(x, ctx.out(0), indices, axis, k, largest != 0);
+  });
+  if (!ok) return invalid_argument("expects f32, i64 or i32 input, got " + x.type().to_string());
+  return Status::ok();
+}
+
+// Row-major offset of each element of `shape`'s leading `dims` dims.
+std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
+  return st;
+}
+
+Result<int64_t> checked_index(int64_t i, int64_t dim) {
+  if (i < -dim || i >= dim)
+    return invalid_argument("index " + std::to_string(i) + " is out of range for a dim of " + std::to_string(dim));
+  return i < 0 ? i + dim : i;
+}
+
+Status gather_nd_kernel(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& idx = ctx.in(1);
+  HS_ASSIGN_OR_RETURN(const int64_t b, ctx.attrs().get_int("batch_dims", 0));
+  const int64_t last = idx.shape().back();
+  const Shape& ds = data.shape();
+  const std::vector<int64_t> st = strides_of(ds);
+  int64_t batches = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= ds[static_cast<size_t>(d)];
+  const int64_t slice = b + last < static_cast<int64_t>(ds.size()) ? st[static_cast<size_t>(b + last - 1)] : 1;
+  const int64_t per_batch = idx.num_elements() / std::max<int64_t>(last, 1) / std::max<int64_t>(batches, 1);
+  const size_t elem = dtype_size(data.dtype());
+  const int64_t batch_stride = b > 0 ? st[static_cast<size_t>(b - 1)] : 0;
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t q = 0; q < per_batch; ++q) {
+      int64_t offset = bi * batch_stride;
+      for (int64_t j = 0; j < last; ++j) {
+        HS_ASSIGN_OR_RETURN(const int64_t i, checked_index(idx.int_at((bi * per_batch + q) * last + j),
+                                                           ds[static_cast<size_t>(b + j)]));
+        offset += i * st[static_cast<size_t>(b + j)];
+      }
+      std::memcpy(ctx.out(0).raw() + static_cast<size_t>((bi * per_batch + q) * slice) * elem,
+                  data.raw() + static_cast<size_t>(offset) * elem, static_cast<size_t>(slice) * elem);
+    }
+  return Status::ok();
+}
+
+template <typename T>
+T reduce_one(const std::string& reduction, T old, T update) {
+  if (reduction == "add") return old + update;
+  if (reduction == "mul") return old * update;
+  if (reduction == "max") return std::max(old, update);
+  if (reduction == "min") return std::min(old, update);
+  return update;
+}
+
+// Both scatters: copy data, then write (or reduce) each update at the
+// offset `offset_of(u)` gives for update element u.
+template <typename OffsetOf>
+Status scatter(const KernelContext& ctx, int64_t updates, int64_t run, OffsetOf offset_of) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& upd = ctx.in(2);
+  HS_ASSIGN_OR_RETURN(const std::string reduction, ctx.attrs().get_string("reduction", "none"));
+  HS_RETURN_IF_ERROR(check_single_output(ctx, data.type()));
+  std::memcpy(ctx.out(0).raw(), data.raw(), data.byte_size());
+  Status status;
+  const bool ok = visit_numeric(data.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T* py = ctx.out(0).data<T>();
+    const T* pu = upd.data<T>();
+    for (int64_t u = 0; u < updates && status.is_ok(); ++u) {
+      Result<int64_t> at = offset_of(u);
+      if (!at.is_ok()) {
+        status = at.status();
+        break;
+      }
+      for (int64_t r = 0; r < run; ++r) py[*at + r] = reduce_one<T>(reduction, py[*at + r], pu[u * run + r]);
+    }
+  });
+  if (!ok) return invalid_argument("expects f32, i64 or i32 data, got " + data.type().to_string());
+  return status;
+}
+
+Status scatter_nd_kernel(const KernelContext& ctx) {
+  const Tensor& idx = ctx.in(1);
+  const Shape& ds = ctx.in(0).shape();
+  const std::vector<int64_t> st = strides_of(ds);
+  const int64_t last = idx.shape().back();
+  const int64_t run = last < static_cast<int64_t>(ds.size()) ? st[static_cast<size_t>(last - 1)] : 1;
+  return scatter(ctx, idx.num_elements() / std::max<int64_t>(last, 1), run, [&](int64_t u) -> Result<int64_t> {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < last; ++j) {
+      HS_ASSIGN_OR_RETURN(const int64_t i, checked_index(idx.int_at(u * last + j), ds[static_cast<size_t>(j)]));
+      offset += i * st[static_cast<size_t>(j)];
+    }
+    return offset;
+  });
+}
+
+Status scatter_elements_kernel(const KernelContext& ctx) {
+  const Tensor& idx = ctx.in(1);
+  const Shape& ds = ctx.in(0).shape();
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", 0));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(ds.size())));
+  const std::vector<int64_t> st = strides_of(ds), ist = strides_of(idx.shape());
+  return scatter(ctx, idx.num_elements(), 1, [&](int64_t u) -> Result<int64_t> {
+    int64_t offset = 0, rest = u;
+    for (size_t d = 0; d < ds.size(); ++d) {
+      int64_t coord = rest / ist[d];
+      rest %= ist[d];
+      if (static_cast<int64_t>(d) == axis) {
+        HS_ASSIGN_OR_RETURN(coord, checked_index(idx.int_at(u), ds[d]));
+      }
+      offset += coord * st[d];
+    }
+    return offset;
+  });
+}
+
 }  // namespace
 
 void register_misc_kernels(KernelTable& table) {
+  table["TopK"] = with_node_context(topk_kernel);
+  table["GatherND"] = with_node_context(gather_nd_kernel);
+  table["ScatterND"] = with_node_context(scatter_nd_kernel);
+  table["ScatterElements"] = with_node_context(scatter_elements_kernel);
   table["Size"] = with_node_context(size_kernel);
   table["IsNaN"] = with_node_context(is_special(true));
   table["IsInf"] = with_node_context(is_special(false));
