@@ -1,6 +1,7 @@
 // Shape inference for single-purpose ops that classic and exported models
 // use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
-// InstanceNormalization, TopK, GatherND, ScatterND and ScatterElements.
+// InstanceNormalization, TopK, GatherND, ScatterND, ScatterElements, LRN,
+// Hardmax and CastLike.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -160,6 +161,43 @@ Status scatter_infer(const InferContext& ctx, std::vector<TensorType>& outputs) 
   return Status::ok();
 }
 
+// LRN across channels (AlexNet, GoogLeNet): size must be odd and positive.
+Status lrn_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  if (x.rank() < 3) return invalid_argument("input X must be at least 3-D (N, C, D1, ...), got " + x.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t size, ctx.attrs().require_int("size"));
+  if (size < 1) return invalid_argument("attribute 'size' must be >= 1, got " + std::to_string(size));
+  outputs[0] = x;
+  return Status::ok();
+}
+
+// Hardmax: 1 at the first maximum along `axis` (the opset's form, as
+// Softmax), 0 elsewhere.
+Status hardmax_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input"));
+  if (x.rank() == 0) return invalid_argument("input must be at least 1-D, got " + x.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t axis, ctx.attrs().get_int("axis", ctx.opset() >= 13 ? -1 : 1));
+  HS_RETURN_IF_ERROR(normalize_axis(axis, static_cast<int64_t>(x.rank())).status());
+  outputs[0] = x;
+  return Status::ok();
+}
+
+// CastLike (opset 15): Cast to the second input's type.
+Status cast_like_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const DType from = ctx.input_type(0).dtype, to = ctx.input_type(1).dtype;
+  const bool numeric = [](DType d) {
+    return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool;
+  }(from);
+  const bool target = to == DType::kFloat32 || to == DType::kInt64 || to == DType::kInt32 || to == DType::kBool;
+  if (!numeric || !target)
+    return unsupported("casts between f32, i64, i32 and bool only, got " + ctx.input_type(0).to_string() + " like " +
+                       ctx.input_type(1).to_string());
+  outputs[0] = TensorType{to, ctx.input_type(0).shape};
+  return Status::ok();
+}
+
 void add(OpSchemaTable& table, const char* op, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = op;
@@ -184,6 +222,9 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "GatherND", 2, 2, gather_nd_infer);
   add(table, "ScatterND", 3, 3, scatter_infer);
   add(table, "ScatterElements", 3, 3, scatter_infer);
+  add(table, "LRN", 1, 1, lrn_infer);
+  add(table, "Hardmax", 1, 1, hardmax_infer);
+  add(table, "CastLike", 2, 2, cast_like_infer);
 }
 
 }  // namespace hetsched

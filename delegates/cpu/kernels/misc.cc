@@ -1,6 +1,6 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
 // SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
-// ScatterElements.
+// ScatterElements, LRN, Hardmax and CastLike.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -302,9 +302,87 @@ Status scatter_elements_kernel(const KernelContext& ctx) {
   });
 }
 
+// y = x / (bias + alpha / size * sum of x² over the `size` channels around c)^beta.
+Status lrn_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  HS_ASSIGN_OR_RETURN(const int64_t size, ctx.attrs().require_int("size"));
+  HS_ASSIGN_OR_RETURN(const float alpha, ctx.attrs().get_float("alpha", 1e-4f));
+  HS_ASSIGN_OR_RETURN(const float beta, ctx.attrs().get_float("beta", 0.75f));
+  HS_ASSIGN_OR_RETURN(const float bias, ctx.attrs().get_float("bias", 1.f));
+  HS_RETURN_IF_ERROR(check_single_output(ctx, x.type()));
+  const int64_t N = x.shape()[0], C = x.shape()[1], inner = x.num_elements() / std::max<int64_t>(N * C, 1);
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;  // ONNX: floor((size-1)/2) before, ceil after
+  const float* px = x.data<float>();
+  float* py = ctx.out(0).data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sq = 0;
+        for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) {
+          const double v = px[(n * C + k) * inner + i];
+          sq += v * v;
+        }
+        const int64_t at = (n * C + c) * inner + i;
+        py[at] = static_cast<float>(px[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+  return Status::ok();
+}
+
+Status hardmax_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  HS_RETURN_IF_ERROR(check_single_output(ctx, x.type()));
+  const bool per_axis = ctx.opset >= 13;
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", per_axis ? -1 : 1));
+  const Shape& s = x.shape();
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(s.size())));
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
+    if (d < axis)
+      outer *= s[static_cast<size_t>(d)];
+    else if (d == axis || !per_axis)
+      len *= s[static_cast<size_t>(d)];
+    else
+      inner *= s[static_cast<size_t>(d)];
+  }
+  const float* px = x.data<float>();
+  float* py = ctx.out(0).data<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t best = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        const int64_t at = (o * len + k) * inner + i;
+        py[at] = 0.f;
+        if (px[at] > px[(o * len + best) * inner + i]) best = k;
+      }
+      if (len > 0) py[(o * len + best) * inner + i] = 1.f;
+    }
+  return Status::ok();
+}
+
+Status cast_like_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const DType to = ctx.in(1).dtype();
+  HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{to, x.shape()}));
+  Tensor& y = ctx.out(0);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const double v = x.dtype() == DType::kFloat32 ? x.data<float>()[i] : static_cast<double>(x.int_at(i));
+    switch (to) {
+      case DType::kFloat32: y.data<float>()[i] = static_cast<float>(v); break;
+      case DType::kInt64: y.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+      case DType::kInt32: y.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+      case DType::kBool: y.data<uint8_t>()[i] = v != 0; break;
+      default: return unsupported("CastLike to " + std::string(dtype_name(to)) + " is not supported");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_kernels(KernelTable& table) {
+  table["LRN"] = with_node_context(lrn_kernel);
+  table["Hardmax"] = with_node_context(hardmax_kernel);
+  table["CastLike"] = with_node_context(cast_like_kernel);
   table["TopK"] = with_node_context(topk_kernel);
   table["GatherND"] = with_node_context(gather_nd_kernel);
   table["ScatterND"] = with_node_context(scatter_nd_kernel);
