@@ -127,11 +127,7 @@ KernelFn reduce_kernel(ReduceKind kind) {
 // element along the axis.
 template <typename T>
 void arg_typed(const Tensor& x, Tensor& y, int64_t axis, bool is_max, bool last) {
-  const Shape& shape = x.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t dim = shape[static_cast<size_t>(axis)];
+  const auto [outer, dim, inner] = split_at_axis(x.shape(), axis);
   const T* px = x.data<T>();
   int64_t* py = y.data<int64_t>();
   for (int64_t o = 0; o < outer; ++o)

@@ -42,6 +42,20 @@ inline constexpr int64_t kParallelGrain = 1 << 14;
 // per task keeps TBB overhead small.
 inline constexpr int64_t kElementwiseGrain = 1 << 15;
 
+// A shape seen as (outer, len, inner) around one axis: the element at
+// (o, k, i) is at (o * len + k) * inner + i.
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  AxisSplit a;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t ad = static_cast<int64_t>(d);
+    (ad < axis ? a.outer : ad == axis ? a.len : a.inner) *= shape[d];
+  }
+  return a;
+}
+
 // Runs fn(begin, end) over [0, n) in chunks of about `grain` items, in
 // parallel when there is more than one chunk.
 template <typename Fn>

@@ -76,11 +76,7 @@ Status depth_space_kernel(const KernelContext& ctx) {
 
 template <typename T>
 void cumsum_typed(const Tensor& x, Tensor& y, int64_t axis, bool exclusive, bool reverse) {
-  const Shape& s = x.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
-  const int64_t len = s[static_cast<size_t>(axis)];
+  const auto [outer, len, inner] = split_at_axis(x.shape(), axis);
   const T* px = x.data<T>();
   T* py = y.data<T>();
   for (int64_t o = 0; o < outer; ++o)
@@ -144,11 +140,7 @@ Status instance_norm_kernel(const KernelContext& ctx) {
 // the lower index, with their indices.
 template <typename T>
 void topk_typed(const Tensor& x, Tensor& values, Tensor* indices, int64_t axis, int64_t k, bool largest) {
-  const Shape& s = x.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
-  const int64_t len = s[static_cast<size_t>(axis)];
+  const auto [outer, len, inner] = split_at_axis(x.shape(), axis);
   const T* px = x.data<T>();
   std::vector<int64_t> order(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o)
