@@ -33,7 +33,8 @@ int first_opset_of(const std::string& op) {
       {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"HardSwish", 14},
       {"ThresholdedRelu", 10}, {"Celu", 12},       {"Mish", 18},      {"Trilu", 14},
       {"Mod", 10},             {"IsInf", 10},       {"CumSum", 11},    {"GatherND", 11},
-      {"ScatterND", 11},       {"ScatterElements", 11}, {"CastLike", 15},    {"LayerNormalization", 17},
+      {"ScatterND", 11},       {"ScatterElements", 11}, {"CastLike", 15},  {"OneHot", 9},
+      {"EyeLike", 9},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},
   };
   auto it = kSince.find(op);

@@ -1,7 +1,7 @@
 // Shape inference for single-purpose ops that classic and exported models
 // use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
 // InstanceNormalization, TopK, GatherND, ScatterND, ScatterElements, LRN,
-// Hardmax and CastLike.
+// Hardmax, CastLike, OneHot and EyeLike.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -198,6 +198,46 @@ Status cast_like_infer(const InferContext& ctx, std::vector<TensorType>& outputs
   return Status::ok();
 }
 
+// OneHot (opset 9/11): depth (input 1) must be a constant: it is the new
+// axis's length. Values (input 2) are [off, on]; the output has their type.
+Status one_hot_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& indices = ctx.input_type(0);
+  const Tensor* depth = ctx.input_constant(1);
+  if (!depth) return unsupported("input 1 (depth) must be a constant (it decides the output shape)");
+  if (depth->num_elements() != 1) return invalid_argument("input 1 (depth) must hold one value, got " +
+                                                          depth->type().to_string());
+  const int64_t d = depth->dtype() == DType::kFloat32 ? static_cast<int64_t>(depth->data<float>()[0]) : depth->int_at(0);
+  if (d < 1) return invalid_argument("depth must be >= 1, got " + std::to_string(d));
+  const TensorType& values = ctx.input_type(2);
+  if (values.num_elements() != 2) return invalid_argument("input 2 (values) must be [off, on], got " + values.to_string());
+  if (indices.dtype != DType::kInt64 && indices.dtype != DType::kInt32 && indices.dtype != DType::kFloat32)
+    return invalid_argument("input 0 (indices) must be i64, i32 or f32, got " + indices.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", -1));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(indices.rank()) + 1));
+  Shape out = indices.shape;
+  out.insert(out.begin() + axis, d);
+  outputs[0] = TensorType{values.dtype, out};
+  return Status::ok();
+}
+
+// EyeLike: ones on diagonal k of a 2-D tensor of the input's shape.
+Status eye_like_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank() != 2) return invalid_argument("input must be 2-D, got " + x.to_string());
+  DType dtype = x.dtype;
+  if (ctx.attrs().has("dtype")) {
+    HS_ASSIGN_OR_RETURN(const int64_t onnx_type, ctx.attrs().get_int("dtype", 1));
+    const std::optional<DType> d = dtype_from_onnx(static_cast<int>(onnx_type));
+    if (!d || (*d != DType::kFloat32 && *d != DType::kInt64 && *d != DType::kInt32))
+      return unsupported("attribute 'dtype' = " + std::to_string(onnx_type) + " is not supported (f32, i64, i32 are)");
+    dtype = *d;
+  }
+  if (dtype != DType::kFloat32 && dtype != DType::kInt64 && dtype != DType::kInt32)
+    return unsupported("EyeLike of " + x.to_string() + " is not supported (f32, i64, i32 are)");
+  outputs[0] = TensorType{dtype, x.shape};
+  return Status::ok();
+}
+
 void add(OpSchemaTable& table, const char* op, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = op;
@@ -225,6 +265,8 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "LRN", 1, 1, lrn_infer);
   add(table, "Hardmax", 1, 1, hardmax_infer);
   add(table, "CastLike", 2, 2, cast_like_infer);
+  add(table, "OneHot", 3, 3, one_hot_infer);
+  add(table, "EyeLike", 1, 1, eye_like_infer);
 }
 
 }  // namespace hetsched

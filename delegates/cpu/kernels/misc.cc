@@ -1,6 +1,6 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
 // SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
-// ScatterElements, LRN, Hardmax and CastLike.
+// ScatterElements, LRN, Hardmax, CastLike, OneHot and EyeLike.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -369,9 +369,59 @@ Status cast_like_kernel(const KernelContext& ctx) {
   return Status::ok();
 }
 
+// out[..., j, ...] = on where j is the index (negative ones count from
+// depth), off elsewhere; indices out of [-depth, depth) give an all-off row.
+Status one_hot_kernel(const KernelContext& ctx) {
+  const Tensor& idx = ctx.in(0);
+  const Tensor& values = ctx.in(2);
+  const int64_t depth = ctx.in(1).dtype() == DType::kFloat32 ? static_cast<int64_t>(ctx.in(1).data<float>()[0])
+                                                             : ctx.in(1).int_at(0);
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", -1));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(idx.shape().size()) + 1));
+  Shape out = idx.shape();
+  out.insert(out.begin() + axis, depth);
+  HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{values.dtype(), out}));
+  // The new axis goes before index dim `axis`: everything from there on is inner.
+  const AxisSplit split = split_at_axis(idx.shape(), axis);
+  const int64_t outer = split.outer, inner = split.len * split.inner;
+  const size_t elem = dtype_size(values.dtype());
+  const std::byte* off = values.raw();
+  const std::byte* on = values.raw() + elem;
+  std::byte* py = ctx.out(0).raw();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t at = o * inner + i;
+      int64_t hot = idx.dtype() == DType::kFloat32 ? static_cast<int64_t>(idx.data<float>()[at]) : idx.int_at(at);
+      if (hot < 0) hot += depth;
+      for (int64_t j = 0; j < depth; ++j)
+        std::memcpy(py + static_cast<size_t>((o * depth + j) * inner + i) * elem, j == hot ? on : off, elem);
+    }
+  return Status::ok();
+}
+
+Status eye_like_kernel(const KernelContext& ctx) {
+  const Shape& s = ctx.in(0).shape();
+  HS_ASSIGN_OR_RETURN(const int64_t k, ctx.attrs().get_int("k", 0));
+  Tensor& y = ctx.out(0);
+  if (y.shape() != s) return internal_error("EyeLike output shape " + y.type().to_string() + " is not the input's");
+  for (int64_t r = 0; r < s[0]; ++r)
+    for (int64_t c = 0; c < s[1]; ++c) {
+      const bool one = c - r == k;
+      switch (y.dtype()) {
+        case DType::kFloat32: y.data<float>()[r * s[1] + c] = one ? 1.f : 0.f; break;
+        case DType::kInt64: y.data<int64_t>()[r * s[1] + c] = one; break;
+        case DType::kInt32: y.data<int32_t>()[r * s[1] + c] = one; break;
+        default: return unsupported("EyeLike of " + y.type().to_string() + " is not supported");
+      }
+    }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_kernels(KernelTable& table) {
+  table["OneHot"] = with_node_context(one_hot_kernel);
+  table["EyeLike"] = with_node_context(eye_like_kernel);
   table["LRN"] = with_node_context(lrn_kernel);
   table["Hardmax"] = with_node_context(hardmax_kernel);
   table["CastLike"] = with_node_context(cast_like_kernel);
