@@ -57,6 +57,7 @@ Status run_variant(const Graph& graph, const Variant& v, const std::vector<std::
     row.predicted_ms = planned.plan.predicted_ms;
     row.note = planned.plan.policy_note;
     row.cost_source = planned.plan.cost_source;
+    for (const auto& node : planned.plan.nodes) row.plan += node.delegate + ";";
     return compile_program(graph, planned.plan, planned.delegates, v.profile);
   }();
   if (!program.is_ok()) return program.status();
@@ -99,6 +100,13 @@ Result<std::vector<PolicyRow>> compare_policies(const Profile& profile, const Co
       row.islands = 0;
       row.predicted_ms = 0;
     }
+    // Two rows of one plan differ only by the noise between two sessions:
+    // say so, so a ratio between them is not read as the policy's doing.
+    for (const PolicyRow& earlier : rows)
+      if (row.error.empty() && earlier.error.empty() && earlier.plan == row.plan) {
+        row.same_plan_as = earlier.same_plan_as.empty() ? earlier.policy : earlier.same_plan_as;
+        break;
+      }
     rows.push_back(std::move(row));
   }
   return rows;
@@ -123,8 +131,12 @@ void print_policy_table(const std::vector<PolicyRow>& rows) {
     }
     char predicted[32] = "-";  // the plan made no prediction
     if (r.predicted_ms > 0) std::snprintf(predicted, sizeof predicted, "%.3f", r.predicted_ms);
-    std::printf(" %-*s %-8d %-13s %-12.3f %.2f\n", w, r.policy.c_str(), r.islands, predicted, r.measured_ms,
-                best > 0 ? r.measured_ms / best : 0.0);
+    const double ratio = best > 0 ? r.measured_ms / best : 0.0;
+    if (r.same_plan_as.empty())
+      std::printf(" %-*s %-8d %-13s %-12.3f %.2f\n", w, r.policy.c_str(), r.islands, predicted, r.measured_ms, ratio);
+    else
+      std::printf(" %-*s %-8d %-13s %-12.3f %-15.2f same plan as %s\n", w, r.policy.c_str(), r.islands, predicted,
+                  r.measured_ms, ratio, r.same_plan_as.c_str());
   }
   // What the predictions rest on, and notes such as "auto = vgf_first until ...".
   for (const PolicyRow& r : rows)
@@ -157,7 +169,8 @@ std::string policies_json(const std::vector<PolicyRow>& rows) {
     else
       j << "null";
     if (r.error.empty())
-      j << ", \"measured_ms\": " << r.measured_ms << ", \"islands\": " << r.islands << "}";
+      j << ", \"measured_ms\": " << r.measured_ms << ", \"islands\": " << r.islands << ", \"same_plan_as\": "
+        << (r.same_plan_as.empty() ? "null" : json_quote(r.same_plan_as)) << "}";
     else
       j << ", \"measured_ms\": null, \"islands\": null, \"error\": " << json_quote(r.error) << "}";
   }

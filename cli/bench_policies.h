@@ -26,6 +26,8 @@ struct PolicyRow {
   std::string note;         // the plan's policy note ("auto = vgf_first until ...")
   std::string cost_source;  // where the prediction's figures came from
   std::string error;        // non-empty: the row could not be planned or run (one line)
+  std::string plan;         // every node's delegate, in node order: rows with equal plans run the same program
+  std::string same_plan_as; // the first earlier row with this plan, or ""
 };
 
 // An error unless `model` can be partitioned anew: a compiled program's

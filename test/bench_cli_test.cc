@@ -27,7 +27,7 @@ std::vector<PolicyJsonRow> policy_rows(const std::string& output) {
   const size_t at = output.find("\"policies\": [");
   if (at == std::string::npos) return {};
   const std::regex re(
-      R"re(\{"policy": "([^"]*)", "predicted_ms": ([^,]*), "measured_ms": ([^,]*), "islands": ([^,}]*)(, "error": "((?:[^"\\]|\\.)*)")?\})re");
+      R"re(\{"policy": "([^"]*)", "predicted_ms": ([^,]*), "measured_ms": ([^,]*), "islands": ([^,}]*)(?:, "same_plan_as": (?:null|"[^"]*"))?(, "error": "((?:[^"\\]|\\.)*)")?\})re");
   std::vector<PolicyJsonRow> rows;
   const std::string list = output.substr(at);
   for (auto it = std::sregex_iterator(list.begin(), list.end(), re); it != std::sregex_iterator(); ++it)
@@ -55,6 +55,9 @@ TEST(BenchCliTest, ComparePoliciesJsonHasATimedRowPerPolicy) {
   EXPECT_EQ(policies, (std::set<std::string>{"auto", "vgf_first", "vulkan_first", "cpu_first", "cpu_only"}))
       << r.output;
   EXPECT_EQ(rows.size(), 5u) << r.output;
+  // Every row runs auto's plan here (one delegate): the later ones say so.
+  EXPECT_NE(r.output.find("{\"policy\": \"cpu_first\", "), std::string::npos);
+  EXPECT_NE(r.output.find("\"same_plan_as\": \"auto\"}"), std::string::npos) << r.output;
 }
 
 // --profile-ops: the text table and the JSON `ops` name the model's nodes.
