@@ -166,6 +166,21 @@ constexpr ClassProbe kClassProbes[] = {
 };
 constexpr int kProbesPerDelegate = 2 + static_cast<int>(std::size(kClassProbes));
 
+// The cost model's kind of a handoff step, from the trace label the session
+// gives it (scheduler/session.cc, handoff.cc): "upload 'x' host → vulkan#0",
+// "device copy 'v' vulkan#0 → vgf#1 (device copy + NCHW→NHWC)", "... (through
+// the host: different GPU contexts)". Aliases and host copies move nothing.
+std::optional<CutKind> handoff_kind(const std::string& label) {
+  if (label.starts_with("upload ")) return CutKind::kUpload;
+  if (label.starts_with("readback ")) return CutKind::kReadback;
+  if (label.starts_with("device copy ")) {
+    if (label.find("through the host") != std::string::npos) return CutKind::kDeviceCopy;
+    if (label.find(" + ") != std::string::npos) return CutKind::kLayoutConversion;
+    return CutKind::kDeviceCopy;
+  }
+  return std::nullopt;
+}
+
 // --- timing ---------------------------------------------------------------
 
 double median(std::vector<double> v) {
@@ -610,20 +625,6 @@ class Calibrator {
 
 }  // namespace
 
-// The trace label the session
-// gives a handoff step (scheduler/session.cc, handoff.cc): "upload 'x' host → vulkan#0",
-// "device copy 'v' vulkan#0 → vgf#1 (device copy + NCHW→NHWC)", "... (through
-// the host: different GPU contexts)". Aliases and host copies move nothing.
-std::optional<CutKind> handoff_kind(const std::string& label) {
-  if (label.starts_with("upload ")) return CutKind::kUpload;
-  if (label.starts_with("readback ")) return CutKind::kReadback;
-  if (label.starts_with("device copy ")) {
-    if (label.find("through the host") != std::string::npos) return CutKind::kDeviceCopy;
-    if (label.find(" + ") != std::string::npos) return CutKind::kLayoutConversion;
-    return CutKind::kDeviceCopy;
-  }
-  return std::nullopt;
-}
 
 double significant(double v) {
   if (v == 0 || !std::isfinite(v)) return v;

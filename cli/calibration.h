@@ -6,7 +6,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,10 +43,5 @@ Result<Calibration> calibrate(const Profile& profile, const CalibrationOptions& 
 // Four significant digits, as the costs file keeps figures: run-to-run
 // noise is far larger, and the file is read by people too.
 double significant(double v);
-
-// The cost model's kind of a handoff step, from its trace label ("upload 'x'
-// host → vulkan#0", "readback 'y' vulkan#1 → host (staged)", ...); none for
-// aliases and host copies, which move nothing.
-std::optional<CutKind> handoff_kind(const std::string& label);
 
 }  // namespace hetsched::cli

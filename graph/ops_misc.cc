@@ -161,7 +161,7 @@ Status scatter_infer(const InferContext& ctx, std::vector<TensorType>& outputs) 
   return Status::ok();
 }
 
-// LRN across channels (AlexNet, GoogLeNet): size must be odd and positive.
+// LRN across channels (AlexNet, GoogLeNet): size must be positive.
 Status lrn_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   const TensorType& x = ctx.input_type(0);
   HS_RETURN_IF_ERROR(require_f32(x, "input X"));

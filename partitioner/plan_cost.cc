@@ -52,7 +52,6 @@ PlanCostModel::PlanCostModel(const Graph& graph, const std::vector<Delegate*>& d
   for (const Value& v : graph.values()) {
     const bool known = v.type_known && v.type.is_static();
     value_bytes_.push_back(known ? static_cast<double>(v.type.byte_size()) : 0);
-    value_rank4_.push_back(v.type.rank() == 4);
   }
 }
 

@@ -77,7 +77,6 @@ class PlanCostModel {
   std::vector<double> value_bytes_;
   std::vector<std::vector<NodeId>> readers_;  // [value]: the nodes that read it
   std::vector<bool> value_is_output_;         // [value]: a graph output
-  std::vector<bool> value_rank4_;
   // Scratch, reused by every simulation (the model is used by one thread).
   mutable std::vector<double> arrival_;  // [value * (delegates + 1) + place]
   mutable std::vector<double> free_;     // [resource]

@@ -56,6 +56,16 @@ inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
   return a;
 }
 
+// Softmax's view of a shape (and Hardmax's, LogSoftmax's): before opset 13
+// the input is flattened to 2-D at `axis` and whole rows are normalised, so
+// `len` spans every dim from `axis` on; from 13 it is the one dim `axis`.
+inline AxisSplit split_for_softmax(const Shape& shape, int64_t axis, int opset) {
+  if (opset >= 13) return split_at_axis(shape, axis);
+  AxisSplit a;
+  for (size_t d = 0; d < shape.size(); ++d) (static_cast<int64_t>(d) < axis ? a.outer : a.len) *= shape[d];
+  return a;
+}
+
 // Runs fn(begin, end) over [0, n) in chunks of about `grain` items, in
 // parallel when there is more than one chunk.
 template <typename Fn>

@@ -327,15 +327,7 @@ Status hardmax_kernel(const KernelContext& ctx) {
   HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", per_axis ? -1 : 1));
   const Shape& s = x.shape();
   HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(s.size())));
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
-    if (d < axis)
-      outer *= s[static_cast<size_t>(d)];
-    else if (d == axis || !per_axis)
-      len *= s[static_cast<size_t>(d)];
-    else
-      inner *= s[static_cast<size_t>(d)];
-  }
+  const auto [outer, len, inner] = split_for_softmax(s, axis, ctx.opset);
   const float* px = x.data<float>();
   float* py = ctx.out(0).data<float>();
   for (int64_t o = 0; o < outer; ++o)

@@ -22,15 +22,7 @@ Status softmax_kernel(const KernelContext& ctx, bool log) {
   HS_ASSIGN_OR_RETURN(const int64_t attr_axis, ctx.attrs().get_int("axis", per_axis ? -1 : 1));
   const Shape& shape = x.shape();
   HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, static_cast<int64_t>(shape.size())));
-  int64_t outer = 1, length = 1, inner = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    if (d < axis)
-      outer *= shape[d];
-    else if (d == axis || !per_axis)
-      length *= shape[d];
-    else
-      inner *= shape[d];
-  }
+  const auto [outer, length, inner] = split_for_softmax(shape, axis, ctx.opset);
   const float* px = x.data<float>();
   float* py = ctx.out(0).data<float>();
   parallel_chunks(outer * inner, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(length, 1)),
