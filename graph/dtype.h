@@ -28,4 +28,10 @@ std::optional<DType> dtype_from_name(std::string_view name);
 int dtype_to_onnx(DType dtype);
 std::optional<DType> dtype_from_onnx(int onnx_type);
 
+// IEEE 754 binary16 ↔ binary32 (DType::kFloat16 elements are the raw 16
+// bits), exact for every half (NaN payloads kept in their top bits),
+// rounding to nearest even on the way down.
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
 }  // namespace hetsched

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "graph/passes/compute_f16_in_f32.h"
+#include "graph/dtype.h"
 #include "profile/profile.h"
 #include "scheduler/model_loader.h"
 #include "scheduler/pipeline.h"

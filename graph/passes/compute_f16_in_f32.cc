@@ -1,7 +1,5 @@
 #include "graph/passes/compute_f16_in_f32.h"
 
-#include <bit>
-#include <cstring>
 
 namespace hetsched {
 
@@ -25,51 +23,6 @@ ValueId add_cast(Graph& g, ValueId from, int64_t to, const std::string& out_name
 }
 
 }  // namespace
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000 | (man << 13);  // inf, NaN
-  } else if (exp == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {  // subnormal half: normalise
-      exp = 127 - 15 + 1;
-      while (!(man & 0x400)) {
-        man <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-    }
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-uint16_t float_to_half(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
-  const uint32_t exp = (bits >> 23) & 0xff, man = bits & 0x7fffff;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
-  const int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00);  // overflow: inf
-  if (e <= 0) {
-    if (e < -10) return sign;  // below half the smallest subnormal
-    const uint32_t m = man | 0x800000;
-    const int shift = 14 - e;
-    uint32_t half = m >> shift;
-    const uint32_t rest = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (man >> 13);
-  const uint32_t rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent: still right
-  return static_cast<uint16_t>(sign | half);
-}
 
 bool has_f16_tensors(const Graph& graph) {
   for (ValueId v : graph.inputs())

@@ -22,9 +22,4 @@ bool has_f16_tensors(const Graph& graph);
 // declares: the graph's own types are not inferred yet).
 Result<Graph> compute_f16_in_f32(const Graph& graph, const std::vector<bool>& f16_outputs);
 
-// IEEE 754 binary16 ↔ binary32, exact for every half (NaN payloads kept in
-// their top bits), rounding to nearest even on the way down.
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-
 }  // namespace hetsched

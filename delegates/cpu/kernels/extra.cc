@@ -11,7 +11,6 @@
 
 #include "delegates/cpu/kernels/extra_util.h"
 #include "graph/op_schema.h"
-#include "graph/passes/compute_f16_in_f32.h"
 
 namespace hetsched::cpu {
 
