@@ -6,6 +6,7 @@
 #include "scheduler/model_loader.h"
 #include "scheduler/partition_profile.h"
 #include "scheduler/program_file.h"
+#include "scheduler/shape_variants.h"
 
 namespace hetsched {
 
@@ -29,12 +30,25 @@ Result<std::unique_ptr<Session>> open_session_for_graph(const Graph& graph, cons
   return Session::create(std::move(program), profile);
 }
 
+Result<std::vector<Program>> build_program_variants(const std::string& model_path, const Profile& profile,
+                                                   const std::vector<InputShapes>& variants) {
+  std::vector<Program> programs;
+  for (const InputShapes& shapes : variants.empty() ? std::vector<InputShapes>{{}} : variants) {
+    HS_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, shapes));
+    HS_ASSIGN_OR_RETURN(Program program, build_program(graph, profile));
+    programs.push_back(std::move(program));
+  }
+  HS_RETURN_IF_ERROR(check_shape_variants(programs));
+  return programs;
+}
+
 Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
                                               const InputShapes& input_shapes) {
   if (model_format_of(model_path) == ModelFormat::kProgram) {
-    if (!input_shapes.empty())
-      return invalid_argument("--input-shape does not apply to a compiled program (its shapes are fixed)");
-    HS_ASSIGN_OR_RETURN(Program program, read_program_file(model_path));
+    HS_ASSIGN_OR_RETURN(std::vector<Program> variants, read_program_variants_file(model_path));
+    auto picked = find_shape_variant(variants, input_shapes);
+    if (!picked.is_ok()) return picked.status().with_context("failed to open program '" + model_path + "': ");
+    Program& program = variants[*picked];
     HS_RETURN_IF_ERROR(check_program_limits(program, profile.limits));
     return Session::create(std::move(program), profile);
   }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/shape_inference.h"
@@ -27,8 +28,15 @@ Result<PlannedModel> plan_model(const Graph& graph, const Profile& profile);
 Result<Program> build_program(const Graph& graph, const Profile& profile);
 // build_program + Session::create for a graph already in memory.
 Result<std::unique_ptr<Session>> open_session_for_graph(const Graph& graph, const Profile& profile);
-// Opens a model file of any accepted format (.hsg graph: planned and
-// compiled now; .hsp program: loaded as compiled) as a ready Session.
+// Loads the model once per set of input shapes (none: once, as it is) and
+// builds a program for each: the shape variants of one model
+// (shape_variants.h), ready for write_program_variants_file.
+Result<std::vector<Program>> build_program_variants(const std::string& model_path, const Profile& profile,
+                                                   const std::vector<InputShapes>& variants);
+// Opens a model file of any accepted format (.onnx, .hsg graph: planned and
+// compiled now for `input_shapes`; .hsp program: loaded as compiled, its
+// shape variant picked by `input_shapes`, the first without them) as a
+// ready Session.
 Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
                                               const InputShapes& input_shapes = {});
 

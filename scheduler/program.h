@@ -16,8 +16,9 @@
 namespace hetsched {
 
 // Version 1: first format. Version 2: the memory plan, alias handoffs.
+// Version 3: shape variants (several programs of one model in one file).
 // Bump when a reader of the old version would misread a new file.
-inline constexpr uint32_t kProgramFormatVersion = 2;
+inline constexpr uint32_t kProgramFormatVersion = 3;
 
 struct ProgramTensor {
   std::string name;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "scheduler/program_generated.h"
+#include "scheduler/shape_variants.h"
 
 namespace hetsched {
 
@@ -42,10 +43,22 @@ static_assert(static_cast<uint8_t>(fbp::HandoffKind::HostCopy) == static_cast<ui
 
 class ProgramWriter {
  public:
-  Blob write(const Program& p) {
+  // The first variant is the root; the others hang off its `variants`.
+  Blob write(std::span<const Program> variants) {
     // Write every field, defaults too, so what is read back never depends on
     // a default the reader's schema might one day change.
     fbb_.ForceDefaults(true);
+    std::vector<flatbuffers::Offset<fbp::Program>> others;
+    for (size_t i = 1; i < variants.size(); ++i) others.push_back(table(variants[i], {}));
+    auto fb_others = fbb_.CreateVector(others);
+    auto root = table(variants.front(), fb_others);
+    fbb_.FinishSizePrefixed(root, fbp::ProgramIdentifier());
+    return Blob(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+  }
+
+ private:
+  flatbuffers::Offset<fbp::Program> table(
+      const Program& p, flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbp::Program>>> variants) {
     std::vector<flatbuffers::Offset<fbp::Tensor>> tensors;
     for (const ProgramTensor& t : p.tensors) tensors.push_back(fbp::CreateTensor(fbb_, str(t.name), type(t.type)));
     std::vector<flatbuffers::Offset<fbp::Constant>> constants;
@@ -66,13 +79,10 @@ class ProgramWriter {
     auto outputs = fbb_.CreateVector(p.outputs);
     auto metadata = specs(p.metadata);
     auto memory = write_memory(p.memory);
-    auto root = fbp::CreateProgram(fbb_, p.format_version, model_name, profile_name, fb_tensors, fb_constants,
-                                   fb_islands, fb_steps, inputs, outputs, metadata, memory);
-    fbb_.FinishSizePrefixed(root, fbp::ProgramIdentifier());
-    return Blob(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    return fbp::CreateProgram(fbb_, p.format_version, model_name, profile_name, fb_tensors, fb_constants, fb_islands,
+                              fb_steps, inputs, outputs, metadata, memory, variants);
   }
 
- private:
   flatbuffers::Offset<flatbuffers::String> str(const std::string& s) { return fbb_.CreateString(s.data(), s.size()); }
 
   flatbuffers::Offset<fbp::TensorType> type(const TensorType& t) {
@@ -319,9 +329,31 @@ Status load_failure(const std::string& source_name, const std::string& reason) {
 
 }  // namespace
 
-Blob serialize_program(const Program& program) { return ProgramWriter().write(program); }
+Blob serialize_program(const Program& program) { return ProgramWriter().write(std::span(&program, 1)); }
+
+Blob serialize_program_variants(std::span<const Program> variants) {
+  if (variants.empty()) return {};
+  return ProgramWriter().write(variants);
+}
+
+namespace {
+// For the readers of one program: a file of several shape variants is not one.
+Result<Program> only_variant(Result<std::vector<Program>> variants, const std::string& source_name) {
+  if (!variants.is_ok()) return variants.status();
+  if (variants->size() > 1)
+    return invalid_argument("program file " + quoted(source_name) + " holds " + std::to_string(variants->size()) +
+                            " shape variants (" + shape_variants_label(*variants) +
+                            "); open it as a model, which picks one by its input shapes");
+  return std::move(variants->front());
+}
+}  // namespace
 
 Result<Program> deserialize_program(std::span<const uint8_t> bytes, const std::string& source_name) {
+  return only_variant(deserialize_program_variants(bytes, source_name), source_name);
+}
+
+Result<std::vector<Program>> deserialize_program_variants(std::span<const uint8_t> bytes,
+                                                          const std::string& source_name) {
   // FlatBuffers reads scalars in place; a buffer at an odd address (a slice
   // of a larger file) is copied to one the allocator aligned.
   Blob aligned;
@@ -355,15 +387,36 @@ Result<Program> deserialize_program(std::span<const uint8_t> bytes, const std::s
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(), options);
   if (!fbp::VerifySizePrefixedProgramBuffer(verifier)) return corrupt;
 
-  Result<Program> program = ProgramReader(*fbp::GetSizePrefixedProgram(bytes.data())).read();
-  if (!program.is_ok()) return load_failure(source_name, program.status().message());
-  Status valid = validate_program(*program);
-  if (!valid.is_ok()) return load_failure(source_name, valid.message());
-  return program;
+  const fbp::Program& root = *fbp::GetSizePrefixedProgram(bytes.data());
+  std::vector<const fbp::Program*> tables{&root};
+  if (root.variants())
+    for (const fbp::Program* v : *root.variants()) tables.push_back(v);
+  std::vector<Program> variants;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const std::string which = tables.size() > 1 ? "variant " + std::to_string(i) + ": " : "";
+    if (i > 0 && tables[i]->variants() && tables[i]->variants()->size() > 0)
+      return load_failure(source_name, which + "has variants of its own (only the root may)");
+    if (tables[i]->format_version() != root.format_version())
+      return load_failure(source_name, which + "has format version " + std::to_string(tables[i]->format_version()) +
+                                           ", the root " + std::to_string(root.format_version()));
+    Result<Program> program = ProgramReader(*tables[i]).read();
+    if (!program.is_ok()) return load_failure(source_name, which + program.status().message());
+    Status valid = validate_program(*program);
+    if (!valid.is_ok()) return load_failure(source_name, which + valid.message());
+    variants.push_back(std::move(program).value());
+  }
+  if (Status same = check_shape_variants(variants); !same.is_ok()) return load_failure(source_name, same.message());
+  return variants;
 }
 
 Status write_program_file(const Program& program, const std::string& path) {
-  Blob bytes = serialize_program(program);
+  return write_program_variants_file(std::span(&program, 1), path);
+}
+
+Status write_program_variants_file(std::span<const Program> variants, const std::string& path) {
+  if (Status same = check_shape_variants(variants); !same.is_ok())
+    return invalid_argument("failed to write program file " + quoted(path) + ": " + same.message());
+  Blob bytes = serialize_program_variants(variants);
   auto failed = [&](const std::string& reason) {
     return unavailable("failed to write program file " + quoted(path) + ": " + reason);
   };
@@ -389,6 +442,10 @@ Status write_program_file(const Program& program, const std::string& path) {
 }
 
 Result<Program> read_program_file(const std::string& path) {
+  return only_variant(read_program_variants_file(path), path);
+}
+
+Result<std::vector<Program>> read_program_variants_file(const std::string& path) {
   auto failed = [&](int err) {
     std::string message = "failed to read program file " + quoted(path) + ": " + std::strerror(err);
     return err == ENOENT ? not_found(std::move(message)) : unavailable(std::move(message));
@@ -422,7 +479,7 @@ Result<Program> read_program_file(const std::string& path) {
   }
   ::close(fd);
   bytes.resize(done);
-  return deserialize_program(bytes, path);
+  return deserialize_program_variants(bytes, path);
 }
 
 }  // namespace hetsched

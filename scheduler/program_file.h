@@ -17,11 +17,17 @@
 //   failures   kDataLoss
 //     "failed to load program file 'x': step 3 runs island 7, but the program has 2 islands"
 // No input, however corrupt, crashes the loader.
+//
+// A file holds one program or several shape variants of one model (the same
+// model compiled for other input shapes; scheduler/shape_variants.h): the
+// first is the root table, the others its `variants`. The one-program
+// readers refuse a file of several (kInvalidArgument naming them).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "hetsched/status.h"
 #include "scheduler/program.h"
@@ -43,5 +49,14 @@ Status write_program_file(const Program& program, const std::string& path);
 
 // Reads and loads the file at `path`; errors as listed above.
 Result<Program> read_program_file(const std::string& path);
+
+// The same for shape variants: every variant of the file, in order (one for
+// a file of one program). Writing checks check_shape_variants() first;
+// serializing an empty list gives an empty blob.
+Blob serialize_program_variants(std::span<const Program> variants);
+Result<std::vector<Program>> deserialize_program_variants(std::span<const uint8_t> bytes,
+                                                          const std::string& source_name = "<memory>");
+Status write_program_variants_file(std::span<const Program> variants, const std::string& path);
+Result<std::vector<Program>> read_program_variants_file(const std::string& path);
 
 }  // namespace hetsched

@@ -65,7 +65,7 @@ Program make_program() {
 // Checks `p` against make_program()'s literals, written out again here so the
 // expectation does not come from the code under test.
 void expect_is_made_program(const Program& p) {
-  EXPECT_EQ(p.format_version, 2u);
+  EXPECT_EQ(p.format_version, 3u);
   EXPECT_EQ(p.model_name, "rfc_model");
   EXPECT_EQ(p.profile_name, "gpu-first");
   ASSERT_EQ(p.tensors.size(), 5u);
@@ -357,7 +357,7 @@ TEST(ProgramFileTest, RejectsNewerFormatVersion) {
   Status s = load_status(serialize_program(p), "new.hsp");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_EQ(s.message(),
-            "program file 'new.hsp' has format version 3; this hetsched reads version 2 — rebuild it with "
+            "program file 'new.hsp' has format version 4; this hetsched reads version 3 — rebuild it with "
             "`hetsched compile`");
 }
 
@@ -370,7 +370,7 @@ TEST(ProgramFileTest, NewerFormatVersionIsReportedEvenWhenTheRestIsUnreadable) {
   for (size_t i = bytes.size() - 64; i < bytes.size(); ++i) bytes[i] = 0xEE;
   Status s = load_status(bytes, "new.hsp");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.message();
-  EXPECT_NE(s.message().find("has format version 3"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("has format version 4"), std::string::npos) << s.message();
 }
 
 TEST(ProgramFileTest, RejectsFormatVersionZero) {
