@@ -54,8 +54,8 @@ class CallerBufferCopy final : public StepRunner {
 
 Status check_plain(const TensorType& type, const DeviceEnd& end, const std::string& label) {
   if (end.tensor->layout == TensorLayout::kNchw || !layout_applies(type)) return Status::ok();
-  return unsupported(label + " keeps it in " + std::string(tensor_layout_name(end.tensor->layout)) +
-                     " on the GPU, and a caller's buffer is copied as it is (NCHW)");
+  return unsupported(label + ": the island keeps the tensor in " + std::string(tensor_layout_name(end.tensor->layout)) +
+                     ", and a caller's buffer is copied as it is (NCHW)");
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ struct GpuRunInfo {
 // of one context: kFailedPrecondition otherwise, saying which tensor is on
 // the host ("failed to run on GPU buffers: 'x' is read by island 0 (cpu) on
 // the host"); kInvalidArgument for a null buffer or a size that is not the
-// tensor's. Thread-safe, like Model::run.
+// tensor's. When it fails, nothing is signalled. Thread-safe, like Model::run.
 Status run_on_vulkan_buffers(Model& model, const std::vector<VulkanBufferRange>& inputs,
                              const std::vector<VulkanBufferRange>& outputs, const GpuRunSync& sync = {},
                              GpuRunInfo* info = nullptr, const RunOptions& options = {});
