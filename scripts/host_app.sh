@@ -14,7 +14,9 @@ for variant in shared static; do
     -DHOST_APP_STATIC=$([ $variant = static ] && echo ON || echo OFF) >/dev/null
   cmake --build "$dir" >/dev/null
   # The static build must not load the shared library, the shared one must.
-  if ldd "$dir/host_app" | grep -q libhetsched.so; then linked=shared; else linked=static; fi
+  # (ldd's output taken whole first: grep -q closing the pipe early fails it under pipefail)
+  libs=$(ldd "$dir/host_app")
+  if [[ $libs == *libhetsched.so* ]]; then linked=shared; else linked=static; fi
   if [ "$linked" != "$variant" ]; then
     echo "host_app.sh: the $variant build of host_app links hetsched $linked" >&2
     exit 1
