@@ -3,19 +3,13 @@
 // borrowed tensors so inputs and outputs are read and written in place.
 #include <thread>
 
+#include "api/model_impl.h"
 #include "hetsched/hetsched.h"
 #include "profile/profile.h"
 #include "scheduler/pipeline.h"
-#include "scheduler/session.h"
 #include "scheduler/trace.h"
 
 namespace hetsched {
-
-struct Model::Impl {
-  std::unique_ptr<Session> session;
-  std::vector<TensorInfo> inputs, outputs;
-  std::vector<TensorType> input_types, output_types;
-};
 
 namespace {
 
@@ -45,6 +39,8 @@ Result<std::vector<Tensor>> wrap(const std::vector<View>& views, const std::vect
   return tensors;
 }
 
+}  // namespace
+
 RunInfo info_of(const RunStats& stats, bool trace) {
   RunInfo info;
   info.latency_ms = stats.total_ms;
@@ -52,8 +48,6 @@ RunInfo info_of(const RunStats& stats, bool trace) {
   if (trace) info.trace_json = trace_json({&stats});
   return info;
 }
-
-}  // namespace
 
 // status_code_name (include/hetsched/status.h) lives in graph/status.cc; this
 // reference links it into libhetsched.so, whose exports.map exports it.

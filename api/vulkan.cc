@@ -2,6 +2,7 @@
 // wrapped as a borrowed SharedGpuContext in the process-wide registry.
 #include "hetsched/vulkan.h"
 
+#include "api/model_impl.h"
 #include "shared_gpu/shared_gpu_context.h"
 #include "shared_gpu/shared_gpu_registry.h"
 #include "shared_gpu/vk_loader.h"
@@ -35,6 +36,28 @@ Status unregister_vulkan_device(const std::string& token, int64_t group) {
   const std::string key = make_context_key(token, group);
   if (!SharedGpuContextRegistry::get().unregister(key))
     return not_found("failed to unregister Vulkan device '" + key + "': nothing is registered under it");
+  return Status::ok();
+}
+
+Status run_on_vulkan_buffers(Model& model, const std::vector<VulkanBufferRange>& inputs,
+                             const std::vector<VulkanBufferRange>& outputs, const GpuRunSync& sync, GpuRunInfo* info,
+                             const RunOptions& options) {
+  DeviceRunRequest request;
+  for (const VulkanBufferRange& in : inputs) request.inputs.push_back({in.buffer, in.offset, in.size});
+  for (const VulkanBufferRange& out : outputs) request.outputs.push_back({out.buffer, out.offset, out.size});
+  if (sync.wait_semaphore) {
+    request.wait = {sync.wait_semaphore, sync.wait_value};
+  } else {
+    request.timeline_wait = sync.wait_value;
+  }
+  request.signal = {sync.signal_semaphore, sync.signal_value};
+  RunStats stats;
+  HS_ASSIGN_OR_RETURN(const uint64_t value,
+                      model.impl_->session->run_device(request, info || options.trace ? &stats : nullptr));
+  if (info) {
+    info->run = info_of(stats, options.trace);
+    info->timeline_value = value;
+  }
   return Status::ok();
 }
 

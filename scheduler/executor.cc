@@ -28,6 +28,7 @@ class RequestRun {
     event_of_.assign(n, -1);
     state_.mode = config.sync;
     state_.slots = &lane.slots;
+    state_.device_io = lane.device_io;
     state_.run_index = lane.run_index;
   }
 
@@ -67,15 +68,22 @@ class RequestRun {
   }
 
  private:
+  // The runner of step s for this request: the device-I/O variant where the
+  // request brought GPU buffers and the step has one.
+  StepRunner& runner(int s) const {
+    if (lane_.device_io && lane_.device_io_runners[s]) return *lane_.device_io_runners[s];
+    return *lane_.runners[s];
+  }
+
   // Every dependency of s is issued: queue it, and let a host step put the
   // GPU side of its work on the queue now (StepRunner::prepare).
   Status make_ready(int s) {
-    StepRunner& runner = *lane_.runners[s];
-    if (runner.kind() == StepRunner::Kind::kGpu) {
+    StepRunner& step = runner(s);
+    if (step.kind() == StepRunner::Kind::kGpu) {
       ready_gpu_.insert(std::upper_bound(ready_gpu_.begin(), ready_gpu_.end(), s), s);
       return Status::ok();
     }
-    if (runner.context()) HS_RETURN_IF_ERROR(runner.prepare(state_, call_for(s)));
+    if (step.context()) HS_RETURN_IF_ERROR(step.prepare(state_, call_for(s)));
     ready_host_.insert(std::upper_bound(ready_host_.begin(), ready_host_.end(), s), s);
     return Status::ok();
   }
@@ -83,7 +91,7 @@ class RequestRun {
   // What the executor tells step s (timestamp writes are added by issue()).
   StepCall call_for(int s) const {
     StepCall call;
-    SharedGpuContext* context = lane_.runners[s]->context();
+    SharedGpuContext* context = runner(s).context();
     call.wait_value = context ? needed_on(s, context) : 0;
     for (int a : lane_.host_write_waits[s]) call.host_wait_value = std::max(call.host_wait_value, completion_[a].value);
     call.submitted_with_producer = followed_value_[s];
@@ -104,7 +112,7 @@ class RequestRun {
     size_t chosen = 0;
     for (size_t i = 0; i < ready_host_.size(); ++i) {
       const int s = ready_host_[i];
-      SharedGpuContext* context = lane_.runners[s]->context();
+      SharedGpuContext* context = runner(s).context();
       const uint64_t needed = context ? needed_on(s, context) : 0;
       if (needed == 0 || reached(context, needed)) {
         chosen = i;
@@ -122,8 +130,8 @@ class RequestRun {
   }
 
   Status issue(int s) {
-    StepRunner& runner = *lane_.runners[s];
-    SharedGpuContext* context = runner.context();
+    StepRunner& step = runner(s);
+    SharedGpuContext* context = step.context();
     // GPU inputs on another context than the step's own: only the host can wait for them.
     for (int d : config_.graph->deps[s]) {
       const GpuCompletion& c = completion_[d];
@@ -147,7 +155,7 @@ class RequestRun {
     }
     auto t0 = std::chrono::steady_clock::now();
     state_.waited_until = {};
-    Status status = runner.run(state_, call, completion_[s]);
+    Status status = step.run(state_, call, completion_[s]);
     const auto t1 = std::chrono::steady_clock::now();
     t0 = std::max(t0, state_.waited_until);
     if (!status.is_ok()) return status;
@@ -157,7 +165,7 @@ class RequestRun {
     }
     if (stats_ && !completion_[s].timestamped) {
       event_of_[s] = static_cast<int>(stats_->events.size());
-      stats_->events.push_back({runner.label(), runner.track(), ms_since(config_.epoch, t0),
+      stats_->events.push_back({step.label(), step.track(), ms_since(config_.epoch, t0),
                                 std::chrono::duration<double, std::milli>(t1 - t0).count(), request_, false});
     }
     for (int u : config_.graph->users[s])
@@ -173,9 +181,9 @@ class RequestRun {
   void collect_followers(int s, SharedGpuContext* context) {
     followers_.clear();
     then_.clear();
-    if (!context || config_.sync != SyncMode::kTimeline || !lane_.runners[s]->takes_followers()) return;
+    if (!context || config_.sync != SyncMode::kTimeline || !runner(s).takes_followers()) return;
     for (int u : config_.graph->users[s]) {
-      const StepRunner& r = *lane_.runners[u];
+      const StepRunner& r = runner(u);
       if (remaining_[u] != 1 || r.kind() != StepRunner::Kind::kHost || r.context() != context) continue;
       const VkCommandBuffer cmd = r.follower_commands();
       if (!cmd || then_.size() == CommandBufferList::kMaxThen) continue;
@@ -209,9 +217,9 @@ class RequestRun {
       const GpuClock& clock = config_.clocks->at(c.context);
       const double start = (clock.host_ns(ticks.first) - epoch) * 1e-6;
       const double end = (clock.host_ns(ticks.second) - epoch) * 1e-6;
-      const StepRunner& runner = *lane_.runners[s];
+      const StepRunner& step = runner(s);
       event_of_[s] = static_cast<int>(stats_->events.size());
-      stats_->events.push_back({runner.label(), runner.track(), start, std::max(0.0, end - start), request_, true});
+      stats_->events.push_back({step.label(), step.track(), start, std::max(0.0, end - start), request_, true});
     }
     return Status::ok();
   }
@@ -221,7 +229,7 @@ class RequestRun {
   Status collect_op_events() {
     for (size_t s = 0; s < event_of_.size(); ++s) {
       if (event_of_[s] < 0) continue;
-      HS_ASSIGN_OR_RETURN(std::vector<OpTiming> timings, lane_.runners[s]->op_timings());
+      HS_ASSIGN_OR_RETURN(std::vector<OpTiming> timings, runner(s).op_timings());
       if (timings.empty()) continue;
       const TraceEvent island = stats_->events[event_of_[s]];
       for (OpTiming& t : timings) {

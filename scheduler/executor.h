@@ -50,6 +50,12 @@ struct Lane {
   std::vector<std::unique_ptr<GpuTransfers>> transfers;      // one per context
   std::map<const SharedGpuContext*, GpuTimestamps> timestamps;
   std::vector<std::unique_ptr<StepRunner>> runners;  // by program step
+  // By program step: the variant a request with GPU buffers runs for a
+  // model input's upload or a model output's readback (scheduler/device_io.h);
+  // null for other steps.
+  std::vector<std::unique_ptr<StepRunner>> device_io_runners;
+  // Set for the request in progress when it brought GPU buffers.
+  const DeviceIoRequest* device_io = nullptr;
   std::vector<int> timestamp_pair;                   // by program step; -1: none
   // By program step, for steps that write device memory from the host
   // (StepRunner::writes_from_host): the GPU steps on its context it depends

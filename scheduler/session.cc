@@ -73,6 +73,7 @@ Result<std::unique_ptr<Session>> Session::create(Program program, const Profile&
   // Every island is initialised and delegates keep what they need: the
   // blobs (a model's weights, once more) are not read again.
   for (ProgramIsland& island : session->program_.islands) Blob().swap(island.blob);
+  session->check_device_io();
   HS_RETURN_IF_ERROR(session->calibrate_clocks());
   for (auto& lane : session->lanes_) session->free_lanes_.push_back(lane.get());
   return session;
@@ -201,6 +202,16 @@ Status Session::bind_steps(Lane& lane) {
   std::vector<int> producer(program_.tensors.size(), -1);
   for (size_t i = 0; i < program_.islands.size(); ++i)
     for (int t : program_.islands[i].outputs) producer[t] = static_cast<int>(i);
+  // A model input's uploads and output's readbacks get a device-I/O variant
+  // (run_device); where one cannot be made, run_device says why.
+  lane.device_io_runners.resize(program_.steps.size());
+  const auto device_io_variant = [&](size_t s, Result<std::unique_ptr<StepRunner>> made) {
+    if (made.is_ok()) {
+      lane.device_io_runners[s] = std::move(made).value();
+    } else if (device_io_refusal_.empty()) {
+      device_io_refusal_ = made.status().message();
+    }
+  };
 
   const auto device_end = [&](int island, int tensor, bool input) -> Result<DeviceEnd> {
     const ProgramIsland& pi = program_.islands[island];
@@ -234,12 +245,18 @@ Status Session::bind_steps(Lane& lane) {
         HS_ASSIGN_OR_RETURN(DeviceEnd to, device_end(step.island, step.tensor, true));
         HS_ASSIGN_OR_RETURN(auto runner, make_upload(step.tensor, t.type, to, label));
         lane.runners.push_back(std::move(runner));
+        if (index_of(program_.inputs, step.tensor) >= 0)
+          device_io_variant(s, make_device_input(step.tensor, t.type, to,
+                                                 "device copy '" + t.name + "' caller's VkBuffer → " + step.to));
         break;
       }
       case HandoffKind::kReadback: {
         HS_ASSIGN_OR_RETURN(DeviceEnd from, device_end(step.island, step.tensor, false));
         HS_ASSIGN_OR_RETURN(auto runner, make_readback(step.tensor, t.type, from, label));
         lane.runners.push_back(std::move(runner));
+        if (index_of(program_.outputs, step.tensor) >= 0)
+          device_io_variant(s, make_device_output(step.tensor, t.type, from,
+                                                  "device copy '" + t.name + "' " + step.from + " → caller's VkBuffer"));
         break;
       }
       case HandoffKind::kDeviceCopy: {

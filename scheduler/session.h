@@ -26,12 +26,26 @@
 #include "delegates/delegate.h"
 #include "profile/profile.h"
 #include "scheduler/delegate_set.h"
+#include "scheduler/device_io.h"
 #include "scheduler/executor.h"
 #include "scheduler/program.h"
 #include "scheduler/step_graph.h"
 #include "scheduler/trace.h"
 
 namespace hetsched {
+
+// A request on the caller's GPU buffers (scheduler/device_io.h), for
+// Session::run_device.
+struct DeviceRunRequest {
+  std::vector<DeviceBufferRange> inputs, outputs;  // in input_types() / output_types() order
+  // The input copies wait on the device for `wait` (a caller's timeline
+  // semaphore; null: none) and for `timeline_wait` on the context's own
+  // timeline (0: none).
+  ForeignTimelinePoint wait;
+  uint64_t timeline_wait = 0;
+  // Signalled on the device once the outputs are written (null: none).
+  ForeignTimelinePoint signal;
+};
 
 // What submit() delivers.
 struct RunResult {
@@ -76,6 +90,19 @@ class Session {
   // future and be left alone until it is ready. The future holds the stats.
   std::future<Result<RunStats>> submit_into(std::vector<Tensor> inputs, std::vector<Tensor>& outputs,
                                             bool with_stats = false);
+  // One request whose inputs and outputs are the caller's GPU buffers, on
+  // device_io_context()'s device: device copies in and out, nothing through
+  // host memory. Returns once the outputs are written, with the value on the
+  // context's timeline signalled then. kFailedPrecondition with
+  // device_io_refusal() for models it cannot run this way; kInvalidArgument
+  // naming the tensor for a null buffer or a wrong size. Thread-safe.
+  Result<uint64_t> run_device(const DeviceRunRequest& request, RunStats* stats = nullptr);
+  // Why run_device refuses this model ("" when it runs it): an input or
+  // output that a host island reads or writes, islands on two contexts, a
+  // layout the copies cannot keep, a sync mode other than timeline.
+  const std::string& device_io_refusal() const { return device_io_refusal_; }
+  // The context whose device the caller's buffers must be on (null when refused).
+  SharedGpuContext* device_io_context() const { return device_io_context_; }
 
  private:
   Session(Program program, DelegateSet delegates, const Profile& profile);
@@ -87,6 +114,8 @@ class Session {
   void plan_outputs();
   Result<std::unique_ptr<Lane>> make_lane(const Profile& profile);
   Status bind_steps(Lane& lane);
+  // Sets device_io_refusal_ / device_io_context_ (session_device_io.cc).
+  void check_device_io();
   Lane* acquire_lane();
   void release_lane(Lane* lane);
   void worker_loop();
@@ -106,6 +135,8 @@ class Session {
   std::map<const SharedGpuContext*, GpuClock> clocks_;
   std::vector<std::shared_ptr<SharedGpuContext>> contexts_;  // every context a device island uses
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::string device_io_refusal_;                  // run_device: why not ("" when it can)
+  SharedGpuContext* device_io_context_ = nullptr;  // run_device: where the caller's buffers are
 
   std::mutex lanes_mutex_;
   std::condition_variable lane_freed_;

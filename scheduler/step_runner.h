@@ -24,12 +24,17 @@ struct GpuCompletion {
   bool timestamped = false;  // the submit carried the call's timestamp writes
 };
 
+struct DeviceIoRequest;  // scheduler/device_io.h
+
 // What the steps of one request share. The slots are the lane's own.
 struct RequestState {
   SyncMode mode = SyncMode::kTimeline;
   // Host tensors, by program tensor index: the lane's host arena, the
   // request's inputs and outputs, the program's constants.
   std::vector<TensorRef>* slots = nullptr;
+  // The caller's GPU buffers, for a request that brought them (null: host
+  // memory); read by the device-I/O steps.
+  const DeviceIoRequest* device_io = nullptr;
   int run_index = 0;
   int host_waits = 0;
   // Set by a host step after it waited for the GPU, so its trace event shows

@@ -77,7 +77,6 @@ Result<VkInstance> create_vulkan_instance(const InstanceOptions& options) {
         "a CPU implementation");
   }
   HS_RETURN_IF_ERROR(vk_status(result, "vkCreateInstance").with_context("failed to create Vulkan instance: "));
-  load_vulkan_instance(instance);
   return instance;
 }
 

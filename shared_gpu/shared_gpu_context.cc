@@ -130,7 +130,6 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::borrow(const SharedG
     return invalid_argument("failed to borrow GPU context: instance, physical device, device and queue are required");
   }
   HS_RETURN_IF_ERROR(load_vulkan_loader());
-  load_vulkan_instance(info.instance);
   VkPhysicalDeviceProperties properties{};
   vkGetPhysicalDeviceProperties(info.physical_device, &properties);
   if (properties.apiVersion < kMinVulkanVersion) {

@@ -14,6 +14,15 @@ constexpr uint32_t kSetsPerPool = 64;
 // (copies, and host writes made visible by the submit itself).
 constexpr VkPipelineStageFlags kProducerStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
 constexpr VkAccessFlags kProducerWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+// The reader comes next: a shader or a transfer of a later submit, or the
+// host once it has waited for this one.
+void record_reader_barrier(VkCommandBuffer cmd) {
+  record_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+}
 }  // namespace
 
 Result<std::unique_ptr<GpuTransfers>> GpuTransfers::create(std::shared_ptr<SharedGpuContext> context) {
@@ -29,11 +38,29 @@ Result<std::unique_ptr<GpuTransfers>> GpuTransfers::create(std::shared_ptr<Share
   return t;
 }
 
+namespace {
+
+VkBuffer handle_of(const BufferRange& r) { return r.buffer ? r.buffer->handle() : r.foreign; }
+
+// Own buffers are checked against their size; a foreign one only for being there.
+bool fits(const BufferRange& r) {
+  return r.buffer ? r.offset + r.size <= r.buffer->size() : r.foreign != VK_NULL_HANDLE;
+}
+
+// The copy itself, between the barriers every handoff copy needs.
+void record_plain_copy(VkCommandBuffer cmd, const BufferRange& src, const BufferRange& dst) {
+  const VkBufferCopy region{src.offset, dst.offset, src.size};
+  vkCmdCopyBuffer(cmd, handle_of(src), handle_of(dst), 1, &region);
+}
+
+}  // namespace
+
 Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange dst, const Permute4d* permute) {
-  if (!src.buffer || !dst.buffer || src.size != dst.size || src.offset + src.size > src.buffer->size() ||
-      dst.offset + dst.size > dst.buffer->size())
+  if (!fits(src) || !fits(dst) || src.size != dst.size)
     return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
                             "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  if (permute && (!src.buffer || !dst.buffer))
+    return unsupported("failed to record GPU layout conversion: both buffers must be hetsched's own");
   if (permute && uint64_t{permute->n} * permute->c * permute->h * permute->w * 4 != src.size)
     return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
                             " bytes are not a rank-4 tensor of 32-bit elements of the given dims");
@@ -52,31 +79,72 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
   }
   HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool_.allocate());
   recorded_.push_back(cmd);
+  if (!permute) {
+    HS_RETURN_IF_ERROR(rerecord_copy(cmd, src, dst));
+    return cmd;
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
-  if (permute) {
-    record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                          VK_ACCESS_SHADER_READ_BIT);
-    const uint32_t params[5] = {permute->n, permute->c, permute->h, permute->w, permute->to_nhwc ? 1u : 0u};
-    const uint64_t groups = group_count(src.size / 4, 256);
-    const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
-    const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);
-    record_dispatch(cmd, permute_, set, std::as_bytes(std::span(params)), gx, gy);
-  } else {
-    record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          VK_ACCESS_TRANSFER_READ_BIT);
-    const VkBufferCopy region{src.offset, dst.offset, src.size};
-    vkCmdCopyBuffer(cmd, src.buffer->handle(), dst.buffer->handle(), 1, &region);
-  }
-  // The reader comes next: a shader or a transfer of a later submit, or the
-  // host once it has waited for this one.
-  record_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+  record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT);
+  const uint32_t params[5] = {permute->n, permute->c, permute->h, permute->w, permute->to_nhwc ? 1u : 0u};
+  const uint64_t groups = group_count(src.size / 4, 256);
+  const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
+  const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);
+  record_dispatch(cmd, permute_, set, std::as_bytes(std::span(params)), gx, gy);
+  record_reader_barrier(cmd);
   HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
   return cmd;
+}
+
+Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst) {
+  if (!fits(src) || !fits(dst) || src.size != dst.size)
+    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
+                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));  // resets it (the pool's buffers are resettable)
+  record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT);
+  record_plain_copy(cmd, src, dst);
+  record_reader_barrier(cmd);
+  HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
+  return Status::ok();
+}
+
+Result<uint64_t> GpuTransfers::submit_join(ForeignTimelinePoint wait, uint64_t timeline_wait,
+                                           ForeignTimelinePoint signal) {
+  SharedGpuContext& context = *context_;
+  HS_RETURN_IF_ERROR(context.timeline().failure());
+  const std::unique_lock lock = context.lock_queue();
+  const uint64_t value = context.timeline().next_value();
+  VkSemaphore waits[2];
+  uint64_t wait_values[2];
+  VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+  uint32_t wait_count = 0;
+  if (wait.semaphore) waits[wait_count] = wait.semaphore, wait_values[wait_count++] = wait.value;
+  if (timeline_wait) waits[wait_count] = context.timeline().handle(), wait_values[wait_count++] = timeline_wait;
+  VkSemaphore signals[2] = {context.timeline().handle(), signal.semaphore};
+  const uint64_t signal_values[2] = {value, signal.value};
+  const uint32_t signal_count = signal.semaphore ? 2 : 1;
+  VkTimelineSemaphoreSubmitInfo timeline_info{};
+  timeline_info.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  timeline_info.waitSemaphoreValueCount = wait_count;
+  timeline_info.pWaitSemaphoreValues = wait_values;
+  timeline_info.signalSemaphoreValueCount = signal_count;
+  timeline_info.pSignalSemaphoreValues = signal_values;
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.pNext = &timeline_info;
+  submit.waitSemaphoreCount = wait_count;
+  submit.pWaitSemaphores = waits;
+  submit.pWaitDstStageMask = stages;
+  submit.signalSemaphoreCount = signal_count;
+  submit.pSignalSemaphores = signals;
+  HS_RETURN_IF_ERROR(vk_status(vkQueueSubmit(context.queue(), 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit")
+                         .with_context("failed to submit the wait and signal of the caller's semaphores: "));
+  return value;
 }
 
 Result<uint64_t> GpuTransfers::submit(VkCommandBuffer cmd, const GpuStepSync& sync, VkCommandBuffer before,

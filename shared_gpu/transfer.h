@@ -22,11 +22,22 @@
 
 namespace hetsched {
 
-// `size` bytes of `buffer` from `offset`. Not owned.
+// `size` bytes of `buffer` from `offset`. Not owned. `foreign` names a
+// buffer that is not a Buffer of ours (a host application's VkBuffer on the
+// context's device), used when `buffer` is null; its bounds are the caller's
+// to keep.
 struct BufferRange {
   const Buffer* buffer = nullptr;
   uint64_t offset = 0;
   uint64_t size = 0;
+  VkBuffer foreign = VK_NULL_HANDLE;
+};
+
+// A host application's timeline semaphore on the context's device and a
+// value on it (null semaphore: none).
+struct ForeignTimelinePoint {
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  uint64_t value = 0;
 };
 
 // A rank-4 tensor of 32-bit elements with logical dims [n, c, h, w], moved
@@ -48,6 +59,18 @@ class GpuTransfers {
   // `src` (shaders, transfers, the host) and before anything later reads
   // `dst` (shaders, transfers, the host after a wait).
   Result<VkCommandBuffer> record_copy(BufferRange src, BufferRange dst, const Permute4d* permute = nullptr);
+  // record_copy of two plain ranges (no permute) into `cmd`, a command
+  // buffer this object recorded before and that is not pending, instead of
+  // a new one: copies to or from a caller's buffer, which may be another
+  // buffer on every run, are recorded per run without allocating.
+  Status rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst);
+
+  // One empty batch that joins a host application's semaphore to the
+  // context's timeline: it waits for `wait` (if any) and for `timeline_wait`
+  // on the context timeline (0: none), then signals a fresh timeline value,
+  // which it returns, and `signal` (if any). Under the queue lock, as every
+  // submit to the context.
+  Result<uint64_t> submit_join(ForeignTimelinePoint wait, uint64_t timeline_wait, ForeignTimelinePoint signal);
 
   // Submits `cmd` between `before` and `after` (either may be null: the
   // executor's timestamp writes) as `sync` says. Returns the signalled

@@ -18,4 +18,20 @@ struct HostVulkan {
   // Empty on success, else why there is no device (no driver, no 1.2 GPU).
   std::string create();
   void destroy();
+
+  // The host's own GPU buffers and work, for a frame that goes GPU → hetsched → GPU.
+  struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;  // host-visible ones
+    VkDeviceSize size = 0;
+  };
+  Buffer make_buffer(VkDeviceSize size, bool host_visible);
+  void free_buffer(Buffer& b);
+  VkSemaphore make_timeline();
+  // Copies src into dst on the GPU after `wait` reaches wait_value, then signals `signal` to signal_value.
+  bool copy(const Buffer& src, const Buffer& dst, VkSemaphore wait, uint64_t wait_value, VkSemaphore signal,
+            uint64_t signal_value);
+  bool wait(VkSemaphore semaphore, uint64_t value);
+  VkCommandPool pool = VK_NULL_HANDLE;
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -58,12 +59,41 @@ double max_difference(const std::vector<std::vector<float>>& a, const std::vecto
   return worst;
 }
 
+// One frame GPU → hetsched → GPU on the host's device (single-input,
+// single-output models): the host's GPU copy fills the input buffer and
+// signals 1, hetsched waits for 1 on the device and signals 2 once it wrote
+// the output buffer, the host's GPU copy of the output waits for 2.
+int run_on_gpu_buffers(HostVulkan& vk, hetsched::Model& model, const std::vector<float>& x,
+                       const std::vector<float>& want) {
+  if (model.inputs().size() != 1 || model.outputs().size() != 1) return 0;
+  const size_t in_bytes = model.inputs()[0].bytes, out_bytes = model.outputs()[0].bytes;
+  HostVulkan::Buffer staging_in = vk.make_buffer(in_bytes, true), input = vk.make_buffer(in_bytes, false);
+  HostVulkan::Buffer output = vk.make_buffer(out_bytes, false), staging_out = vk.make_buffer(out_bytes, true);
+  const VkSemaphore frames = vk.make_timeline();
+  std::memcpy(staging_in.mapped, x.data(), in_bytes);
+  bool ok = vk.copy(staging_in, input, VK_NULL_HANDLE, 0, frames, 1);
+  hetsched::GpuRunInfo info;
+  const hetsched::Status s = hetsched::run_on_vulkan_buffers(
+      model, {{input.buffer, 0, in_bytes}}, {{output.buffer, 0, out_bytes}},
+      {.wait_semaphore = frames, .wait_value = 1, .signal_semaphore = frames, .signal_value = 2}, &info);
+  ok = ok && s.is_ok() && vk.copy(output, staging_out, frames, 2, frames, 3) && vk.wait(frames, 3);
+  std::vector<float> got(want.size());
+  if (ok) std::memcpy(got.data(), staging_out.mapped, out_bytes);
+  for (HostVulkan::Buffer* b : {&staging_in, &input, &output, &staging_out}) vk.free_buffer(*b);
+  vkDestroySemaphore(vk.device, frames, nullptr);
+  if (!s.is_ok()) return fail(s.message());
+  if (!ok) return fail("the host's GPU copies around the GPU-buffer run failed");
+  const double worst = max_difference({got}, {want});
+  std::printf("host_app: GPU buffers in and out, max abs difference from the portable kernels %.3g\n", worst);
+  return worst <= 1e-4 ? 0 : fail("the GPU-buffer run's outputs differ from the portable kernels");
+}
+
 // The model on the host's own device: registered, used under lookup_only,
 // unregistered while the model still runs on it (the model keeps it), and
 // destroyed by the host after the model is gone (hetsched destroys nothing
 // it borrowed: a second destroy would fail the validation layer or crash).
 int run_on_host_vulkan(const char* path, const std::vector<hetsched::ConstView>& in,
-                       const std::vector<std::vector<float>>& want) {
+                       const std::vector<std::vector<float>>& want, const std::vector<float>& inputs_x) {
   HostVulkan vk;
   if (std::string why = vk.create(); !why.empty()) {
     std::printf("host_app: no host Vulkan device (%s): the borrowed-device check is skipped\nhost_app: ok\n",
@@ -89,6 +119,7 @@ int run_on_host_vulkan(const char* path, const std::vector<hetsched::ConstView>&
       got_v.push_back(hetsched::MutableView::of(got[i]));
     }
     if (auto s = (*model)->run(in, got_v); !s.is_ok()) return fail(s.message());
+    if (int failed = run_on_gpu_buffers(vk, **model, inputs_x, want[0])) return failed;
     if (auto s = hetsched::unregister_vulkan_device("host_app", 0); !s.is_ok()) return fail(s.message());
     for (auto& v : got) std::fill(v.begin(), v.end(), 0.f);
     if (auto s = (*model)->run(in, got_v); !s.is_ok()) return fail("after unregistering: " + s.message());
@@ -149,5 +180,5 @@ int main(int argc, char** argv) {
   std::printf("host_app: %zu outputs, max abs difference from the portable kernels %.3g, %.3f ms\n", outs.size(),
               worst, info.latency_ms);
   if (!(worst <= 1e-4)) return fail("outputs differ from the portable kernels");
-  return run_on_host_vulkan(argv[1], in, want);
+  return run_on_host_vulkan(argv[1], in, want, inputs.empty() ? std::vector<float>{} : inputs[0]);
 }

@@ -87,6 +87,10 @@ struct RunOptions {
   bool trace = false;
 };
 
+struct VulkanBufferRange;  // hetsched/vulkan.h
+struct GpuRunSync;
+struct GpuRunInfo;
+
 // A model loaded with a profile: planned over the profile's delegates,
 // compiled, and ready to run (a session). Runs may be issued from several
 // threads; up to the profile's scheduler.max_in_flight run at once.
@@ -116,6 +120,10 @@ class Model {
  private:
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  // Runs on the host's GPU buffers (hetsched/vulkan.h).
+  friend Status run_on_vulkan_buffers(Model& model, const std::vector<VulkanBufferRange>& inputs,
+                                      const std::vector<VulkanBufferRange>& outputs, const GpuRunSync& sync,
+                                      GpuRunInfo* info, const RunOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

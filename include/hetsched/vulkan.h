@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hetsched/hetsched.h"
 #include "hetsched/status.h"
 
 namespace hetsched {
@@ -46,5 +47,54 @@ Status register_vulkan_device(const std::string& token, int64_t group, const Hos
 // until they are destroyed: the host keeps the handles alive until then.
 // kNotFound when nothing is registered under the key.
 Status unregister_vulkan_device(const std::string& token, int64_t group);
+
+// GPU buffers in and out: a frame goes GPU → hetsched → GPU without passing
+// through host memory.
+//
+// `size` bytes of a host-owned VkBuffer on the registered device, from
+// `offset`: an input needs VK_BUFFER_USAGE_TRANSFER_SRC_BIT, an output
+// VK_BUFFER_USAGE_TRANSFER_DST_BIT. Row-major and dense, like the host views.
+struct VulkanBufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize size = 0;
+};
+
+// How a GPU run joins the host's own GPU work.
+struct GpuRunSync {
+  // hetsched's copies of the inputs wait on the device until this timeline
+  // semaphore of the registered device reaches wait_value (the host's
+  // producer signals it). With a null semaphore, wait_value (if not 0) is a
+  // value on the registered context's timeline semaphore.
+  VkSemaphore wait_semaphore = VK_NULL_HANDLE;
+  uint64_t wait_value = 0;
+  // Set to signal_value on the device once the outputs are written (null:
+  // none). Another semaphore than the registered timeline, which hetsched
+  // signals with values of its own.
+  VkSemaphore signal_semaphore = VK_NULL_HANDLE;
+  uint64_t signal_value = 0;
+};
+
+struct GpuRunInfo {
+  RunInfo run;
+  // The value of the registered context's timeline semaphore signalled once
+  // the outputs were written.
+  uint64_t timeline_value = 0;
+};
+
+// One request whose inputs and outputs are the host's GPU buffers, in
+// inputs() / outputs() order: hetsched copies each input on the GPU
+// (vkCmdCopyBuffer) into its first island's memory and each output from its
+// last island's memory into the host's buffer; nothing is uploaded from or
+// read back to host memory. Returns once the outputs are written (hetsched
+// waited on the host for its own GPU work), after submitting the signal.
+// Only for models whose inputs are read and outputs written by GPU islands
+// of one context: kFailedPrecondition otherwise, saying which tensor is on
+// the host ("failed to run on GPU buffers: 'x' is read by island 0 (cpu) on
+// the host"); kInvalidArgument for a null buffer or a size that is not the
+// tensor's. When it fails, nothing is signalled. Thread-safe, like Model::run.
+Status run_on_vulkan_buffers(Model& model, const std::vector<VulkanBufferRange>& inputs,
+                             const std::vector<VulkanBufferRange>& outputs, const GpuRunSync& sync = {},
+                             GpuRunInfo* info = nullptr, const RunOptions& options = {});
 
 }  // namespace hetsched
