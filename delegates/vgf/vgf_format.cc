@@ -203,6 +203,7 @@ Status check_segment(const VgfFile& file, size_t index) {
         if (file.resources[id].dtype != DType::kFloat32)
           return invalid_argument(what + " binds " + resource_label(file.resources, id) + " of dtype " +
                                   std::string(dtype_name(file.resources[id].dtype)) + ": compute modules read f32");
+  if (s.type == ModuleType::kGraph) {
     if (!s.dispatch.empty() || !s.push_constants.empty())
       return invalid_argument(what + " is a graph segment with compute dispatch parameters");
     return Status::ok();
