@@ -81,7 +81,7 @@ Status check_tensor(const Graph& g, ValueId v, const std::string& what, bool f16
   const Value& val = g.value(v);
   if (!val.type_known || !val.type.is_static()) return unsupported(what + " has no static shape");
   if (val.type.dtype != DType::kFloat32 && !(val.type.dtype == DType::kFloat16 && f16_ok))
-    return unsupported(what + " is " + val.type.to_string() + ": VGF graphs here are f32 only (f16 only into or out of a Cast)");
+    return unsupported(what + " is " + val.type.to_string() + ": VGF graphs here are f32 only");
   if (val.type.rank() > kMaxRank)
     return unsupported(what + " " + val.type.to_string() + " has rank above " + std::to_string(kMaxRank));
   if (val.type.num_elements() == 0) return unsupported(what + " " + val.type.to_string() + " is empty");
