@@ -214,6 +214,56 @@ TEST_P(Fp16GpuTest, Fp16CnnRunsWhollyOnTheGpuAndMatchesTheCpu) {
   expect_model_matches_cpu(GetParam(), model, open_on_gpu(*g, profile).get());
 }
 
+// A host application lends its device without storageBuffer16BitAccess
+// enabled (lookup_only): the delegate reads what the host enabled, not what
+// the device could do, and refuses the f16 Casts by reason — a strict
+// profile fails naming it, the default one runs them on the CPU.
+TEST_P(Fp16GpuTest, BorrowedDeviceWithoutStorageBuffer16BitAccessKeepsTheCastsOffTheGpu) {
+  std::shared_ptr<SharedGpuContext> host = make_context();
+  ASSERT_NE(host, nullptr);
+  ASSERT_TRUE(host->features().storage_buffer_16bit_access) << "lavapipe has it; the test needs a device that does";
+  SharedGpuContextCreateInfo info;
+  info.instance = host->instance();
+  info.physical_device = host->physical_device();
+  info.device = host->device();
+  info.queue = host->queue();
+  info.queue_family_index = host->queue_family_index();
+  info.enabled_features = host->features();
+  info.enabled_features.storage_buffer_16bit_access = false;
+  // Declared after `host`, so the lent context (and the pipelines and
+  // timeline it made) goes before the device it borrows.
+  struct Unregister {
+    ~Unregister() { SharedGpuContextRegistry::get().clear_for_testing(); }
+  } unregister;
+  auto borrowed = SharedGpuContext::borrow(info);
+  ASSERT_TRUE(borrowed.is_ok()) << borrowed.status().message();
+  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("fp16host:0", *borrowed).is_ok());
+
+  Result<Graph> g = load_model(kSource + "/test/data/models18/cnn_op18_fp16.onnx");
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Profile profile = strict_profile(GetParam());
+  profile.delegates[GetParam()].shared_gpu = {"fp16host", 0, SharedContextMode::kLookupOnly};
+  auto strict = plan_model(*g, profile);
+  ASSERT_FALSE(strict.is_ok());
+  EXPECT_NE(strict.status().message().find("needs storageBuffer16BitAccess, which this device lacks"),
+            std::string::npos)
+      << strict.status().message();
+
+  profile.partition.fallback = "cpu";
+  auto session = open_session_for_graph(*g, profile);
+  ASSERT_TRUE(session.is_ok()) << session.status().message();
+  const auto& islands = (*session)->program().islands;
+  ASSERT_EQ(islands.size(), 3u);
+  EXPECT_EQ(islands[0].delegate, "cpu");
+  EXPECT_EQ(islands[0].op_types, std::vector<std::string>{"Cast"});
+  EXPECT_EQ(islands[1].delegate, GetParam());
+  EXPECT_EQ(islands[2].delegate, "cpu");
+  EXPECT_EQ(islands[2].op_types, std::vector<std::string>{"Cast"});
+  Tensor x((*session)->input_types()[0]);
+  auto got = (*session)->run({x});
+  EXPECT_TRUE(got.is_ok()) << got.status().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Delegates, Fp16GpuTest, ::testing::Values("vulkan", "vgf"));
 
 // Under the mixed profile (vgf, vulkan, cpu) the edge Casts of an fp16 model

@@ -90,7 +90,7 @@ class VgfDelegate final : public Delegate {
   Capability supports(const Graph& graph, NodeId node) const override {
     Capability c = check_lowerable(graph, node);
     if (c.supported && touches_f16(graph, node) && !storage_buffer_16bit_access())
-      return Capability::no("f16 tensors need storageBuffer16BitAccess, which this device lacks");
+      return Capability::no("f16 Cast needs storageBuffer16BitAccess, which this device lacks");
     return c;
   }
 
