@@ -150,7 +150,7 @@ Status run_vgf_file(const RunVgfOptions& o) {
     if (!t || !t->buffer->mapped()) return internal_error("failed to upload input '" + in_names[i] + "': not host-visible");
     std::byte* dst = t->buffer->mapped() + t->offset;
     if (t->layout == TensorLayout::kNhwc)
-      permute_layout(inputs[i].raw(), dst, inputs[i].shape(), sizeof(float), true);
+      permute_layout(inputs[i].raw(), dst, inputs[i].shape(), dtype_size(inputs[i].dtype()), true);
     else
       std::memcpy(dst, inputs[i].raw(), inputs[i].byte_size());
   }
@@ -167,7 +167,7 @@ Status run_vgf_file(const RunVgfOptions& o) {
     if (!t || !t->buffer->mapped()) return internal_error("failed to read output '" + r.name + "': not host-visible");
     const std::byte* src = t->buffer->mapped() + t->offset;
     if (t->layout == TensorLayout::kNhwc)
-      permute_layout(src, out.raw(), out.shape(), sizeof(float), false);
+      permute_layout(src, out.raw(), out.shape(), dtype_size(out.dtype()), false);
     else
       std::memcpy(out.raw(), src, out.byte_size());
     outputs.push_back(std::move(out));

@@ -21,6 +21,8 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kResize: return "resize";
     case Kernel::kSelect: return "select";
     case Kernel::kTransposeConv2d: return "transpose_conv2d";
+    case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
+    case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
     case Kernel::kCustom: return "custom";
   }
   return "unknown";
@@ -59,6 +61,8 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kReduce: return 5;
     case Kernel::kResize: return 8;
     case Kernel::kSelect: return 2 + 4 * kMaxRank;
+    case Kernel::kCastF16ToF32:
+    case Kernel::kCastF32ToF16: return 1;
     case Kernel::kCustom: return 0;
   }
   return 0;
@@ -172,6 +176,11 @@ class Planner {
     const uint32_t y = op.outputs[0];
     const uint32_t x = op.inputs[0];
     const uint64_t count = static_cast<uint64_t>(res(y).elements());
+    if (op.op == OpCode::kCast) {
+      const Kernel k = res(x).dtype == DType::kFloat16 ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
+      add(out, k, {x, y}, {u32(res(y).elements())}, count);
+      return;
+    }
     if (is_unary(op.op)) {
       float lo = 0.f, hi = 0.f;
       if (const auto* c = std::get_if<ClampAttr>(&op.attr)) {

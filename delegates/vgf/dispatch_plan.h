@@ -27,6 +27,8 @@ enum class Kernel : uint8_t {
   kResize,
   kSelect,
   kTransposeConv2d,
+  kCastF16ToF32,  // cast (storageBuffer16BitAccess)
+  kCastF32ToF16,
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

@@ -53,7 +53,7 @@ const std::set<std::string, std::less<>>& lowerable_ops() {
                            "Unsqueeze", "Concat", "Slice", "Resize", "Conv", "BatchNormalization", "MatMul", "Gemm",
                            "AveragePool", "MaxPool", "GlobalAveragePool", "Softmax", "ReduceMean", "ReduceSum",
                            "ReduceMax", "Pad", "Dropout", "LayerNormalization", "Where", "Split", "Expand", "Tile",
-                           "Gather", "ConvTranspose"})
+                           "Gather", "ConvTranspose", "Cast"})
       s.insert(op);
     return s;
   }();
@@ -75,10 +75,12 @@ std::vector<size_t> data_inputs(const Node& n) {
   return all;
 }
 
-Status check_tensor(const Graph& g, ValueId v, const std::string& what) {
+// Tensors are f32, except the f16 side of a Cast (`f16_ok`): an fp16
+// model's edges, which a TOSA cast converts.
+Status check_tensor(const Graph& g, ValueId v, const std::string& what, bool f16_ok = false) {
   const Value& val = g.value(v);
   if (!val.type_known || !val.type.is_static()) return unsupported(what + " has no static shape");
-  if (val.type.dtype != DType::kFloat32)
+  if (val.type.dtype != DType::kFloat32 && !(val.type.dtype == DType::kFloat16 && f16_ok))
     return unsupported(what + " is " + val.type.to_string() + ": VGF graphs here are f32 only");
   if (val.type.rank() > kMaxRank)
     return unsupported(what + " " + val.type.to_string() + " has rank above " + std::to_string(kMaxRank));
@@ -161,9 +163,12 @@ Status check_node(const Graph& g, const Node& n) {
   if (n.op == "GatherElements" || (n.op == "Gather" && !(is_constant(g, n, 1) && g.value(n.inputs[1]).type.rank() == 0)))
     return unsupported("data-dependent indexing: not expressible as a VGF graph");
   if (!lowerable_ops().count(n.op)) return unsupported("op " + n.op + " has no TOSA lowering");
-  for (size_t i : data_inputs(n)) HS_RETURN_IF_ERROR(check_tensor(g, n.inputs[i], "input " + std::to_string(i)));
+  const bool f16_ok = n.op == "Cast";
+  for (size_t i : data_inputs(n))
+    HS_RETURN_IF_ERROR(check_tensor(g, n.inputs[i], "input " + std::to_string(i), f16_ok));
   for (size_t i = 0; i < n.outputs.size(); ++i)
-    if (n.outputs[i] != kNoValue) HS_RETURN_IF_ERROR(check_tensor(g, n.outputs[i], "output " + std::to_string(i)));
+    if (n.outputs[i] != kNoValue)
+      HS_RETURN_IF_ERROR(check_tensor(g, n.outputs[i], "output " + std::to_string(i), f16_ok));
   HS_RETURN_IF_ERROR(check_transformer_node(g, n));
   const size_t rank = g.value(n.inputs[0]).type.rank();
   if (n.op == "Conv") {
@@ -301,7 +306,7 @@ class Lowerer {
       const TensorType& t = g_.value(v).type;
       const bool nhwc = t.rank() == 4;
       const uint32_t id = add_resource(ResourceKind::kInput, nhwc ? to_nhwc_shape(t.shape) : t.shape, nhwc,
-                                       g_.value(v).name);
+                                       g_.value(v).name, t.dtype);
       file_.inputs.push_back(id);
       values_[v] = Operand{id, t.shape, nhwc};
     }
@@ -321,9 +326,11 @@ class Lowerer {
  private:
   // --- resources and operators ---------------------------------------------------
 
-  uint32_t add_resource(ResourceKind kind, const Shape& shape, bool nhwc, std::string name = "") {
+  uint32_t add_resource(ResourceKind kind, const Shape& shape, bool nhwc, std::string name = "",
+                        DType dtype = DType::kFloat32) {
     Resource r;
     r.kind = kind;
+    r.dtype = dtype;
     r.shape = shape;
     r.strides = dense_strides(shape);
     r.layout = nhwc ? TensorLayout::kNhwc : TensorLayout::kNchw;
@@ -547,6 +554,21 @@ class Lowerer {
     if (op == "Split") return lower_split(n);
     if (op == "Gather") return lower_gather(n);
     if (op == "Expand" || op == "Tile") return lower_tile(n);
+    if (op == "Cast") {
+      // f16 <-> f32 is a TOSA cast, elementwise, so in the operand's layout;
+      // f32 -> f32 (the fp16 pass's rewrite of a model's casts) is nothing.
+      HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+      const DType to = g_.value(n.outputs[0]).type.dtype;
+      if (file_.resources[x.id].dtype == to) {
+        bind(x);
+        return Status::ok();
+      }
+      Operand y{add_resource(ResourceKind::kIntermediate, file_.resources[x.id].shape, x.nhwc, "", to), x.logical,
+                x.nhwc};
+      emit(OpCode::kCast, {x.id}, y.id);
+      bind(y);
+      return Status::ok();
+    }
     if (op == "Dropout") {
       // Inference: the identity.
       HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));

@@ -24,7 +24,8 @@
 //     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
 //     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
 //     Gather (one constant scalar index) → slice + reshape; Expand / Tile →
-//     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI.
+//     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI;
+//     Cast f16 <-> f32 → cast (an fp16 model's edges), f32 -> f32 → nothing.
 #pragma once
 
 #include "delegates/delegate.h"

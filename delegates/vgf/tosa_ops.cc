@@ -41,6 +41,7 @@ std::string_view op_name(OpCode op) {
     case OpCode::kSelect: return "select";
     case OpCode::kTile: return "tile";
     case OpCode::kTransposeConv2d: return "transpose_conv2d";
+    case OpCode::kCast: return "cast";
   }
   return "unknown";
 }
@@ -383,6 +384,22 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
   Operands s;
   for (uint32_t id : op.inputs) s.in.push_back(&resources[id].shape);
   for (uint32_t id : op.outputs) s.out.push_back(&resources[id].shape);
+  // The shaders read and write f32, except cast's f16 side: an operator on
+  // a resource of another dtype would read past its end.
+  if (op.op == OpCode::kCast) {
+    HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
+    HS_RETURN_IF_ERROR(require_no_attr(op));
+    const DType from = resources[op.inputs[0]].dtype, to = resources[op.outputs[0]].dtype;
+    if (!((from == DType::kFloat16 && to == DType::kFloat32) || (from == DType::kFloat32 && to == DType::kFloat16)))
+      return invalid_argument("cast from " + std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)) +
+                              ": only f16 <-> f32 casts are supported");
+    return same_shape(s.i(0), s.o(0), "output");
+  }
+  for (const auto* ids : {&op.inputs, &op.outputs})
+    for (uint32_t id : *ids)
+      if (resources[id].dtype != DType::kFloat32)
+        return invalid_argument("resource " + std::to_string(id) + " is " + std::string(dtype_name(resources[id].dtype)) +
+                                ": only cast reads or writes a dtype other than f32");
   switch (op.op) {
     case OpCode::kConv2d:
     case OpCode::kTransposeConv2d:

@@ -10,7 +10,7 @@ std::vector<VgfTensorInfo> tensors(const VgfFile& file, const std::vector<uint32
   std::vector<VgfTensorInfo> out;
   for (uint32_t id : ids) {
     const Resource& r = file.resources[id];
-    out.push_back({r.name, TensorType{DType::kFloat32, r.logical_shape()}, r.layout});
+    out.push_back({r.name, TensorType{r.dtype, r.logical_shape()}, r.layout});
   }
   return out;
 }

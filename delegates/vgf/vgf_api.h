@@ -18,7 +18,7 @@ namespace hetsched::vgf {
 // One island input or output of a VGF file.
 struct VgfTensorInfo {
   std::string name;
-  TensorType type;                            // fp32, in the graph's own (NCHW) shape
+  TensorType type;                            // f32 or f16, in the graph's own (NCHW) shape
   TensorLayout layout = TensorLayout::kNchw;  // its layout in device memory
 };
 

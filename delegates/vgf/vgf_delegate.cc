@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/vgf_format.h"
@@ -86,7 +87,12 @@ class VgfDelegate final : public Delegate {
   }
   MemoryDomain::Kind memory_kind() const override { return MemoryDomain::Kind::kDevice; }
 
-  Capability supports(const Graph& graph, NodeId node) const override { return check_lowerable(graph, node); }
+  Capability supports(const Graph& graph, NodeId node) const override {
+    Capability c = check_lowerable(graph, node);
+    if (c.supported && touches_f16(graph, node) && !storage_buffer_16bit_access())
+      return Capability::no("f16 Cast needs storageBuffer16BitAccess, which this device lacks");
+    return c;
+  }
 
   std::string device_class() const override {
     std::call_once(device_class_once_, [this] { device_class_ = probe_cost_device_class(settings_.options.device); });
@@ -141,6 +147,31 @@ class VgfDelegate final : public Delegate {
   }
 
  private:
+  static bool touches_f16(const Graph& graph, NodeId node) {
+    const Node& n = graph.node(node);
+    for (const auto* ids : {&n.inputs, &n.outputs})
+      for (ValueId v : *ids)
+        if (v != kNoValue && graph.value(v).type.dtype == DType::kFloat16) return true;
+    return false;
+  }
+
+  // Whether the context islands will run on has storageBuffer16BitAccess
+  // enabled: one this delegate or another (a borrowed host context: what
+  // its host enabled) already uses, else the device the options select,
+  // probed once (a context made for it enables every feature it has).
+  bool storage_buffer_16bit_access() const {
+    std::lock_guard lock(probe_mutex_);
+    const std::string key = settings_.spec.key();
+    if (auto context = SharedGpuContextRegistry::get().lookup(key)) return context->features().storage_buffer_16bit_access;
+    if (!probed_16bit_) {
+      Result<std::vector<DeviceInfo>> devices = enumerate_devices();
+      Result<uint32_t> chosen = devices.is_ok() ? select_device(*devices, settings_.options.device)
+                                                : Result<uint32_t>(devices.status());
+      probed_16bit_ = chosen.is_ok() && (*devices)[*chosen].features.storage_buffer_16bit_access;
+    }
+    return *probed_16bit_;
+  }
+
   struct Gpu {
     std::shared_ptr<SharedGpuContext> context;
     std::shared_ptr<DelegatePool> pool;
@@ -167,6 +198,8 @@ class VgfDelegate final : public Delegate {
   }
 
   GpuSettings settings_;
+  mutable std::mutex probe_mutex_;
+  mutable std::optional<bool> probed_16bit_;  // guarded by probe_mutex_
   mutable std::once_flag device_class_once_;
   mutable std::string device_class_;
   std::mutex mutex_;

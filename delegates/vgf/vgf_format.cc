@@ -93,7 +93,8 @@ std::string resource_label(const std::vector<Resource>& resources, uint32_t id) 
 Status check_resource(const VgfFile& file, size_t id) {
   const Resource& r = file.resources[id];
   const std::string what = resource_label(file.resources, static_cast<uint32_t>(id));
-  if (r.dtype != DType::kFloat32) return invalid_argument(what + " has dtype " + std::string(dtype_name(r.dtype)) + ", only f32 is supported");
+  if (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat16)
+    return invalid_argument(what + " has dtype " + std::string(dtype_name(r.dtype)) + ", only f32 and f16 are supported");
   if (r.shape.size() > kMaxRank)
     return invalid_argument(what + " has rank " + std::to_string(r.shape.size()) + ", more than " +
                             std::to_string(kMaxRank));
@@ -196,6 +197,12 @@ Status check_segment(const VgfFile& file, size_t index) {
     return invalid_argument(what + " and its module " + std::to_string(s.module) + " differ in type (graph/compute)");
   HS_RETURN_IF_ERROR(check_ids(file, s.inputs, what));
   HS_RETURN_IF_ERROR(check_ids(file, s.outputs, what));
+  if (s.type == ModuleType::kCompute)
+    for (const auto* ids : {&s.inputs, &s.outputs})
+      for (uint32_t id : *ids)
+        if (file.resources[id].dtype != DType::kFloat32)
+          return invalid_argument(what + " binds " + resource_label(file.resources, id) + " of dtype " +
+                                  std::string(dtype_name(file.resources[id].dtype)) + ": compute modules read f32");
   if (s.type == ModuleType::kGraph) {
     if (!s.dispatch.empty() || !s.push_constants.empty())
       return invalid_argument(what + " is a graph segment with compute dispatch parameters");
@@ -393,7 +400,8 @@ std::vector<uint8_t> encode_resources(const VgfFile& file) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Resource>> resources;
   for (const Resource& r : file.resources)
-    resources.push_back(fb::CreateResource(b, static_cast<fb::ResourceKind>(r.kind), fb::DataType::F32,
+    resources.push_back(fb::CreateResource(b, static_cast<fb::ResourceKind>(r.kind),
+                                           r.dtype == DType::kFloat16 ? fb::DataType::F16 : fb::DataType::F32,
                                            ints(b, r.shape), ints(b, r.strides),
                                            r.layout == TensorLayout::kNhwc ? fb::Layout::Nhwc : fb::Layout::Nchw,
                                            r.alias_group, r.constant_offset, r.constant_size,
@@ -590,8 +598,9 @@ Status decode_resources(const fb::ResourceTable& table, VgfFile& file) {
     const auto kind = static_cast<int>(fr.kind());
     if (kind < 0 || kind > static_cast<int>(ResourceKind::kConstant)) return corrupt(who + " has unknown kind " + std::to_string(kind));
     r.kind = static_cast<ResourceKind>(kind);
-    if (fr.dtype() != fb::DataType::F32)
+    if (fr.dtype() != fb::DataType::F32 && fr.dtype() != fb::DataType::F16)
       return corrupt(who + " has unknown dtype " + std::to_string(static_cast<int>(fr.dtype())));
+    r.dtype = fr.dtype() == fb::DataType::F16 ? DType::kFloat16 : DType::kFloat32;
     if (fr.layout() != fb::Layout::Nchw && fr.layout() != fb::Layout::Nhwc)
       return corrupt(who + " has unknown layout " + std::to_string(static_cast<int>(fr.layout())));
     r.layout = fr.layout() == fb::Layout::Nhwc ? TensorLayout::kNhwc : TensorLayout::kNchw;

@@ -73,8 +73,9 @@ enum class OpCode : uint16_t {
   kSelect,  // select(cond, a, b): TOSA SELECT, the condition as f32 (non-zero: a)
   kTile,    // TOSA TILE, its multiples the output's dims over the input's
   kTransposeConv2d,  // ConvAttr: pad (top, bottom, left, right) of the output, may be negative
+  kCast,             // TOSA CAST, f32 <-> f16 (the only operator that touches f16 resources)
 };
-inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kTransposeConv2d);
+inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kCast);
 // TOSA spelling: "conv2d", "avg_pool2d", "reduce_sum", ...
 std::string_view op_name(OpCode op);
 
@@ -160,7 +161,7 @@ std::string_view resource_kind_name(ResourceKind kind);  // "input", ...
 
 struct Resource {
   ResourceKind kind = ResourceKind::kIntermediate;
-  DType dtype = DType::kFloat32;  // only f32 is encodable
+  DType dtype = DType::kFloat32;  // f32, or f16 (read or written by a cast only)
   std::vector<int64_t> shape;     // memory order
   std::vector<int64_t> strides;   // elements; dense row-major over shape
   TensorLayout layout = TensorLayout::kNchw;
@@ -170,7 +171,7 @@ struct Resource {
   std::string name;
 
   int64_t elements() const;
-  uint64_t bytes() const { return static_cast<uint64_t>(elements()) * 4; }
+  uint64_t bytes() const { return static_cast<uint64_t>(elements()) * dtype_size(dtype); }
   // The graph tensor's own (NCHW) shape: [N, C, H, W] for NHWC resources.
   std::vector<int64_t> logical_shape() const;
   bool operator==(const Resource&) const = default;

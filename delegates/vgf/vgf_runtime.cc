@@ -7,6 +7,8 @@
 #include <span>
 
 #include "delegates/vgf/shaders/binary_spv.h"
+#include "delegates/vgf/shaders/cast_f16_to_f32_spv.h"
+#include "delegates/vgf/shaders/cast_f32_to_f16_spv.h"
 #include "delegates/vgf/shaders/conv2d_spv.h"
 #include "delegates/vgf/shaders/copy_spv.h"
 #include "delegates/vgf/shaders/depthwise_conv2d_spv.h"
@@ -39,6 +41,8 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kResize: return kResizeSpv;
     case Kernel::kSelect: return kSelectSpv;
     case Kernel::kTransposeConv2d: return kTransposeConv2dSpv;
+    case Kernel::kCastF16ToF32: return kCastF16ToF32Spv;
+    case Kernel::kCastF32ToF16: return kCastF32ToF16Spv;
     case Kernel::kCustom: break;
   }
   return {};
@@ -95,11 +99,16 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement) {
   const auto& resources = file_.resources;
   // Each resource is bound whole to one storage-buffer descriptor.
   const uint64_t max_range = context_->limits().maxStorageBufferRange;
-  for (size_t id = 0; id < resources.size(); ++id)
+  for (size_t id = 0; id < resources.size(); ++id) {
+    // A file made elsewhere (run-vgf) may hold casts this device cannot run.
+    if (resources[id].dtype == DType::kFloat16 && !context_->features().storage_buffer_16bit_access)
+      return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name +
+                         "') is f16: its cast needs storageBuffer16BitAccess, which this device lacks");
     if (resources[id].bytes() > max_range)
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') of " +
                          std::to_string(resources[id].bytes()) + " bytes exceeds the device's maxStorageBufferRange (" +
                          std::to_string(max_range) + ")");
+  }
   HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_));
   const DeviceMemoryNeeds needs = vgf_memory_needs(file_, transients);
   transient_bytes_ = transients.bytes;

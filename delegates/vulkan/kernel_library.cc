@@ -10,6 +10,8 @@
 // wrapping the includes in a namespace keeps these arrays apart. <cstdint>
 // is included first so the generated headers' own include of it is a no-op.
 namespace hetsched::vulkan::spirv {
+#include "delegates/vulkan/shaders/cast_f16_to_f32_spv.h"
+#include "delegates/vulkan/shaders/cast_f32_to_f16_spv.h"
 #include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
@@ -46,6 +48,8 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kNormalize: return spirv::kNormalizeSpv;
     case Kernel::kPad: return spirv::kPadSpv;
     case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
+    case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
+    case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
   }
   return {};
 }

@@ -194,6 +194,11 @@ struct PoolPush {
   uint32_t mode;  // 0 max, 1 average over input taps, 2 average counting the explicit pads
 };
 
+// cast_f16_to_f32.comp, cast_f32_to_f16.comp: elements to convert.
+struct CastPush {
+  uint32_t count;
+};
+
 // softmax.comp.
 struct SoftmaxPush {
   uint32_t rows, row_length, inner;

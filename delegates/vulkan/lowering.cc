@@ -37,6 +37,8 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kNormalize: return "normalize";
     case Kernel::kPad: return "pad";
     case Kernel::kConvTranspose2d: return "conv_transpose2d";
+    case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
+    case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
   }
   return "?";
 }
@@ -56,7 +58,9 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kStridedCopy:
     case Kernel::kResize: return 3;
     case Kernel::kPool2d:
-    case Kernel::kSoftmax: return 2;
+    case Kernel::kSoftmax:
+    case Kernel::kCastF16ToF32:
+    case Kernel::kCastF32ToF16: return 2;
   }
   return 0;
 }
@@ -77,6 +81,8 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
+    case Kernel::kCastF16ToF32:
+    case Kernel::kCastF32ToF16: return sizeof(CastPush);
   }
   return 0;
 }
@@ -166,12 +172,14 @@ std::vector<uint32_t> words_of(const T& value) {
   return words;
 }
 
-// Ops whose output is their input's bytes. Cast is one because the
-// delegate takes it only from f32 to f32 (op_support.cc refuses other
-// dtypes); Dropout at inference is the identity, as in the CPU kernel.
-bool is_alias_op(std::string_view op) {
-  return op == "Reshape" || op == "Flatten" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Cast" || op == "Dropout";
+// Nodes whose output is their input's bytes. A Cast is one when it keeps
+// the dtype (f32 to f32: the fp16 pass turns a model's casts to f16 into
+// those); f16 <-> f32 Casts are dispatches (emit_cast). Dropout at inference
+// is the identity, as in the CPU kernel.
+bool is_alias_node(const Graph& g, const Node& n) {
+  if (n.op == "Cast") return g.value(n.inputs[0]).type.dtype == g.value(n.outputs[0]).type.dtype;
+  return n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
+         n.op == "Dropout";
 }
 
 // An operand of an elementwise chain: a graph value, or per-channel factors
@@ -273,7 +281,7 @@ class Lowering {
     Group group;
     group.nodes.push_back(id);
     group.output = n.outputs[0];
-    if (is_alias_op(n.op)) {
+    if (is_alias_node(g_, n)) {
       group.kind = GroupKind::kAlias;
     } else if (n.op == "ConvTranspose") {
       // Folds BatchNormalization, bias Adds and an epilogue as Conv does.
@@ -521,6 +529,7 @@ class Lowering {
     if (head.op == "Expand") return emit_expand(group);
     if (head.op == "Tile") return emit_tile(group);
     if (head.op == "Pad") return emit_pad(group);
+    if (head.op == "Cast") return emit_cast(group);
     return unsupported("op " + head.op + " not implemented");
   }
 
@@ -1239,6 +1248,15 @@ class Lowering {
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // f16 <-> f32 (op_support.cc admits no other dtype change).
+  Status emit_cast(const Group& group) {
+    const Node& n = g_.node(group.nodes[0]);
+    const DType from = g_.value(n.inputs[0]).type.dtype;
+    const CastPush p{u32(g_.value(group.output).type.num_elements())};
+    const Kernel kernel = from == DType::kFloat16 ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
+    return emit_simple(kernel, words_of(p), n.inputs[0], group.output, grid_1d(ceil_div(p.count, kGenericGroupSize)));
   }
 
   // One input, one output, push constants only.

@@ -53,8 +53,10 @@ enum class Kernel : uint8_t {
   kNormalize,  // LayerNormalization, GroupNormalization
   kPad,
   kConvTranspose2d,
+  kCastF16ToF32,  // Cast of an fp16 model's f16 edges (storageBuffer16BitAccess)
+  kCastF32ToF16,
 };
-inline constexpr size_t kKernelCount = 14;
+inline constexpr size_t kKernelCount = 16;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);

@@ -39,11 +39,14 @@ bool is_meta_input(std::string_view op, size_t i) {
   return false;
 }
 
-// The checks every tensor a node reads as data or writes must pass.
-std::string check_tensor(const Value& v, const char* role, const DeviceLimits& limits) {
+// The checks every tensor a node reads as data or writes must pass. Tensors
+// are f32, except the f16 side of a Cast (`f16_ok`): an fp16 model's edges.
+std::string check_tensor(const Value& v, const char* role, const DeviceLimits& limits, bool f16_ok = false) {
   const std::string who = std::string(role) + " '" + v.name + "'";
   if (!v.type_known) return "shape of " + who + " is not inferred";
-  if (v.type.dtype != DType::kFloat32)
+  if (v.type.dtype == DType::kFloat16 && f16_ok && !limits.storage_buffer_16bit_access)
+    return "f16 " + who + " needs storageBuffer16BitAccess, which this device lacks";
+  if (v.type.dtype != DType::kFloat32 && !(v.type.dtype == DType::kFloat16 && f16_ok))
     return "dtype " + std::string(dtype_name(v.type.dtype)) + " not supported (" + who + ")";
   if (!v.type.is_static()) return "dynamic shape " + shape_to_string(v.type.shape) + " not supported (" + who + ")";
   if (v.type.num_elements() == 0) return "empty tensor " + v.type.to_string() + " not supported (" + who + ")";
@@ -174,8 +177,11 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
     if (n.op == "BatchNormalization") return Capability::no("BatchNormalization training outputs not supported");
     if (n.op == "Dropout") return Capability::no("Dropout's mask output not supported (inference only)");
   }
+  // Cast converts between f32 and f16 (cast_*.comp); any other dtype is
+  // refused by check_tensor like everywhere else.
+  const bool f16_ok = n.op == "Cast";
   for (ValueId out : n.outputs) {
-    const std::string why = check_tensor(graph.value(out), "output", limits);
+    const std::string why = check_tensor(graph.value(out), "output", limits, f16_ok);
     if (!why.empty()) return Capability::no(why);
   }
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -184,7 +190,7 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
     // bool constant uploaded as f32 (both checked in check_op).
     if (n.op == "Clip" && i > 0) continue;
     if (n.op == "Where" && i == 0) continue;
-    const std::string why = check_tensor(graph.value(n.inputs[i]), "input", limits);
+    const std::string why = check_tensor(graph.value(n.inputs[i]), "input", limits, f16_ok);
     if (!why.empty()) return Capability::no(why);
   }
   return check_op(graph, node, limits);

@@ -17,14 +17,20 @@ struct DeviceLimits {
   uint64_t max_storage_buffer_range = uint64_t{1} << 27;
   // Workgroups per grid dimension (the spec's guaranteed minimum).
   uint32_t max_workgroups_per_dim = 65535;
+  // The storageBuffer16BitAccess feature, enabled on the context (what a
+  // borrowed context's host enabled): f16 tensors, which only Cast reads or
+  // writes, need it.
+  bool storage_buffer_16bit_access = false;
 };
 
-// The ops the delegate implements (fp32 only), in the foundation op set's order.
+// The ops the delegate implements (f32 tensors; Cast also f16 <-> f32), in the
+// foundation op set's order.
 std::span<const std::string_view> vulkan_ops();
 
 // Whether node `node` of `graph` (shape-inferred) runs on the delegate.
 // Reasons name what is missing: "op X not implemented", "dtype i64 not
-// supported (input 'x')", "tensor 'x' of N bytes exceeds
+// supported (input 'x')", "f16 input 'x' needs storageBuffer16BitAccess,
+// which this device lacks", "tensor 'x' of N bytes exceeds
 // maxStorageBufferRange M", "weight W must be a constant", ...
 Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& limits);
 

@@ -75,8 +75,9 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
   return base;
 }
 
-DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk) {
+DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk, const GpuFeatures& features) {
   DeviceLimits limits;
+  limits.storage_buffer_16bit_access = features.storage_buffer_16bit_access;
   limits.max_storage_buffer_range = vk.maxStorageBufferRange;
   limits.max_workgroups_per_dim =
       std::min({vk.maxComputeWorkGroupCount[0], vk.maxComputeWorkGroupCount[1], vk.maxComputeWorkGroupCount[2]});
@@ -98,7 +99,9 @@ Result<DeviceLimits> probe_device_limits(const std::string& selector) {
     HS_ASSIGN_OR_RETURN(const uint32_t chosen, select_device(devices, selector));
     VkPhysicalDeviceProperties properties{};
     vkGetPhysicalDeviceProperties(physical[chosen], &properties);
-    return limits_of(properties.limits);
+    // A context made for this device enables every feature it has
+    // (SharedGpuContext::create), so what it supports is what islands get.
+    return limits_of(properties.limits, devices[chosen].features);
   }();
   vkDestroyInstance(instance, nullptr);
   return out;
@@ -143,6 +146,7 @@ class VulkanDelegate final : public Delegate {
     DeviceLimits unbounded;
     unbounded.max_storage_buffer_range = std::numeric_limits<uint64_t>::max();
     unbounded.max_workgroups_per_dim = std::numeric_limits<uint32_t>::max();
+    unbounded.storage_buffer_16bit_access = true;
     for (NodeId id : island.nodes) {
       const Capability c = vulkan_supports(*island.graph, id, unbounded);
       if (!c.supported)
@@ -181,7 +185,7 @@ class VulkanDelegate final : public Delegate {
     bool created = false;
     Result<ContextState> state = context_for(*settings, created);
     if (!state.is_ok()) return state.status().with_context(prefix);
-    const DeviceLimits limits = limits_of(state->context->limits());
+    const DeviceLimits limits = limits_of(state->context->limits(), state->context->features());
     for (NodeId id = 0; id < static_cast<NodeId>(graph->num_nodes()); ++id) {
       const Capability c = vulkan_supports(*graph, id, limits);
       if (!c.supported)
@@ -237,9 +241,9 @@ class VulkanDelegate final : public Delegate {
   Result<DeviceLimits> device_limits() const {
     std::lock_guard lock(mutex_);
     auto it = contexts_.find(settings_.spec.key());
-    if (it != contexts_.end()) return limits_of(it->second.context->limits());
+    if (it != contexts_.end()) return limits_of(it->second.context->limits(), it->second.context->features());
     if (auto context = SharedGpuContextRegistry::get().lookup(settings_.spec.key()))
-      return limits_of(context->limits());
+      return limits_of(context->limits(), context->features());
     if (!probed_) probed_ = probe_device_limits(settings_.device);
     return *probed_;
   }

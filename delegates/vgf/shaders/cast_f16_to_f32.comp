@@ -1,0 +1,22 @@
+// VGF cast (TOSA CAST) f16 -> f32, one invocation per element: an fp16
+// model's f16 inputs widened for the f32 operators. Halves are read through
+// storageBuffer16BitAccess and widened on their bits (half_bits.glsl, the
+// same code as the Vulkan delegate's cast), so subnormals and NaN payloads
+// come out as graph/dtype.h makes them.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 64) in;
+
+#include "../../../shared_gpu/shaders/half_bits.glsl"
+
+layout(std430, set = 0, binding = 0) readonly buffer In { uint16_t x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { uint y[]; };
+
+layout(push_constant) uniform Params { uint count; } p;
+
+void main() {
+  const uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
+  if (i >= p.count) return;
+  y[i] = half_bits_to_float_bits(uint(x[i]));
+}
