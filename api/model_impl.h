@@ -2,6 +2,7 @@
 // vulkan.cc: the host's GPU buffers). Internal: never installed.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -11,9 +12,16 @@
 namespace hetsched {
 
 struct Model::Impl {
-  std::unique_ptr<Session> session;
-  std::vector<TensorInfo> inputs, outputs;
-  std::vector<TensorType> input_types, output_types;
+  // One per shape variant (most models have one).
+  struct Variant {
+    std::unique_ptr<Session> session;
+    std::vector<TensorInfo> inputs, outputs;
+    std::vector<TensorType> input_types, output_types;
+  };
+  std::vector<Variant> variants;
+
+  // The variant a run with these input views and options is for.
+  Result<const Variant*> pick(const std::vector<size_t>& input_bytes, const RunOptions& options) const;
 };
 
 // A run's stats as the public RunInfo (with the trace when asked).

@@ -51,9 +51,12 @@ Status run_on_vulkan_buffers(Model& model, const std::vector<VulkanBufferRange>&
     request.timeline_wait = sync.wait_value;
   }
   request.signal = {sync.signal_semaphore, sync.signal_value};
+  std::vector<size_t> input_bytes;
+  for (const VulkanBufferRange& in : inputs) input_bytes.push_back(static_cast<size_t>(in.size));
+  HS_ASSIGN_OR_RETURN(const Model::Impl::Variant* variant, model.impl_->pick(input_bytes, options));
   RunStats stats;
   HS_ASSIGN_OR_RETURN(const uint64_t value,
-                      model.impl_->session->run_device(request, info || options.trace ? &stats : nullptr));
+                      variant->session->run_device(request, info || options.trace ? &stats : nullptr));
   if (info) {
     info->run = info_of(stats, options.trace);
     info->timeline_value = value;

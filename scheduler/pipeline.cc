@@ -42,6 +42,31 @@ Result<std::vector<Program>> build_program_variants(const std::string& model_pat
   return programs;
 }
 
+Result<std::vector<std::unique_ptr<Session>>> open_shape_variants(const std::string& model_path,
+                                                                  const Profile& profile,
+                                                                  const std::vector<InputShapes>& variants) {
+  std::vector<Program> programs;
+  if (model_format_of(model_path) == ModelFormat::kProgram) {
+    HS_ASSIGN_OR_RETURN(std::vector<Program> compiled, read_program_variants_file(model_path));
+    if (variants.empty()) programs = std::move(compiled);
+    for (const InputShapes& shapes : variants) {
+      auto picked = find_shape_variant(compiled, shapes);
+      if (!picked.is_ok()) return picked.status().with_context("failed to open program '" + model_path + "': ");
+      programs.push_back(compiled[*picked]);
+    }
+    HS_RETURN_IF_ERROR(check_shape_variants(programs));
+  } else {
+    HS_ASSIGN_OR_RETURN(programs, build_program_variants(model_path, profile, variants));
+  }
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (Program& program : programs) {
+    HS_RETURN_IF_ERROR(check_program_limits(program, profile.limits));
+    HS_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::create(std::move(program), profile));
+    sessions.push_back(std::move(session));
+  }
+  return sessions;
+}
+
 Result<std::unique_ptr<Session>> open_session(const std::string& model_path, const Profile& profile,
                                               const InputShapes& input_shapes) {
   if (model_format_of(model_path) == ModelFormat::kProgram) {

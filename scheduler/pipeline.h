@@ -33,6 +33,12 @@ Result<std::unique_ptr<Session>> open_session_for_graph(const Graph& graph, cons
 // (shape_variants.h), ready for write_program_variants_file.
 Result<std::vector<Program>> build_program_variants(const std::string& model_path, const Profile& profile,
                                                    const std::vector<InputShapes>& variants);
+// A ready Session per shape variant: of a model file, one per set of shapes
+// (build_program_variants); of a .hsp file, the variants that `variants`
+// pick (find_shape_variant), or all of them when it is empty.
+Result<std::vector<std::unique_ptr<Session>>> open_shape_variants(const std::string& model_path,
+                                                                  const Profile& profile,
+                                                                  const std::vector<InputShapes>& variants);
 // Opens a model file of any accepted format (.onnx, .hsg graph: planned and
 // compiled now for `input_shapes`; .hsp program: loaded as compiled, its
 // shape variant picked by `input_shapes`, the first without them) as a

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "delegates/cpu/cpu_reference.h"
+#include "hetsched/hetsched.h"
 #include "profile/profile.h"
 #include "scheduler/model_loader.h"
 #include "scheduler/pipeline.h"
@@ -176,6 +177,37 @@ TEST_F(ShapeVariantsTest, CliCompilesVariantsAndRunPicksOne) {
   auto twice = testing::run_cli("run " + path_ + " --input-shape x=1x1x16 --input-shape x=1x2x16");
   EXPECT_EQ(twice.exit_code, 2) << twice.output;
   EXPECT_NE(twice.output.find("only `hetsched compile` builds"), std::string::npos) << twice.output;
+}
+
+TEST_F(ShapeVariantsTest, OneApiModelHoldsBothAndEachRunPicksItsOwn) {
+  LoadOptions options;
+  options.shape_variants = {{{"x", {1, 1, kWidth}}}, {{"x", {1, 7, kWidth}}}};
+  auto model = Model::load(path_, ProfileSource::text("name: t\n"), options);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  ASSERT_EQ((*model)->shape_variants(), 2u);
+  EXPECT_EQ((*model)->inputs(1)[0].shape, (std::vector<int64_t>{1, 7, kWidth}));
+
+  for (int64_t n : {7, 1, 7}) {
+    const Tensor x = testing::random_tensor({1, n, kWidth}, static_cast<uint32_t>(10 + n));
+    std::vector<float> y(static_cast<size_t>(n * kWidth));
+    Status s = (*model)->run({ConstView{x.raw(), x.byte_size()}}, {MutableView::of(y)});
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    auto graph = load_model(path_, seq(n));
+    ASSERT_TRUE(graph.is_ok());
+    auto want = cpu::run_graph_reference(*graph, {x});
+    ASSERT_TRUE(want.is_ok());
+    float diff = 0;
+    for (size_t i = 0; i < y.size(); ++i) diff = std::max(diff, std::abs(y[i] - (*want)[0].data<float>()[i]));
+    EXPECT_LT(diff, 1e-5f) << "seq " << n;
+  }
+  // A size no variant has, and shapes named that pick none.
+  std::vector<float> x5(5 * kWidth), y5(5 * kWidth);
+  Status none = (*model)->run({ConstView::of(x5)}, {MutableView::of(y5)});
+  EXPECT_EQ(none.message(),
+            "failed to run model: the input byte sizes match none of its shape variants (x=[1,1,16]; x=[1,7,16])");
+  RunOptions named;
+  named.input_shapes = {{"x", {1, 5, kWidth}}};
+  EXPECT_FALSE((*model)->run({ConstView::of(x5)}, {MutableView::of(y5)}, nullptr, named).is_ok());
 }
 
 }  // namespace

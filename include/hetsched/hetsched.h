@@ -38,7 +38,13 @@ struct ProfileSource {
 
 struct LoadOptions {
   // Shapes for inputs the model leaves dynamic (name → dims).
-  std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::map<std::string, std::vector<int64_t>> input_shapes = {};
+  // Shape variants: the model compiled ahead of time for each of these sets
+  // of input shapes (each applied over input_shapes), one Model holding all;
+  // every run picks the variant of its inputs (RunOptions::input_shapes, or
+  // the views' byte sizes). A .hsp file compiled with variants loads all of
+  // them when neither this nor input_shapes is given.
+  std::vector<std::map<std::string, std::vector<int64_t>>> shape_variants = {};
 };
 
 // One input or output of a model.
@@ -85,6 +91,10 @@ struct RunInfo {
 
 struct RunOptions {
   bool trace = false;
+  // For a model of several shape variants: the inputs' shapes, which pick
+  // the variant. Left empty, the variant is the one whose input byte sizes
+  // equal the views' (an error when several do).
+  std::map<std::string, std::vector<int64_t>> input_shapes = {};
 };
 
 struct VulkanBufferRange;  // hetsched/vulkan.h
@@ -103,13 +113,19 @@ class Model {
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
+  // Of the first shape variant (of the only one, for most models).
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
+  // Shape variants (LoadOptions::shape_variants): how many, and each one's.
+  size_t shape_variants() const;
+  const std::vector<TensorInfo>& inputs(size_t variant) const;
+  const std::vector<TensorInfo>& outputs(size_t variant) const;
   // How the model was split: one line per island ("0 cpu 10 nodes", ...).
   std::vector<std::string> islands() const;
 
   // One request, waited for: inputs in inputs() order, outputs in outputs()
-  // order, each view exactly the tensor's byte size.
+  // order, each view exactly the tensor's byte size (of the shape variant
+  // the run picks).
   Status run(const std::vector<ConstView>& inputs, const std::vector<MutableView>& outputs, RunInfo* info = nullptr,
              const RunOptions& options = {});
   // The same without waiting: the future is ready when the outputs are
