@@ -22,9 +22,22 @@ def main():
     p.add_argument("--size", type=int, default=224, help="input is 1x3xSIZExSIZE")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dynamo", action="store_true", help="torch.onnx.export(..., dynamo=True) (PyTorch 2.x)")
+    p.add_argument("--calibrate-bn", action="store_true",
+                   help="set BatchNorm statistics from random batches first, so activations stay O(1) as in a "
+                        "trained model (random-init running stats let them grow past fp16's range)")
     a = p.parse_args()
     torch.manual_seed(a.seed)
-    model = getattr(torchvision.models, a.model)(weights=None).eval()
+    model = getattr(torchvision.models, a.model)(weights=None)
+    if a.calibrate_bn:
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.reset_running_stats()
+                m.momentum = None  # a cumulative average over the batches below
+        model.train()
+        with torch.no_grad():
+            for _ in range(4):
+                model(torch.randn(8, 3, a.size, a.size))
+    model = model.eval()
     x = torch.randn(1, 3, a.size, a.size)
     kwargs = dict(opset_version=a.opset, input_names=["input"], output_names=["output"])
     # PyTorch 2.9+ defaults to the dynamo exporter (opset 18 and up): ask

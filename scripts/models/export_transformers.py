@@ -5,10 +5,14 @@ for the opset 18+ import tests and model tables:
   python3 scripts/models/export_transformers.py encoder -o enc.onnx [--opset 18] [--dynamo]
   python3 scripts/models/export_transformers.py decoder -o dec.onnx   # causal mask (Where)
   python3 scripts/models/export_transformers.py vit -o vit.onnx       # tiny torchvision ViT, 1x3x32x32
+  python3 scripts/models/export_transformers.py bert -o bert.onnx --seq 128 --d-model 256
 
 encoder: nn.TransformerEncoderLayer(norm_first=True, gelu) on 1xSEQxD.
 decoder: a GPT-style pre-norm block, attention with a causal mask written
   as masked_fill(-inf) (Where) and exact GELU, on 1xSEQxD.
+bert: a BERT-style encoder: 2 post-norm layers (LayerNorm after each
+  residual, as BERT), exact GELU, on the hidden states 1xSEQxD (the
+  embedding lookup, which takes integer ids, is left out).
 vit: torchvision.models.VisionTransformer, image 32, patch 8, 2 layers,
   hidden 64, 4 heads, MLP 128, 10 classes.
 
@@ -50,6 +54,10 @@ def build(kind, a):
     if kind == "encoder":
         return nn.TransformerEncoderLayer(a.d_model, a.heads, 4 * a.d_model, dropout=0.0, activation="gelu",
                                           batch_first=True, norm_first=True), torch.randn(1, a.seq, a.d_model)
+    if kind == "bert":
+        layer = nn.TransformerEncoderLayer(a.d_model, a.heads, 4 * a.d_model, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=False)
+        return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), torch.randn(1, a.seq, a.d_model)
     if kind == "decoder":
         return DecoderBlock(a.d_model, a.heads, a.seq), torch.randn(1, a.seq, a.d_model)
     if kind == "vit":
@@ -61,7 +69,7 @@ def build(kind, a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=["encoder", "decoder", "vit"])
+    p.add_argument("model", choices=["encoder", "bert", "decoder", "vit"])
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--opset", type=int, default=18)
     p.add_argument("--d-model", type=int, default=128)

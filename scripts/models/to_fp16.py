@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Converts an fp32 ONNX model to fp16: every float initializer, Constant and
 graph input/output becomes FLOAT16, Casts to FLOAT cast to FLOAT16, and
-ConstantOfShape fills in FLOAT16. External data is read and written inline.
+ConstantOfShape fills in FLOAT16 — except what must stay float (Resize's
+roi and scales, Upsample's scales, and BatchNormalization statistics past
+fp16's range at opset 15+); other values past the range are reported. External data is read and written inline.
 Works with Debian 12's python3-onnx (1.12) on models of any opset.
 
   python3 scripts/models/to_fp16.py in.onnx out_fp16.onnx
@@ -13,11 +15,42 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 
+def overflows(t):
+    if t.data_type != TensorProto.FLOAT:
+        return False
+    a = numpy_helper.to_array(t)
+    return a.size > 0 and bool(np.abs(a[np.isfinite(a)]).max(initial=0) > 65504)
+
+
 def half(t):
     if t.data_type != TensorProto.FLOAT:
         return t
     h = numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name)
     return h
+
+
+def keep_float(graph, opset):
+    """Values that must stay float: Resize's roi and scales (the op takes them
+    as tensor(float) only) and Upsample's scales; BatchNormalization's running
+    mean and variance where fp16 cannot hold them (opset 15+ lets them differ
+    from the input's type; trained models have variances past 65504)."""
+    keep = set()
+    for n in graph.node:
+        if n.op_type == "Resize":
+            keep.update(n.input[1:3])
+        elif n.op_type == "Upsample":
+            keep.update(n.input[1:2])
+    values = {t.name: t for t in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].type == onnx.AttributeProto.TENSOR:
+            values[n.output[0]] = n.attribute[0].t
+    for n in graph.node:
+        if n.op_type == "BatchNormalization" and opset >= 15:
+            stats = [i for i in n.input[3:5] if i in values]
+            if any(overflows(values[i]) for i in stats):
+                keep.update(n.input[3:5])
+    keep.discard("")
+    return keep
 
 
 def retype(value_info):
@@ -31,7 +64,13 @@ def main():
         raise SystemExit(__doc__)
     model = onnx.load(sys.argv[1])  # external data loaded beside it
     g = model.graph
+    opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    keep = keep_float(g, opset)
     for i, t in enumerate(list(g.initializer)):
+        if t.name in keep:
+            continue
+        if overflows(t):
+            print(f"to_fp16: initializer '{t.name}' exceeds fp16's range (65504): it becomes inf", file=sys.stderr)
         g.initializer[i].CopyFrom(half(t))
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         retype(vi)
@@ -39,7 +78,10 @@ def main():
         for a in node.attribute:
             if node.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
                 a.i = TensorProto.FLOAT16
-            if a.type == onnx.AttributeProto.TENSOR:
+            if a.type == onnx.AttributeProto.TENSOR and not (node.op_type == "Constant" and node.output[0] in keep):
+                if overflows(a.t):
+                    print(f"to_fp16: constant '{node.output[0]}' exceeds fp16's range (65504): it becomes inf",
+                          file=sys.stderr)
                 a.t.CopyFrom(half(a.t))
     for t in g.initializer:
         t.ClearField("data_location")
