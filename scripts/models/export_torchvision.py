@@ -28,6 +28,12 @@ def main():
     a = p.parse_args()
     torch.manual_seed(a.seed)
     model = getattr(torchvision.models, a.model)(weights=None)
+    # Some classifiers start from zero weights (ViT's head), which makes every
+    # output 0 and a comparison of outputs meaningless: give them random ones.
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if param.dim() >= 2 and not param.any():
+                torch.nn.init.normal_(param, std=0.02)
     if a.calibrate_bn:
         for m in model.modules():
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
