@@ -753,18 +753,18 @@ std::vector<OpCase> grouped_and_gather_cases() {
            for (int64_t c = 0; c < 4; ++c) idx.push_back(r * 10 + c * 2 + 1);
          b.output(b.op("Gather", {flat, b.constant_i64("i", {3, 4}, idx)}, {{"axis", int64_t{0}}}));
        }},
-      // An index list with negative, repeated and descending indices, on the
-      // channels (NHWC memory axis 3) and on W, whose output is rank 5.
+      // Increasing index lists (negative indices among them) on the channels
+      // (NHWC memory axis 3) and on W, whose output is rank 5.
       {"GatherIndexListChannels",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {2, 7, 3, 5}});
-         b.output(b.op("Gather", {x, b.constant_i64("i", {6}, {4, -1, 0, 0, 5, 3})}, {{"axis", int64_t{1}}}));
-         b.output(b.op("Gather", {x, b.constant_i64("j", {2, 3}, {4, 2, 0, 1, 1, -4})}, {{"axis", int64_t{3}}}));
+         b.output(b.op("Gather", {x, b.constant_i64("i", {5}, {0, 1, 4, 5, -1})}, {{"axis", int64_t{1}}}));
+         b.output(b.op("Gather", {x, b.constant_i64("j", {2, 2}, {0, 2, -2, 4})}, {{"axis", int64_t{3}}}));
        }},
       {"GatherIndexListRank3Int32",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {3, 9, 4}});
-         b.output(b.op("Gather", {x, b.constant("i", Tensor::from_vector(DType::kInt32, {5}, std::vector<int32_t>{8, 6, 4, 2, 7}))},
+         b.output(b.op("Gather", {x, b.constant("i", Tensor::from_vector(DType::kInt32, {5}, std::vector<int32_t>{1, 3, 5, 6, 8}))},
                        {{"axis", int64_t{1}}}));
        }},
   };
@@ -925,8 +925,8 @@ TEST_F(VgfOpsTest, LookupOnlyWithoutAContextIsAnError) {
 
 // Issue 11's strict profile (configs/vgf.yaml, `fallback: error`) takes a
 // grouped convolution and a Gather of constant indices (torch's as_strided)
-// onto VGF, and still refuses run-time indices and index lists of too many
-// runs, saying why.
+// onto VGF, and still refuses run-time indices, reordering index lists and
+// index lists of too many runs, saying why.
 TEST_F(VgfOpsTest, StrictProfileTakesGroupedConvAndConstantGather) {
   Result<Profile> loaded = load_profile(std::string(HETSCHED_SOURCE_DIR) + "/configs/vgf.yaml");
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
@@ -967,8 +967,8 @@ TEST_F(VgfOpsTest, StrictProfileTakesGroupedConvAndConstantGather) {
   EXPECT_EQ(refused.status().message().find("'grouped'"), std::string::npos) << refused.status().message();
 
   Result<Graph> scattered = model([](GraphBuilder& b, ValueId flat) {
-    std::vector<int64_t> idx;  // 0, 1, 1, 2, 2, 3, ...: runs of two
-    for (int64_t i = 0; i < 200; ++i) idx.push_back(i % 2 ? i / 2 + 1 : i / 2);
+    std::vector<int64_t> idx;  // 0, 1, 3, 4, 6, 7, ...: runs of two
+    for (int64_t i = 0; i < 200; ++i) idx.push_back(i / 2 * 3 + i % 2);
     return b.op("Gather", {flat, b.constant_i64("i", {200}, idx)}, {{"axis", int64_t{0}}}, "gather");
   });
   ASSERT_TRUE(scattered.is_ok()) << scattered.status().message();
@@ -976,6 +976,17 @@ TEST_F(VgfOpsTest, StrictProfileTakesGroupedConvAndConstantGather) {
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.status().message().find(
                 "node 'gather' (Gather): not supported by vgf: constant Gather indices form 100 strided runs"),
+            std::string::npos)
+      << refused.status().message();
+
+  Result<Graph> reordered = model([](GraphBuilder& b, ValueId flat) {
+    return b.op("Gather", {flat, b.constant_i64("i", {3}, {2, 0, 1})}, {{"axis", int64_t{0}}}, "gather");
+  });
+  ASSERT_TRUE(reordered.is_ok()) << reordered.status().message();
+  refused = plan_model(*reordered, profile);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("node 'gather' (Gather): not supported by vgf: constant Gather indices that "
+                                            "reorder or repeat elements"),
             std::string::npos)
       << refused.status().message();
 }

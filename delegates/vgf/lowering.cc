@@ -158,9 +158,15 @@ Status check_transformer_node(const Graph& g, const Node& n) {
     if (axis < 0) axis += static_cast<int64_t>(data.size());
     const int64_t dim = data[static_cast<size_t>(axis)];
     std::vector<int64_t> indices = idx.constant->to_int64_vector();
-    for (int64_t& i : indices) {
+    for (size_t k = 0; k < indices.size(); ++k) {
+      int64_t& i = indices[k];
       if (i < -dim || i >= dim) return unsupported("Gather index " + std::to_string(i) + " out of range: not lowered");
       if (i < 0) i += dim;
+      // An in-order selection (as_strided's window, a strided slice) is
+      // slices; a reordering or repeating one (index_select) is a gather.
+      if (k > 0 && i <= indices[k - 1])
+        return unsupported("constant Gather indices that reorder or repeat elements: a gather, not expressible as a "
+                           "VGF graph");
     }
     const size_t runs = index_runs(indices).size();
     if (runs > kMaxGatherRuns)
@@ -171,8 +177,8 @@ Status check_transformer_node(const Graph& g, const Node& n) {
 }
 
 Status check_node(const Graph& g, const Node& n) {
-  // A Gather of constant indices is slices of strided runs (torch's select,
-  // unbind, as_strided); run-time indices are a real gather.
+  // A Gather of constant increasing indices is slices of strided runs
+  // (torch's select, unbind, as_strided); run-time indices are a real gather.
   if (n.op == "GatherElements" || (n.op == "Gather" && !is_constant(g, n, 1)))
     return unsupported("data-dependent indexing: not expressible as a VGF graph");
   if (!lowerable_ops().count(n.op)) return unsupported("op " + n.op + " has no TOSA lowering");
