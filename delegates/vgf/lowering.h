@@ -25,8 +25,8 @@
 //     has no hard-swish: the RFC's tosa.custom case); Gelu → the same with
 //     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
 //     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
-//     Gather (constant indices) → one slice per strided run of the
-//     indices, concat, reshape; Expand / Tile →
+//     Gather (constant increasing indices) → one slice per strided run of
+//     the indices, concat, reshape; Expand / Tile →
 //     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI;
 //     Cast f16 <-> f32 → cast (an fp16 model's edges), f32 -> f32 → nothing.
 #pragma once
