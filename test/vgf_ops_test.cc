@@ -20,6 +20,7 @@
 #include "delegates/vgf/vgf_delegate.h"
 #include "delegates/vgf/vgf_runtime.h"
 #include "graph/builder.h"
+#include "scheduler/pipeline.h"
 #include "shared_gpu/buffer.h"
 #include "test/test_util.h"
 #include "test/vk_test_env.h"
@@ -695,9 +696,84 @@ std::vector<OpCase> transformer_cases() {
   };
 }
 
+// Grouped convolutions (1 < group < channels): per group a slice, a conv2d
+// and one concat; and Gathers of constant indices: slices of strided runs.
+std::vector<OpCase> grouped_and_gather_cases() {
+  const float conv_tol = 2e-5f;
+  const auto grouped = [conv_tol](std::string name, int64_t channels, int64_t group, int64_t out, Ints dilations,
+                                  std::string activation) {
+    return OpCase{name,
+                  [=](GraphBuilder& b) {
+                    const ValueId x = b.input("x", {DType::kFloat32, {2, channels, 11, 9}});
+                    std::vector<std::pair<std::string, Attribute>> attrs = {
+                        {"group", group}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}, {"dilations", dilations}};
+                    if (!activation.empty()) attrs.push_back({"activation", activation});
+                    if (activation == "Clip") {
+                      attrs.push_back({"activation_min", 0.f});
+                      attrs.push_back({"activation_max", 0.5f});
+                    }
+                    const ValueId w = b.constant("w", random_constant({out, channels / group, 3, 3}, 81));
+                    const ValueId y = b.op("Conv", {x, w, b.constant("b", random_constant({out}, 82))});
+                    for (const auto& [k, v] : attrs) b.raw().node(b.raw().value(y).producer).attrs.set(k, v);
+                    b.output(y);
+                  },
+                  -1.f, 1.f, conv_tol, conv_tol};
+  };
+  return {
+      grouped("GroupedConvGroup2", 26, 2, 26, {1, 1}, ""),
+      grouped("GroupedConvGroup3", 27, 3, 12, {1, 1}, "Relu"),
+      grouped("GroupedConvGroup13", 26, 13, 26, {1, 1}, ""),
+      grouped("GroupedConvGroup13Dilation2", 26, 13, 39, {2, 2}, "Clip"),
+      // 70 groups: more than one concat takes (64), so a concat of chunks.
+      grouped("GroupedConvGroup70", 140, 70, 70, {1, 1}, ""),
+      {"GroupedConvNoBias",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 7, 5}});
+         b.output(b.op("Conv", {x, b.constant("w", random_constant({4, 3, 2, 3}, 83))},
+                       {{"group", int64_t{2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+       },
+       -1.f, 1.f, conv_tol, conv_tol},
+      // torch's as_strided as the dynamo exporter writes it: the flattened
+      // tensor gathered at a constant index tensor (here a contiguous
+      // window from offset 5: one slice).
+      {"GatherAsStridedContiguous",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 8, 4}});
+         const ValueId flat = b.op("Reshape", {b.op("Abs", {x}), b.constant_i64("flat", {1}, {-1})});
+         std::vector<int64_t> idx(2 * 3 * 4 * 7);
+         for (size_t i = 0; i < idx.size(); ++i) idx[i] = 5 + static_cast<int64_t>(i);
+         b.output(b.op("Gather", {flat, b.constant_i64("i", {2, 3, 4, 7}, idx)}, {{"axis", int64_t{0}}}));
+       }},
+      // A strided window (as_strided of every other row): 3 runs of stride 2.
+      {"GatherAsStridedRows",
+       [](GraphBuilder& b) {
+         const ValueId flat = b.op("Reshape", {b.input("x", {DType::kFloat32, {6, 5}}), b.constant_i64("flat", {1}, {-1})});
+         std::vector<int64_t> idx;
+         for (int64_t r = 0; r < 3; ++r)
+           for (int64_t c = 0; c < 4; ++c) idx.push_back(r * 10 + c * 2 + 1);
+         b.output(b.op("Gather", {flat, b.constant_i64("i", {3, 4}, idx)}, {{"axis", int64_t{0}}}));
+       }},
+      // Increasing index lists (negative indices among them) on the channels
+      // (NHWC memory axis 3) and on W, whose output is rank 5.
+      {"GatherIndexListChannels",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 7, 3, 5}});
+         b.output(b.op("Gather", {x, b.constant_i64("i", {5}, {0, 1, 4, 5, -1})}, {{"axis", int64_t{1}}}));
+         b.output(b.op("Gather", {x, b.constant_i64("j", {2, 2}, {0, 2, -2, 4})}, {{"axis", int64_t{3}}}));
+       }},
+      {"GatherIndexListRank3Int32",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 9, 4}});
+         b.output(b.op("Gather", {x, b.constant("i", Tensor::from_vector(DType::kInt32, {5}, std::vector<int32_t>{1, 3, 5, 6, 8}))},
+                       {{"axis", int64_t{1}}}));
+       }},
+  };
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
-  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases, transformer_cases})
+  for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases, transformer_cases,
+                      grouped_and_gather_cases})
     for (OpCase& c : family()) cases.push_back(std::move(c));
   return cases;
 }
@@ -845,6 +921,74 @@ TEST_F(VgfOpsTest, LookupOnlyWithoutAContextIsAnError) {
   ASSERT_FALSE(handle.is_ok());
   EXPECT_EQ(handle.status().code(), StatusCode::kNotFound);
   EXPECT_NE(handle.status().message().find("nobody:0"), std::string::npos) << handle.status().message();
+}
+
+// Issue 11's strict profile (configs/vgf.yaml, `fallback: error`) takes a
+// grouped convolution and a Gather of constant indices (torch's as_strided)
+// onto VGF, and still refuses run-time indices, reordering index lists and
+// index lists of too many runs, saying why.
+TEST_F(VgfOpsTest, StrictProfileTakesGroupedConvAndConstantGather) {
+  Result<Profile> loaded = load_profile(std::string(HETSCHED_SOURCE_DIR) + "/configs/vgf.yaml");
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  Profile profile = *loaded;
+  profile.partition.fallback = "error";
+  profile.log_level = "error";
+  profile.delegates["vgf"].shared_gpu = {kToken, 0, SharedContextMode::kLookupOnly};
+  const auto model = [](std::function<ValueId(GraphBuilder&, ValueId)> gather) {
+    GraphBuilder b("strict");
+    const ValueId x = b.input("x", {DType::kFloat32, {1, 26, 8, 8}});
+    const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({26, 2, 3, 3}, 91))},
+                           {{"group", int64_t{13}}, {"pads", Ints{1, 1, 1, 1}}}, "grouped");
+    const ValueId flat = b.op("Reshape", {y, b.constant_i64("flat", {1}, {-1})}, {}, "flat");
+    b.output(gather(b, flat));
+    return b.build();
+  };
+  Result<Graph> taken = model([](GraphBuilder& b, ValueId flat) {
+    std::vector<int64_t> idx(26 * 8);
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = 3 + 8 * static_cast<int64_t>(i);
+    return b.op("Gather", {flat, b.constant_i64("i", {26, 8}, idx)}, {{"axis", int64_t{0}}}, "as_strided");
+  });
+  ASSERT_TRUE(taken.is_ok()) << taken.status().message();
+  Result<PlannedModel> planned = plan_model(*taken, profile);
+  ASSERT_TRUE(planned.is_ok()) << planned.status().message();
+  for (NodeId n = 0; n < static_cast<NodeId>(taken->num_nodes()); ++n)
+    EXPECT_EQ(planned->plan.nodes[n].delegate, "vgf") << taken->describe_node(n);
+  ASSERT_EQ(planned->plan.islands.size(), 1u);
+
+  Result<Graph> runtime_indices = model([](GraphBuilder& b, ValueId flat) {
+    return b.op("Gather", {flat, b.input("i", {DType::kInt64, {4}})}, {{"axis", int64_t{0}}}, "gather");
+  });
+  ASSERT_TRUE(runtime_indices.is_ok()) << runtime_indices.status().message();
+  Result<PlannedModel> refused = plan_model(*runtime_indices, profile);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("node 'gather' (Gather): not supported by vgf: data-dependent indexing"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(refused.status().message().find("'grouped'"), std::string::npos) << refused.status().message();
+
+  Result<Graph> scattered = model([](GraphBuilder& b, ValueId flat) {
+    std::vector<int64_t> idx;  // 0, 1, 3, 4, 6, 7, ...: runs of two
+    for (int64_t i = 0; i < 200; ++i) idx.push_back(i / 2 * 3 + i % 2);
+    return b.op("Gather", {flat, b.constant_i64("i", {200}, idx)}, {{"axis", int64_t{0}}}, "gather");
+  });
+  ASSERT_TRUE(scattered.is_ok()) << scattered.status().message();
+  refused = plan_model(*scattered, profile);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find(
+                "node 'gather' (Gather): not supported by vgf: constant Gather indices form 100 strided runs"),
+            std::string::npos)
+      << refused.status().message();
+
+  Result<Graph> reordered = model([](GraphBuilder& b, ValueId flat) {
+    return b.op("Gather", {flat, b.constant_i64("i", {3}, {2, 0, 1})}, {{"axis", int64_t{0}}}, "gather");
+  });
+  ASSERT_TRUE(reordered.is_ok()) << reordered.status().message();
+  refused = plan_model(*reordered, profile);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("node 'gather' (Gather): not supported by vgf: constant Gather indices that "
+                                            "reorder or repeat elements"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "graph/resize_taps.h"
 #include "delegates/vgf/shaders/gelu_spv.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
+#include "delegates/vgf/index_runs.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
 #include "graph/ops_extra.h"
@@ -27,6 +28,11 @@ constexpr int32_t kNchwDim[4] = {0, 2, 3, 1};
 // Workgroup size of every VGF shader (local_size_x in shaders/*.comp).
 constexpr uint32_t kGroupSize = 64;
 constexpr float kInf = std::numeric_limits<float>::infinity();
+// Inputs of one concat (its rule in tosa_ops.cc); more are concatenated in chunks.
+constexpr size_t kMaxConcatInputs = 64;
+// A Gather of constant indices becomes one slice per strided run of its
+// indices; past this many runs it is a real gather and stays refused.
+constexpr size_t kMaxGatherRuns = 64;
 
 Shape to_nhwc_shape(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
 
@@ -97,7 +103,7 @@ bool is_graph_output(const Graph& g, ValueId v) {
 }
 
 // The rules of the ops transformers add (Gelu, LayerNormalization, Where,
-// Split, Expand, Tile, Gather of a constant scalar index).
+// Split, Expand, Tile, Gather of constant indices).
 Status check_transformer_node(const Graph& g, const Node& n) {
   if (n.op == "Gelu") {
     HS_ASSIGN_OR_RETURN(const std::string approximate, n.attrs.get_string("approximate", "none"));
@@ -150,17 +156,30 @@ Status check_transformer_node(const Graph& g, const Node& n) {
     HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", 0));
     const Shape& data = g.value(n.inputs[0]).type.shape;
     if (axis < 0) axis += static_cast<int64_t>(data.size());
-    for (int64_t i : idx.constant->to_int64_vector())
-      if (i < -data[static_cast<size_t>(axis)] || i >= data[static_cast<size_t>(axis)])
-        return unsupported("Gather index " + std::to_string(i) + " out of range: not lowered");
+    const int64_t dim = data[static_cast<size_t>(axis)];
+    std::vector<int64_t> indices = idx.constant->to_int64_vector();
+    for (size_t k = 0; k < indices.size(); ++k) {
+      int64_t& i = indices[k];
+      if (i < -dim || i >= dim) return unsupported("Gather index " + std::to_string(i) + " out of range: not lowered");
+      if (i < 0) i += dim;
+      // An in-order selection (as_strided's window, a strided slice) is
+      // slices; a reordering or repeating one (index_select) is a gather.
+      if (k > 0 && i <= indices[k - 1])
+        return unsupported("constant Gather indices that reorder or repeat elements: a gather, not expressible as a "
+                           "VGF graph");
+    }
+    const size_t runs = index_runs(indices).size();
+    if (runs > kMaxGatherRuns)
+      return unsupported("constant Gather indices form " + std::to_string(runs) + " strided runs: more than " +
+                         std::to_string(kMaxGatherRuns) + " slices, not lowered");
   }
   return Status::ok();
 }
 
 Status check_node(const Graph& g, const Node& n) {
-  // A Gather of one constant scalar index is a slice (torch's select and
-  // unbind); index lists (index_select) and run-time indices are gathers.
-  if (n.op == "GatherElements" || (n.op == "Gather" && !(is_constant(g, n, 1) && g.value(n.inputs[1]).type.rank() == 0)))
+  // A Gather of constant increasing indices is slices of strided runs
+  // (torch's select, unbind, as_strided); run-time indices are a real gather.
+  if (n.op == "GatherElements" || (n.op == "Gather" && !is_constant(g, n, 1)))
     return unsupported("data-dependent indexing: not expressible as a VGF graph");
   if (!lowerable_ops().count(n.op)) return unsupported("op " + n.op + " has no TOSA lowering");
   const bool f16_ok = n.op == "Cast";
@@ -176,10 +195,13 @@ Status check_node(const Graph& g, const Node& n) {
     if (!is_constant(g, n, 1) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_constant(g, n, 2)))
       return unsupported("weights and bias must be a constant (computed at run time here): a VGF conv2d needs constant weights");
     HS_ASSIGN_OR_RETURN(const int64_t group, n.attrs.get_int("group", 1));
+    // group 1 is conv2d, group = channels depthwise_conv2d, any other group
+    // one conv2d per group on a slice of the channels (TOSA legalizations' way).
     const int64_t channels = g.value(n.inputs[0]).type.shape[1];
-    if (group != 1 && !(group == channels && g.value(n.inputs[1]).type.shape[1] == 1))
-      return unsupported("grouped convolution with group " + std::to_string(group) + " of " + std::to_string(channels) +
-                         " channels: TOSA has only conv2d (group 1) and depthwise_conv2d (group = channels)");
+    const Shape& ws = g.value(n.inputs[1]).type.shape;
+    if (group < 1 || ws[1] * group != channels || ws[0] % group != 0)
+      return unsupported("convolution with group " + std::to_string(group) + " of " + std::to_string(channels) +
+                         " channels and weights " + g.value(n.inputs[1]).type.to_string() + " does not split into groups");
     HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
     if (act.kind == FusedActivation::Kind::kLeakyRelu)
       return unsupported("fused activation LeakyRelu has no TOSA lowering");
@@ -805,6 +827,11 @@ class Lowerer {
     return Status::ok();
   }
 
+  // Conv: conv2d (group 1), depthwise_conv2d (group = channels, one input
+  // channel per group), else per group a slice of the input channels, a
+  // conv2d with that group's weights and bias (sliced here, as constants),
+  // and one concat of the groups on the channel axis. The fused activation
+  // follows the whole convolution.
   Status lower_conv(const Node& n) {
     HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
     const Tensor& w = *g_.value(n.inputs[1]).constant;
@@ -816,39 +843,76 @@ class Lowerer {
     std::vector<float> bias(static_cast<size_t>(oc), 0.f);
     if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) bias = floats_of(*g_.value(n.inputs[2]).constant);
     const float* pw = w.data<float>();
-    std::vector<float> weights(static_cast<size_t>(w.num_elements()));
-    OpCode code = OpCode::kConv2d;
-    Shape weight_shape;
-    if (group == 1) {
-      // OIHW → OHWI.
-      for (int64_t o = 0; o < oc; ++o)
-        for (int64_t i = 0; i < icg; ++i)
-          for (int64_t y = 0; y < kh; ++y)
-            for (int64_t z = 0; z < kw; ++z)
-              weights[((o * kh + y) * kw + z) * icg + i] = pw[((o * icg + i) * kh + y) * kw + z];
-      weight_shape = {oc, kh, kw, icg};
-    } else {
+    const ConvAttr attr{{win.begin[0], win.end[0], win.begin[1], win.end[1]},
+                        {win.stride[0], win.stride[1]},
+                        {win.dilation[0], win.dilation[1]}};
+    Operand y;
+    if (group > 1 && icg == 1 && group == x.logical[1]) {
       // [C*M, 1, KH, KW] → [KH, KW, C, M]: output channel c*M + m reads input channel c.
-      code = OpCode::kDepthwiseConv2d;
       const int64_t c = group, m = oc / group;
+      std::vector<float> weights(static_cast<size_t>(w.num_elements()));
       for (int64_t ci = 0; ci < c; ++ci)
         for (int64_t mi = 0; mi < m; ++mi)
-          for (int64_t y = 0; y < kh; ++y)
+          for (int64_t r = 0; r < kh; ++r)
             for (int64_t z = 0; z < kw; ++z)
-              weights[((y * kw + z) * c + ci) * m + mi] = pw[((ci * m + mi) * kh + y) * kw + z];
-      weight_shape = {kh, kw, c, m};
+              weights[((r * kw + z) * c + ci) * m + mi] = pw[((ci * m + mi) * kh + r) * kw + z];
+      y = temp(out_shape(), true);
+      emit(OpCode::kDepthwiseConv2d, {x.id, constant(weights, {kh, kw, c, m}, false).id, constant(bias, {oc}, false).id},
+           y.id, attr);
+    } else {
+      const int64_t ocg = oc / group;
+      std::vector<Operand> parts;
+      for (int64_t gi = 0; gi < group; ++gi) {
+        // OIHW rows [gi*ocg, (gi+1)*ocg) → OHWI.
+        std::vector<float> weights(static_cast<size_t>(ocg * kh * kw * icg));
+        for (int64_t o = 0; o < ocg; ++o)
+          for (int64_t i = 0; i < icg; ++i)
+            for (int64_t r = 0; r < kh; ++r)
+              for (int64_t z = 0; z < kw; ++z)
+                weights[((o * kh + r) * kw + z) * icg + i] = pw[(((gi * ocg + o) * icg + i) * kh + r) * kw + z];
+        const std::vector<float> group_bias(bias.begin() + gi * ocg, bias.begin() + (gi + 1) * ocg);
+        const Operand xs = group == 1 ? x : slice_along(x, 1, gi * icg, icg);
+        Shape part_shape = out_shape();
+        part_shape[1] = ocg;
+        Operand part = temp(part_shape, true);
+        emit(OpCode::kConv2d,
+             {xs.id, constant(weights, {ocg, kh, kw, icg}, false).id, constant(group_bias, {ocg}, false).id}, part.id,
+             attr);
+        parts.push_back(part);
+      }
+      y = concat_along(std::move(parts), 1);
     }
-    Operand wc = constant(weights, weight_shape, false);
-    Operand bc = constant(bias, {oc}, false);
-    Operand y = temp(out_shape(), true);
-    emit(code, {x.id, wc.id, bc.id}, y.id,
-         ConvAttr{{win.begin[0], win.end[0], win.begin[1], win.end[1]},
-                  {win.stride[0], win.stride[1]},
-                  {win.dilation[0], win.dilation[1]}});
     HS_ASSIGN_OR_RETURN(const FusedActivation act, read_fused_activation(n.attrs));
     HS_ASSIGN_OR_RETURN(y, apply_activation(act, y));
     bind(y);
     return Status::ok();
+  }
+
+  // `parts` (equal but for logical dim `axis`, one layout) concatenated
+  // along `axis`: one concat, or a concat of chunks past kMaxConcatInputs.
+  Operand concat_along(std::vector<Operand> parts, int64_t axis) {
+    while (parts.size() > 1) {
+      std::vector<Operand> merged;
+      for (size_t at = 0; at < parts.size(); at += kMaxConcatInputs) {
+        const size_t end = std::min(parts.size(), at + kMaxConcatInputs);
+        if (end - at == 1) {
+          merged.push_back(parts[at]);
+          continue;
+        }
+        Shape logical = parts[at].logical;
+        logical[static_cast<size_t>(axis)] = 0;
+        std::vector<uint32_t> ids;
+        for (size_t k = at; k < end; ++k) {
+          logical[static_cast<size_t>(axis)] += parts[k].logical[static_cast<size_t>(axis)];
+          ids.push_back(parts[k].id);
+        }
+        Operand y = temp(logical, parts[at].nhwc);
+        emit(OpCode::kConcat, std::move(ids), y.id, AxisAttr{memory_axis(y, axis)});
+        merged.push_back(y);
+      }
+      parts = std::move(merged);
+    }
+    return parts.front();
   }
 
   // ConvTranspose (group 1) → transpose_conv2d: weights [IC, OC, KH, KW]
@@ -1158,9 +1222,9 @@ class Lowerer {
     return Status::ok();
   }
 
-  // A TOSA slice of `x` taking [start, start + size) of logical dim `axis`
-  // and everything of the other dims.
-  Operand slice_along(const Operand& x, int64_t axis, int64_t start, int64_t size) {
+  // A TOSA slice of `x` taking `size` elements of logical dim `axis` from
+  // `start`, `stride` apart, and everything of the other dims.
+  Operand slice_along(const Operand& x, int64_t axis, int64_t start, int64_t size, int64_t stride = 1) {
     Shape logical = x.logical;
     logical[static_cast<size_t>(axis)] = size;
     Operand y = temp(logical, x.nhwc);
@@ -1169,7 +1233,7 @@ class Lowerer {
       const int64_t d = x.nhwc ? kNchwDim[i] : static_cast<int64_t>(i);
       attr.start.push_back(d == axis ? start : 0);
       attr.size.push_back(logical[static_cast<size_t>(d)]);
-      attr.stride.push_back(1);
+      attr.stride.push_back(d == axis ? stride : 1);
     }
     emit(OpCode::kSlice, {x.id}, y.id, std::move(attr));
     return y;
@@ -1191,16 +1255,20 @@ class Lowerer {
     return Status::ok();
   }
 
-  // Gather of a constant scalar index: a slice of size 1, reshaped to the
-  // output (which drops the axis).
+  // Gather of constant indices: one slice per strided run of the indices
+  // (index_runs.h) along the axis, a concat of them, reshaped to the output
+  // (the indices' dims in place of the axis; none for a scalar index).
   Status lower_gather(const Node& n) {
     HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
     HS_ASSIGN_OR_RETURN(int64_t axis, n.attrs.get_int("axis", 0));
     if (axis < 0) axis += static_cast<int64_t>(x.logical.size());
     const int64_t dim = x.logical[static_cast<size_t>(axis)];
-    int64_t i = g_.value(n.inputs[1]).constant->int_at(0);
-    if (i < 0) i += dim;
-    bind(reshape_to(slice_along(x, axis, i, 1), out_shape()));
+    std::vector<int64_t> indices = g_.value(n.inputs[1]).constant->to_int64_vector();
+    for (int64_t& i : indices)
+      if (i < 0) i += dim;
+    std::vector<Operand> parts;
+    for (const IndexRun& run : index_runs(indices)) parts.push_back(slice_along(x, axis, run.start, run.count, run.stride));
+    bind(reshape_to(concat_along(std::move(parts), axis), out_shape()));
     return Status::ok();
   }
 

@@ -10,7 +10,9 @@
 //
 // ONNX → TOSA, in short:
 //   Conv → conv2d (group 1) or depthwise_conv2d (group = channels), weights
-//     folded to OHWI / HWCM; BatchNormalization → mul + add with folded
+//     folded to OHWI / HWCM; other groups → per group a slice of the input
+//     channels and a conv2d with that group's weights, then one concat;
+//     BatchNormalization → mul + add with folded
 //     per-channel constants; MatMul → matmul; Gemm → [transpose] matmul [mul]
 //     [add]; AveragePool / MaxPool / GlobalAveragePool → avg_pool2d /
 //     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax →
@@ -23,7 +25,8 @@
 //     has no hard-swish: the RFC's tosa.custom case); Gelu → the same with
 //     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
 //     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
-//     Gather (one constant scalar index) → slice + reshape; Expand / Tile →
+//     Gather (constant increasing indices) → one slice per strided run of
+//     the indices, concat, reshape; Expand / Tile →
 //     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI;
 //     Cast f16 <-> f32 → cast (an fp16 model's edges), f32 -> f32 → nothing.
 #pragma once
