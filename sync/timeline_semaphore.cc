@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
+#include "sync/fault_injection.h"
 #include "sync/vk_status.h"
 
 namespace hetsched {
@@ -54,6 +56,11 @@ TimelineSemaphore::~TimelineSemaphore() {
 
 uint64_t TimelineSemaphore::next_value() { return last_value_.fetch_add(1) + 1; }
 
+void TimelineSemaphore::release_unsubmitted(uint64_t value) {
+  uint64_t expected = value;
+  last_value_.compare_exchange_strong(expected, value - 1);
+}
+
 VkResult TimelineSemaphore::wait_for(uint64_t value, std::chrono::nanoseconds timeout) {
   const uint64_t timeout_ns = timeout == std::chrono::nanoseconds::max() ? UINT64_MAX
                               : timeout.count() < 0                     ? 0
@@ -63,6 +70,18 @@ VkResult TimelineSemaphore::wait_for(uint64_t value, std::chrono::nanoseconds ti
   wait_info.semaphoreCount = 1;
   wait_info.pSemaphores = &semaphore_;
   wait_info.pValues = &value;
+  const VkResult injected = injected_fault(FaultPoint::kWait);
+  if (injected == VK_TIMEOUT) {
+    // As a hung GPU: nothing signals, the whole timeout passes.
+    std::this_thread::sleep_for(timeout);
+    return VK_TIMEOUT;
+  }
+  if (injected == VK_ERROR_DEVICE_LOST) {
+    // The real work finishes first, so the objects the caller frees on its
+    // error path are idle, as a lost device's are (it runs nothing more).
+    (void)fn_.wait_semaphores(device_, &wait_info, timeout_ns);
+  }
+  if (injected != VK_SUCCESS) return injected;
   return fn_.wait_semaphores(device_, &wait_info, timeout_ns);
 }
 
@@ -73,8 +92,8 @@ Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout)
     uint64_t current = 0;
     fn_.get_semaphore_counter_value(device_, semaphore_, &current);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
-    return unavailable("timed out waiting for timeline value " + std::to_string(value) + " (current " +
-                       std::to_string(current) + ") after " + std::to_string(ms) + " ms");
+    return unavailable("timed out after " + std::to_string(ms) + " ms waiting for timeline value " +
+                       std::to_string(value) + " (current " + std::to_string(current) + ")");
   }
   return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
 }
@@ -139,8 +158,12 @@ Status TimelineSemaphore::failure() const {
 }
 
 Status TimelineSemaphore::check(VkResult result, std::string_view call, std::string_view context) {
+  if (result == VK_ERROR_DEVICE_LOST) {
+    Status status = unavailable(std::string(context) + "device lost (" + std::string(call) + ": VK_ERROR_DEVICE_LOST)");
+    mark_failed(status);
+    return status;
+  }
   Status status = vk_status(result, call).with_context(context);
-  if (result == VK_ERROR_DEVICE_LOST) mark_failed(status);
   return status;
 }
 
