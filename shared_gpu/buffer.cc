@@ -73,7 +73,8 @@ Result<Buffer> Buffer::create_arena(SharedGpuContext& context, VkDeviceSize size
   size = std::max<VkDeviceSize>(size, 4);
   if (has_device_local_host_visible(context.memory_properties())) {
     Result<Buffer> mapped = create(context, size, kUsage, MemoryUsage::kDeviceLocalHostVisible);
-    if (mapped.is_ok()) return mapped;
+    // Out of host-visible device memory: plain device memory may remain. A lost device has none.
+    if (mapped.is_ok() || !context.lost().is_ok()) return mapped;
   }
   return create(context, size, kUsage, MemoryUsage::kDeviceLocal);
 }

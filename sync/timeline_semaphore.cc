@@ -95,7 +95,13 @@ Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout)
     return unavailable("timed out after " + std::to_string(ms) + " ms waiting for timeline value " +
                        std::to_string(value) + " (current " + std::to_string(current) + ")");
   }
-  return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+  Status status = check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+  // A wait that failed (out of memory) leaves the work running, and callers
+  // free what it uses on their error path (a staging buffer, a lane's
+  // arena): wait once more so that the work is done before they do. A lost
+  // device runs nothing.
+  if (!status.is_ok() && result != VK_ERROR_DEVICE_LOST) (void)wait_for(value, timeout);
+  return status;
 }
 
 Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
@@ -106,8 +112,12 @@ Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady
   if (before_spin > std::chrono::nanoseconds(0)) {
     const VkResult result = wait_for(value, std::chrono::duration_cast<std::chrono::nanoseconds>(before_spin));
     if (result == VK_SUCCESS) return Status::ok();
-    if (result != VK_TIMEOUT)
-      return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+    if (result != VK_TIMEOUT) {
+      Status status =
+          check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+      if (result != VK_ERROR_DEVICE_LOST) (void)wait_for(value, timeout);  // as in wait()
+      return status;
+    }
   }
   const auto spin_end = clock::now() + max_spin;
   do {

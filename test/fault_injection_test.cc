@@ -192,7 +192,9 @@ TEST_F(FaultInjectionTest, AFaultWhileLoadingFailsTheLoadWithOneLineAndLeavesOth
         auto again = open(faulty_profile());
         ASSERT_TRUE(again.is_ok()) << again.status().message();
         const auto after = SharedGpuContextRegistry::get().lookup(kFaultyKey);
-        if (before) EXPECT_EQ(after != before, result == VK_ERROR_DEVICE_LOST);
+        if (before) {
+          EXPECT_EQ(after != before, result == VK_ERROR_DEVICE_LOST);
+        }
         expect_correct(**again, "reopened after " + describe(spec));
       }
     }
