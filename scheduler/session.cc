@@ -385,7 +385,7 @@ Status Session::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>&
       if (!output_fills_slot_[k])
         std::memcpy(outputs[k].raw(), lane->slots[program_.outputs[k]].host, outputs[k].byte_size());
   release_lane(lane);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) return status.with_context("failed to run request " + std::to_string(request) + ": ");
   if (stats) stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!trace_path_.empty()) {
     std::lock_guard lock(trace_mutex_);

@@ -239,12 +239,9 @@ Result<uint64_t> SharedGpuContext::submit(const GpuSubmit& batch) const {
   if (result != VK_SUCCESS) {
     // Nothing will signal the reserved value: waits for last_value() must not wait for it.
     if (batch.signal) timeline_->release_unsubmitted(signal_value);
-    if (result == VK_ERROR_DEVICE_LOST) {
-      Status status = unavailable("failed to submit GPU work: device lost (vkQueueSubmit: VK_ERROR_DEVICE_LOST)");
-      timeline_->mark_failed(status);
-      return status;
-    }
-    return vk_status(result, "vkQueueSubmit").with_context("failed to submit GPU work: ");
+    Status status = vk_status(result, "vkQueueSubmit").with_context("failed to submit GPU work: ");
+    mark_lost_on(result, status);
+    return status;
   }
   return signal_value;
 }
@@ -252,12 +249,9 @@ Result<uint64_t> SharedGpuContext::submit(const GpuSubmit& batch) const {
 Status SharedGpuContext::wait_idle() const {
   std::lock_guard lock(queue_mutex_);
   const VkResult result = vkQueueWaitIdle(queue_);
-  if (result == VK_ERROR_DEVICE_LOST) {
-    Status status = unavailable("failed to wait for the GPU queue: device lost (vkQueueWaitIdle: VK_ERROR_DEVICE_LOST)");
-    timeline_->mark_failed(status);
-    return status;
-  }
-  return vk_status(result, "vkQueueWaitIdle").with_context("failed to wait for the GPU queue: ");
+  Status status = vk_status(result, "vkQueueWaitIdle").with_context("failed to wait for the GPU queue: ");
+  mark_lost_on(result, status);
+  return status;
 }
 
 Status SharedGpuContext::wait(uint64_t value, std::chrono::nanoseconds timeout) const {

@@ -168,12 +168,8 @@ Status TimelineSemaphore::failure() const {
 }
 
 Status TimelineSemaphore::check(VkResult result, std::string_view call, std::string_view context) {
-  if (result == VK_ERROR_DEVICE_LOST) {
-    Status status = unavailable(std::string(context) + "device lost (" + std::string(call) + ": VK_ERROR_DEVICE_LOST)");
-    mark_failed(status);
-    return status;
-  }
   Status status = vk_status(result, call).with_context(context);
+  if (result == VK_ERROR_DEVICE_LOST) mark_failed(status);
   return status;
 }
 
