@@ -10,9 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "examples/rfc_model.h"
 #include "profile/profile.h"
@@ -158,7 +161,11 @@ TEST_F(FaultInjectionTest, ParsesFaultSpecsAndRefusesMalformedOnes) {
 // a model loads, and a run allocates and compiles nothing.
 TEST_F(FaultInjectionTest, EveryPointIsReachedAtLoadAndARunOnlySubmitsAndWaits) {
   const auto [at_open, at_run] = count_calls(*this);
-  for (FaultPoint p : kFaultPoints) EXPECT_GT(at_open.at(p), 0u) << fault_point_name(p);
+  for (FaultPoint p : kFaultPoints) {
+    EXPECT_GT(at_open.at(p), 0u) << fault_point_name(p);
+    std::printf("%-8s calls: %3llu at load, %3llu per run\n", std::string(fault_point_name(p)).c_str(),
+                static_cast<unsigned long long>(at_open.at(p)), static_cast<unsigned long long>(at_run.at(p)));
+  }
   EXPECT_EQ(at_run.at(FaultPoint::kAllocate), 0u);
   EXPECT_EQ(at_run.at(FaultPoint::kPipeline), 0u);
   EXPECT_GT(at_run.at(FaultPoint::kSubmit), 0u);
@@ -168,13 +175,13 @@ TEST_F(FaultInjectionTest, EveryPointIsReachedAtLoadAndARunOnlySubmitsAndWaits) 
   for (FaultPoint p : kFaultPoints) EXPECT_EQ(again.at(p), at_open.at(p)) << fault_point_name(p);
 }
 
-// Each point in turn, its first and its last call at load, with each result.
+// Each point in turn, every one of its calls at load, with each result.
 TEST_F(FaultInjectionTest, AFaultWhileLoadingFailsTheLoadWithOneLineAndLeavesOtherContextsRunning) {
   const Counts at_open = count_calls(*this).first;
   auto bystander = open(bystander_profile());
   ASSERT_TRUE(bystander.is_ok()) << bystander.status().message();
   for (FaultPoint point : kFaultPoints) {
-    for (const uint64_t nth : {uint64_t{1}, at_open.at(point)}) {
+    for (uint64_t nth = 1; nth <= at_open.at(point); ++nth) {
       for (const VkResult result : {VK_ERROR_OUT_OF_DEVICE_MEMORY, VK_ERROR_DEVICE_LOST}) {
         const FaultSpec spec{point, nth, result};
         SCOPED_TRACE(describe(spec));
@@ -209,18 +216,17 @@ TEST_F(FaultInjectionTest, AFaultWhileLoadingFailsTheLoadWithOneLineAndLeavesOth
   }
 }
 
-// Submits and waits during a run: the first and last submit, the first wait.
-// (Later waits depend on timing: the end of a request skips a wait for work
-// already done.)
+// Submits and waits during a run: every submit, the first wait. (Later waits
+// depend on timing: the end of a request skips a wait for work already done.)
 TEST_F(FaultInjectionTest, AFaultWhileRunningFailsTheRunAndALostDeviceRefusesEveryLaterRunOnItsContext) {
   const Counts at_run = count_calls(*this).second;
   struct Case {
     FaultPoint point;
     uint64_t nth;
   };
-  const Case cases[] = {{FaultPoint::kSubmit, 1},
-                        {FaultPoint::kSubmit, at_run.at(FaultPoint::kSubmit)},
-                        {FaultPoint::kWait, 1}};
+  std::vector<Case> cases;
+  for (uint64_t nth = 1; nth <= at_run.at(FaultPoint::kSubmit); ++nth) cases.push_back({FaultPoint::kSubmit, nth});
+  cases.push_back({FaultPoint::kWait, 1});
   auto bystander = open(bystander_profile());
   ASSERT_TRUE(bystander.is_ok()) << bystander.status().message();
   for (const Case& c : cases) {
@@ -258,6 +264,37 @@ TEST_F(FaultInjectionTest, AFaultWhileRunningFailsTheRunAndALostDeviceRefusesEve
       expect_correct(**bystander, "bystander after " + describe(spec));
     }
   }
+}
+
+// A loss while several requests are in flight (two lanes, eight submits):
+// every request either finished correctly before it or fails with one line
+// naming the loss; none hangs, and teardown leaks nothing.
+TEST_F(FaultInjectionTest, ALossWhileRequestsAreInFlightFailsEachWithOneLineAndNoneHangs) {
+  Profile profile = faulty_profile();
+  profile.max_in_flight = 2;
+  auto session = open(profile);
+  ASSERT_TRUE(session.is_ok()) << session.status().message();
+  expect_correct(**session, "before the loss");
+  int failed = 0;
+  {
+    ScopedFault fault({FaultPoint::kSubmit, 7, VK_ERROR_DEVICE_LOST});
+    std::vector<std::future<Result<RunResult>>> pending;
+    for (int i = 0; i < 8; ++i) pending.push_back((*session)->submit({examples::rfc_model_input()}));
+    for (auto& f : pending) {
+      ASSERT_EQ(f.wait_for(60s), std::future_status::ready);
+      Result<RunResult> r = f.get();
+      if (r.is_ok()) {
+        for (size_t i = 0; i < reference().size(); ++i)
+          EXPECT_LE(testing::max_abs_diff(r->outputs[i], reference()[i]), kTolerance);
+        continue;
+      }
+      failed++;
+      EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
+      EXPECT_NE(r.status().message().find("device lost"), std::string::npos) << r.status().message();
+    }
+    EXPECT_TRUE(fault_fired());
+  }
+  EXPECT_GE(failed, 1);
 }
 
 // scheduler.gpu_wait_timeout_ms bounds a session's waits: a GPU that never
