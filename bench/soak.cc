@@ -35,7 +35,6 @@
 
 #include "examples/resnet_stack.h"
 #include "examples/rfc_model.h"
-#include "graph/onnx_import.h"
 #include "profile/profile.h"
 #include "scheduler/pipeline.h"
 
@@ -52,11 +51,17 @@ struct Options {
   std::vector<std::string> profiles;
 };
 
-// One model: a graph and the input every request runs on.
+// One model: built in code (a graph), or a file that open_session loads
+// (import, clean-up passes, shape inference) for each profile.
 struct Model {
   std::string name;
   Graph graph;
+  std::string path;  // empty: the graph
 };
+
+Result<std::unique_ptr<Session>> open_model(const Model& model, const Profile& profile) {
+  return model.path.empty() ? open_session_for_graph(model.graph, profile) : open_session(model.path, profile);
+}
 
 // One model+profile under soak.
 struct Target {
@@ -127,25 +132,14 @@ Result<std::vector<Model>> load_models(const Options& o) {
   std::vector<Model> models;
   if (o.models.empty()) {
     HS_ASSIGN_OR_RETURN(Graph rfc, examples::make_rfc_model());
-    models.push_back({"rfc_model", std::move(rfc)});
+    models.push_back({"rfc_model", std::move(rfc), ""});
     HS_ASSIGN_OR_RETURN(Graph resnet, examples::make_resnet_stack({2, 16, 16}));
-    models.push_back({"resnet_2x16x16", std::move(resnet)});
-    for (const char* name : {"encoder_op18.onnx", "vit_op21.onnx"}) {
-      const std::string path = std::string(HETSCHED_SOURCE_DIR) + "/test/data/models18/" + name;
-      Result<Graph> graph = load_onnx(path);
-      if (!graph.is_ok()) {
-        std::printf("soak: left out %s: %s\n", name, graph.status().message().c_str());
-        continue;
-      }
-      models.push_back({name, std::move(graph).value()});
-    }
+    models.push_back({"resnet_2x16x16", std::move(resnet), ""});
+    for (const char* name : {"encoder_op18.onnx", "vit_op21.onnx"})
+      models.push_back({name, Graph(), std::string(HETSCHED_SOURCE_DIR) + "/test/data/models18/" + name});
     return models;
   }
-  for (const std::string& path : o.models) {
-    Result<Graph> graph = load_onnx(path);
-    if (!graph.is_ok()) return graph.status().with_context("failed to load soak model '" + path + "': ");
-    models.push_back({std::filesystem::path(path).filename().string(), std::move(graph).value()});
-  }
+  for (const std::string& path : o.models) models.push_back({std::filesystem::path(path).filename().string(), Graph(), path});
   return models;
 }
 
@@ -169,7 +163,7 @@ std::vector<std::unique_ptr<Target>> open_targets(const std::vector<Model>& mode
       t->model = model.name;
       t->profile = std::filesystem::path(path).stem().string();
       t->gpu = uses_gpu(*profile);
-      Result<std::unique_ptr<Session>> session = open_session_for_graph(model.graph, *profile);
+      Result<std::unique_ptr<Session>> session = open_model(model, *profile);
       if (!session.is_ok()) {
         std::printf("soak: left out %s on %s: %s\n", t->model.c_str(), t->profile.c_str(),
                     session.status().message().c_str());
@@ -186,7 +180,7 @@ std::vector<std::unique_ptr<Target>> open_targets(const std::vector<Model>& mode
       }
       t->first = std::move(first).value();
       if (reference.empty()) {
-        auto ref = open_session_for_graph(model.graph, portable);
+        auto ref = open_model(model, portable);
         if (ref.is_ok()) {
           auto out = (*ref)->run(t->inputs);
           if (out.is_ok()) reference = std::move(out).value();
@@ -260,7 +254,7 @@ int run(const Options& o) {
   for (std::thread& t : threads) t.join();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::printf("\n%-16s %-18s %9s %8s %10s %8s %9s %9s %12s\n", "model", "profile", "requests", "failures",
+  std::printf("\n%-18s %-13s %9s %8s %10s %8s %9s %9s %12s\n", "model", "profile", "requests", "failures",
               "mismatches", "bitwise", "p50 ms", "p99 ms", "vs portable");
   int64_t total = 0, failed = 0;
   bool reference_ok = true;
@@ -269,7 +263,7 @@ int run(const Options& o) {
     failed += t->failures + t->mismatches;
     const bool ref_ok = t->reference_diff <= kReferenceTolerance;
     reference_ok = reference_ok && ref_ok;
-    std::printf("%-16s %-18s %9lld %8lld %10lld %8s %9.2f %9.2f %12.2e%s\n", t->model.c_str(), t->profile.c_str(),
+    std::printf("%-18s %-13s %9lld %8lld %10lld %8s %9.2f %9.2f %12.2e%s\n", t->model.c_str(), t->profile.c_str(),
                 static_cast<long long>(t->requests.load()), static_cast<long long>(t->failures.load()),
                 static_cast<long long>(t->mismatches.load()), t->not_bitwise == 0 ? "yes" : "no",
                 percentile(t->latencies_ms, 0.50), percentile(t->latencies_ms, 0.99), t->reference_diff,
