@@ -77,6 +77,10 @@ struct Profile {
   PartitionProfile partition;
   SyncMode sync = SyncMode::kTimeline;
   int max_in_flight = 1;          // scheduler.max_in_flight
+  // scheduler.gpu_wait_timeout_ms: how long a session's host waits on GPU
+  // work (readbacks, the end of a request) may take before the run fails as
+  // hung; the default is shared_gpu's kGpuWaitTimeout.
+  int64_t gpu_wait_timeout_ms = 60'000;
   std::string log_level = "warn"; // logging.level: error | warn | info | debug
   std::string trace_path;         // logging.trace: Chrome trace JSON written after each run, "" = off
   bool profile_ops = false;       // logging.profile_ops: time every kernel/dispatch (op events in stats and trace)

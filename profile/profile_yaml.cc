@@ -28,7 +28,7 @@ constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "
                                                "costs"};
 constexpr std::string_view kPinKeys[] = {"op", "node", "delegate"};
 constexpr std::string_view kSyncKeys[] = {"mode"};
-constexpr std::string_view kSchedulerKeys[] = {"max_in_flight"};
+constexpr std::string_view kSchedulerKeys[] = {"max_in_flight", "gpu_wait_timeout_ms"};
 constexpr std::string_view kLoggingKeys[] = {"level", "trace", "profile_ops"};
 
 constexpr std::string_view kEngines[] = {"xnnpack", "portable"};
@@ -292,6 +292,10 @@ Status ProfileParser::parse_scheduler(const Field& f, Profile& p) const {
   if (const Field* v = find(fields, "max_in_flight")) {
     HS_ASSIGN_OR_RETURN(int64_t n, integer(*v, 1, std::numeric_limits<int>::max(), "an integer >= 1"));
     p.max_in_flight = static_cast<int>(n);
+  }
+  if (const Field* v = find(fields, "gpu_wait_timeout_ms")) {
+    // A day at most: the milliseconds must fit a wait's nanoseconds.
+    HS_ASSIGN_OR_RETURN(p.gpu_wait_timeout_ms, integer(*v, 1, 86'400'000, "an integer from 1 to 86400000 (ms)"));
   }
   return Status::ok();
 }

@@ -30,6 +30,7 @@ class RequestRun {
     state_.slots = &lane.slots;
     state_.device_io = lane.device_io;
     state_.run_index = lane.run_index;
+    state_.gpu_wait_timeout = config.gpu_wait_timeout;
   }
 
   Status run() {
@@ -136,7 +137,7 @@ class RequestRun {
     for (int d : config_.graph->deps[s]) {
       const GpuCompletion& c = completion_[d];
       if (c.context && c.value && c.context != context) {
-        HS_RETURN_IF_ERROR(c.context->wait(c.value));
+        HS_RETURN_IF_ERROR(c.context->wait(c.value, config_.gpu_wait_timeout));
         state_.host_waits++;
       }
     }
@@ -201,7 +202,7 @@ class RequestRun {
   Status wait_for_all() {
     for (const auto& [context, value] : last_) {
       if (reached(context, value)) continue;
-      HS_RETURN_IF_ERROR(context->wait(value));
+      HS_RETURN_IF_ERROR(context->wait(value, config_.gpu_wait_timeout));
       state_.host_waits++;
     }
     return Status::ok();

@@ -75,6 +75,8 @@ struct ExecutorConfig {
   SyncMode sync = SyncMode::kTimeline;
   std::chrono::steady_clock::time_point epoch;  // trace times count from here
   const std::map<const SharedGpuContext*, GpuClock>* clocks = nullptr;
+  // How long one host wait on GPU work may take before the run fails as hung.
+  std::chrono::nanoseconds gpu_wait_timeout = kGpuWaitTimeout;
 };
 
 // Runs every step of the program once on `lane`, whose input slots hold the

@@ -68,7 +68,7 @@ class UploadStep final : public StepRunner {
     const std::byte* src = (*state.slots)[tensor_].host;
     if (!staging_.copy && call.host_wait_value) {
       // The arena may give these bytes to GPU work that ran before: let it finish.
-      HS_RETURN_IF_ERROR(to_.transfers->context().wait(call.host_wait_value));
+      HS_RETURN_IF_ERROR(to_.transfers->context().wait(call.host_wait_value, state.gpu_wait_timeout));
       state.host_waits++;
     }
     std::byte* dst = staging_.copy ? staging_.buffer.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
@@ -84,7 +84,7 @@ class UploadStep final : public StepRunner {
     // Without device-side waits (sync none) the island would not wait for
     // the copy: finish it here.
     if (state.mode == SyncMode::kNone && value) {
-      HS_RETURN_IF_ERROR(to_.transfers->context().wait(value));
+      HS_RETURN_IF_ERROR(to_.transfers->context().wait(value, state.gpu_wait_timeout));
       state.host_waits++;
     }
     return Status::ok();
@@ -140,7 +140,7 @@ class ReadbackStep final : public StepRunner {
   Status run(RequestState& state, const StepCall& call, GpuCompletion&) override {
     SharedGpuContext& context = from_.transfers->context();
     const uint64_t wait = staging_.copy ? copied_value_ : call.wait_value;
-    if (wait) HS_RETURN_IF_ERROR(wait_for_gpu(context, wait));
+    if (wait) HS_RETURN_IF_ERROR(wait_for_gpu(context, wait, state.gpu_wait_timeout));
     state.host_waits++;
     state.waited_until = std::chrono::steady_clock::now();
     const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
@@ -167,14 +167,14 @@ class ReadbackStep final : public StepRunner {
   // GPU-only model the wake-up after the last island is most of the gap
   // between the GPU's time and the latency. CPU devices (lavapipe) never
   // poll: their "GPU" needs every core.
-  Status wait_for_gpu(const SharedGpuContext& context, uint64_t value) {
+  Status wait_for_gpu(const SharedGpuContext& context, uint64_t value, std::chrono::nanoseconds timeout) {
     using namespace std::chrono;
     constexpr auto kMargin = microseconds(100), kMaxSpin = microseconds(300);
     const auto arrived = steady_clock::now();
     if (may_poll_ && expected_ > steady_clock::duration::zero()) {
-      HS_RETURN_IF_ERROR(context.wait_spinning_from(value, ready_at_ + expected_ - kMargin, kMaxSpin));
+      HS_RETURN_IF_ERROR(context.wait_spinning_from(value, ready_at_ + expected_ - kMargin, kMaxSpin, timeout));
     } else {
-      HS_RETURN_IF_ERROR(context.wait(value));
+      HS_RETURN_IF_ERROR(context.wait(value, timeout));
     }
     const auto done = steady_clock::now();
     // Learn only from waits that waited: otherwise the GPU finished earlier

@@ -15,6 +15,7 @@ Session::Session(Program program, DelegateSet delegates, const Profile& profile)
     : program_(std::move(program)),
       sync_(profile.sync),
       trace_path_(profile.trace_path),
+      gpu_wait_timeout_(std::chrono::milliseconds(profile.gpu_wait_timeout_ms)),
       delegates_(std::move(delegates)) {}
 
 Session::~Session() {
@@ -369,6 +370,12 @@ Status Session::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>&
   };
   HS_RETURN_IF_ERROR(check("input", inputs, program_.inputs, program_.tensors));
   HS_RETURN_IF_ERROR(check("output", outputs, program_.outputs, program_.tensors));
+  // A lost device runs nothing more: refuse at once rather than run the
+  // request's CPU steps and fail at its first submit.
+  for (const auto& context : contexts_)
+    if (Status lost = context->lost(); !lost.is_ok())
+      return unavailable("failed to run: the GPU device '" + std::string(context->device_name()) +
+                         "' was lost (" + lost.message() + "); open a new session");
   // logging.trace needs the events even when the caller does not ask.
   RunStats own_stats;
   if (!stats && !trace_path_.empty()) stats = &own_stats;
@@ -388,14 +395,14 @@ Status Session::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>&
     lane->slots[program_.inputs[i]].host = const_cast<std::byte*>(inputs[i].raw());
   for (size_t k = 0; k < program_.outputs.size(); ++k)
     if (output_fills_slot_[k]) lane->slots[program_.outputs[k]].host = outputs[k].raw();
-  const ExecutorConfig config{&program_, &graph_, sync_, epoch_, &clocks_};
+  const ExecutorConfig config{&program_, &graph_, sync_, epoch_, &clocks_, gpu_wait_timeout_};
   Status status = run_request(config, *lane, request, stats);
   if (status.is_ok())
     for (size_t k = 0; k < program_.outputs.size(); ++k)
       if (!output_fills_slot_[k])
         std::memcpy(outputs[k].raw(), lane->slots[program_.outputs[k]].host, outputs[k].byte_size());
   release_lane(lane);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) return status.with_context("failed to run request " + std::to_string(request) + ": ");
   if (stats) stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!trace_path_.empty()) {
     std::lock_guard lock(trace_mutex_);

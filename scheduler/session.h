@@ -123,6 +123,7 @@ class Session {
   Program program_;
   SyncMode sync_;
   std::string trace_path_;  // logging.trace: rewritten after every request
+  std::chrono::nanoseconds gpu_wait_timeout_;  // scheduler.gpu_wait_timeout_ms
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
   StepGraph graph_;
   std::vector<bool> device_island_;  // by island

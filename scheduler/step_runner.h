@@ -37,6 +37,8 @@ struct RequestState {
   const DeviceIoRequest* device_io = nullptr;
   int run_index = 0;
   int host_waits = 0;
+  // How long one host wait on GPU work may take (scheduler.gpu_wait_timeout_ms).
+  std::chrono::nanoseconds gpu_wait_timeout = std::chrono::seconds(60);
   // Set by a host step after it waited for the GPU, so its trace event shows
   // its own work, not the wait.
   std::chrono::steady_clock::time_point waited_until{};

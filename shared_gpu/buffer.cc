@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shared_gpu/vk_check.h"
+#include "sync/fault_injection.h"
 
 namespace hetsched {
 namespace {
@@ -72,7 +73,8 @@ Result<Buffer> Buffer::create_arena(SharedGpuContext& context, VkDeviceSize size
   size = std::max<VkDeviceSize>(size, 4);
   if (has_device_local_host_visible(context.memory_properties())) {
     Result<Buffer> mapped = create(context, size, kUsage, MemoryUsage::kDeviceLocalHostVisible);
-    if (mapped.is_ok()) return mapped;
+    // Out of host-visible device memory: plain device memory may remain. A lost device has none.
+    if (mapped.is_ok() || !context.lost().is_ok()) return mapped;
   }
   return create(context, size, kUsage, MemoryUsage::kDeviceLocal);
 }
@@ -105,7 +107,15 @@ Result<Buffer> Buffer::create(SharedGpuContext& context, VkDeviceSize size, VkBu
   allocate_info.allocationSize = requirements.size;
   allocate_info.memoryTypeIndex = type;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  HS_VK_RETURN_IF_ERROR(vkAllocateMemory(device, &allocate_info, nullptr, &memory));
+  VkResult allocated = injected_fault(FaultPoint::kAllocate);
+  if (allocated == VK_SUCCESS) allocated = vkAllocateMemory(device, &allocate_info, nullptr, &memory);
+  if (allocated != VK_SUCCESS) {
+    // `buffer` frees the VkBuffer made above as it goes out of scope.
+    Status status = vk_status(allocated, "vkAllocateMemory")
+                        .with_context("failed to allocate " + std::to_string(requirements.size) + " bytes of GPU memory: ");
+    context.mark_lost_on(allocated, status);
+    return status;
+  }
   buffer.memory_ = VkHandle<VkDeviceMemory>(device, memory);
   buffer.properties_ = context.memory_properties().memoryTypes[type].propertyFlags;
   HS_VK_RETURN_IF_ERROR(vkBindBufferMemory(device, handle, memory, 0));

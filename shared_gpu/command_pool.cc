@@ -12,7 +12,8 @@ Result<CommandPool> CommandPool::create(SharedGpuContext& context) {
 }
 
 CommandPool::~CommandPool() {
-  if (!pool_ || last_signalled_ == 0) return;
+  // A lost device runs nothing more: there is nothing to drain.
+  if (!pool_ || last_signalled_ == 0 || !context_->lost().is_ok()) return;
   const Status waited = context_->wait(last_signalled_);
   if (!waited.is_ok()) spdlog::warn("[gpu] failed to drain command pool before destroying it: {}", waited.message());
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "shared_gpu/vk_check.h"
+#include "sync/fault_injection.h"
 
 namespace hetsched {
 
@@ -79,10 +80,14 @@ Result<ComputePipeline> ComputePipeline::create(SharedGpuContext& context, const
   pipeline_info.stage.pSpecializationInfo = entries.empty() ? nullptr : &specialization;
   pipeline_info.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  HS_RETURN_IF_ERROR(vk_status(vkCreateComputePipelines(device, context.pipeline_cache(), 1, &pipeline_info,
-                                                        nullptr, &pipeline),
-                               "vkCreateComputePipelines")
-                         .with_context(prefix));
+  VkResult created = injected_fault(FaultPoint::kPipeline);
+  if (created == VK_SUCCESS)
+    created = vkCreateComputePipelines(device, context.pipeline_cache(), 1, &pipeline_info, nullptr, &pipeline);
+  if (created != VK_SUCCESS) {
+    Status status = vk_status(created, "vkCreateComputePipelines").with_context(prefix);
+    context.mark_lost_on(created, status);
+    return status;
+  }
   out.pipeline_ = VkHandle<VkPipeline>(device, pipeline);
   return out;
 }

@@ -7,6 +7,7 @@
 #include "shared_gpu/instance.h"
 #include "shared_gpu/vk_check.h"
 #include "shared_gpu/vk_loader.h"
+#include "sync/fault_injection.h"
 
 namespace hetsched {
 
@@ -229,10 +230,16 @@ Result<uint64_t> SharedGpuContext::submit(const GpuSubmit& batch) const {
     timeline_info.signalSemaphoreValueCount = 1;
     timeline_info.pSignalSemaphoreValues = &signal_value;
   }
-  const VkResult result = vkQueueSubmit(queue_, 1, &submit_info, batch.fence);
+  VkResult result = injected_fault(FaultPoint::kSubmit);
+  // An injected loss leaves nothing running, as a real one does, so error
+  // paths may free what earlier submits used.
+  if (result == VK_ERROR_DEVICE_LOST) (void)vkQueueWaitIdle(queue_);
+  if (result == VK_SUCCESS) result = vkQueueSubmit(queue_, 1, &submit_info, batch.fence);
   if (result != VK_SUCCESS) {
+    // Nothing will signal the reserved value: waits for last_value() must not wait for it.
+    if (batch.signal) timeline_->release_unsubmitted(signal_value);
     Status status = vk_status(result, "vkQueueSubmit").with_context("failed to submit GPU work: ");
-    if (result == VK_ERROR_DEVICE_LOST) timeline_->mark_failed(status);
+    mark_lost_on(result, status);
     return status;
   }
   return signal_value;
@@ -242,7 +249,7 @@ Status SharedGpuContext::wait_idle() const {
   std::lock_guard lock(queue_mutex_);
   const VkResult result = vkQueueWaitIdle(queue_);
   Status status = vk_status(result, "vkQueueWaitIdle").with_context("failed to wait for the GPU queue: ");
-  if (result == VK_ERROR_DEVICE_LOST) timeline_->mark_failed(status);
+  mark_lost_on(result, status);
   return status;
 }
 
@@ -250,9 +257,14 @@ Status SharedGpuContext::wait(uint64_t value, std::chrono::nanoseconds timeout) 
   return timeline_->wait(value, timeout);
 }
 
+void SharedGpuContext::mark_lost_on(VkResult result, const Status& status) const {
+  if (result == VK_ERROR_DEVICE_LOST) timeline_->mark_failed(status);
+}
+
 Status SharedGpuContext::wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
-                                            std::chrono::nanoseconds max_spin) const {
-  return timeline_->wait_spinning_from(value, spin_from, max_spin, kGpuWaitTimeout);
+                                            std::chrono::nanoseconds max_spin,
+                                            std::chrono::nanoseconds timeout) const {
+  return timeline_->wait_spinning_from(value, spin_from, max_spin, timeout);
 }
 
 size_t SharedGpuContext::validation_message_count() const {

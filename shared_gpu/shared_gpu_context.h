@@ -41,10 +41,11 @@
 
 namespace hetsched {
 
-// How long host waits on GPU work may take before they count as a hang.
-// lavapipe runs shaders on the CPU, and a dispatch over a million elements on
-// a loaded two-core CI machine takes seconds; a minute separates slow from
-// stuck.
+// How long host waits on GPU work may take before they count as a hang, where
+// no profile says (scheduler.gpu_wait_timeout_ms sets a session's, with this
+// default). lavapipe runs shaders on the CPU, and a dispatch over a million
+// elements on a loaded two-core CI machine takes seconds; a minute separates
+// slow from stuck.
 inline constexpr std::chrono::nanoseconds kGpuWaitTimeout = std::chrono::seconds(60);
 
 // Options for SharedGpuContext::create.
@@ -172,7 +173,14 @@ class SharedGpuContext : public std::enable_shared_from_this<SharedGpuContext> {
   Status wait(uint64_t value, std::chrono::nanoseconds timeout = kGpuWaitTimeout) const;
   // wait(), polling from `spin_from` on (TimelineSemaphore::wait_spinning_from).
   Status wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
-                            std::chrono::nanoseconds max_spin) const;
+                            std::chrono::nanoseconds max_spin,
+                            std::chrono::nanoseconds timeout = kGpuWaitTimeout) const;
+  // The device is lost for good once any call returned VK_ERROR_DEVICE_LOST:
+  // callers outside submit/wait (allocation, pipeline creation) record it
+  // here, so every later submit and wait on the context reports it at once.
+  void mark_lost_on(VkResult result, const Status& status) const;
+  // The first device loss recorded on this context, or ok.
+  Status lost() const { return timeline_->failure(); }
   // The queue lock, for callers that must call vkQueueSubmit (or
   // vkQueueBindSparse, ...) themselves. Signal the timeline only with values
   // reserved by timeline().next_value() while holding this lock.

@@ -106,7 +106,14 @@ Result<ResolvedContext> SharedGpuContextRegistry::resolve(const ContextSpec& spe
 
   std::shared_ptr<Entry> slot = entry(key);
   std::lock_guard creating(slot->create_mutex);
-  if (std::shared_ptr<SharedGpuContext> existing = slot->load()) {
+  std::shared_ptr<SharedGpuContext> existing = slot->load();
+  if (existing != nullptr && !existing->lost().is_ok()) {
+    // A lost device runs nothing more: the sessions on it keep refusing, and
+    // new ones get a fresh device under the same key.
+    spdlog::warn("[gpu] context '{}' lost its device ({}); making a new one", key, existing->lost().message());
+    existing = nullptr;
+  }
+  if (existing != nullptr) {
     if (spec.mode == ContextMode::kCreateOnly) {
       return already_exists("failed to create shared GPU context '" + key +
                             "': the key is already registered (mode create_only)");

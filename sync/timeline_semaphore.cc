@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
+#include "sync/fault_injection.h"
 #include "sync/vk_status.h"
 
 namespace hetsched {
@@ -54,6 +56,11 @@ TimelineSemaphore::~TimelineSemaphore() {
 
 uint64_t TimelineSemaphore::next_value() { return last_value_.fetch_add(1) + 1; }
 
+void TimelineSemaphore::release_unsubmitted(uint64_t value) {
+  uint64_t expected = value;
+  last_value_.compare_exchange_strong(expected, value - 1);
+}
+
 VkResult TimelineSemaphore::wait_for(uint64_t value, std::chrono::nanoseconds timeout) {
   const uint64_t timeout_ns = timeout == std::chrono::nanoseconds::max() ? UINT64_MAX
                               : timeout.count() < 0                     ? 0
@@ -63,6 +70,18 @@ VkResult TimelineSemaphore::wait_for(uint64_t value, std::chrono::nanoseconds ti
   wait_info.semaphoreCount = 1;
   wait_info.pSemaphores = &semaphore_;
   wait_info.pValues = &value;
+  const VkResult injected = injected_fault(FaultPoint::kWait);
+  if (injected == VK_TIMEOUT) {
+    // As a hung GPU: nothing signals, the whole timeout passes.
+    std::this_thread::sleep_for(timeout);
+    return VK_TIMEOUT;
+  }
+  if (injected == VK_ERROR_DEVICE_LOST) {
+    // The real work finishes first, so the objects the caller frees on its
+    // error path are idle, as a lost device's are (it runs nothing more).
+    (void)fn_.wait_semaphores(device_, &wait_info, timeout_ns);
+  }
+  if (injected != VK_SUCCESS) return injected;
   return fn_.wait_semaphores(device_, &wait_info, timeout_ns);
 }
 
@@ -73,10 +92,16 @@ Status TimelineSemaphore::wait(uint64_t value, std::chrono::nanoseconds timeout)
     uint64_t current = 0;
     fn_.get_semaphore_counter_value(device_, semaphore_, &current);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
-    return unavailable("timed out waiting for timeline value " + std::to_string(value) + " (current " +
-                       std::to_string(current) + ") after " + std::to_string(ms) + " ms");
+    return unavailable("timed out after " + std::to_string(ms) + " ms waiting for timeline value " +
+                       std::to_string(value) + " (current " + std::to_string(current) + ")");
   }
-  return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+  Status status = check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+  // A wait that failed (out of memory) leaves the work running, and callers
+  // free what it uses on their error path (a staging buffer, a lane's
+  // arena): wait once more so that the work is done before they do. A lost
+  // device runs nothing.
+  if (!status.is_ok() && result != VK_ERROR_DEVICE_LOST) (void)wait_for(value, timeout);
+  return status;
 }
 
 Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady_clock::time_point spin_from,
@@ -87,8 +112,12 @@ Status TimelineSemaphore::wait_spinning_from(uint64_t value, std::chrono::steady
   if (before_spin > std::chrono::nanoseconds(0)) {
     const VkResult result = wait_for(value, std::chrono::duration_cast<std::chrono::nanoseconds>(before_spin));
     if (result == VK_SUCCESS) return Status::ok();
-    if (result != VK_TIMEOUT)
-      return check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+    if (result != VK_TIMEOUT) {
+      Status status =
+          check(result, "vkWaitSemaphores", "failed to wait for timeline value " + std::to_string(value) + ": ");
+      if (result != VK_ERROR_DEVICE_LOST) (void)wait_for(value, timeout);  // as in wait()
+      return status;
+    }
   }
   const auto spin_end = clock::now() + max_spin;
   do {

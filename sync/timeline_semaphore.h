@@ -69,12 +69,16 @@ class TimelineSemaphore {
   // signal in allocation order relative to other users of the semaphore
   // (hold the queue lock across next_value() and the submit).
   uint64_t next_value();
+  // The submit that was to signal `value` (the last reserved, under the same
+  // queue lock) failed: unreserves it, so waits for last_value() do not wait
+  // for a signal that will never come.
+  void release_unsubmitted(uint64_t value);
   // The highest value reserved so far: waiting for it waits for all work
   // submitted with reserved values.
   uint64_t last_value() const { return last_value_.load(); }
 
   // Blocks until the counter reaches `value`. A timeout is kUnavailable
-  // "timed out waiting for timeline value N (current M) after T ms"; a
+  // "timed out after T ms waiting for timeline value N (current M)"; a
   // negative timeout polls once; nanoseconds::max() waits forever.
   Status wait(uint64_t value, std::chrono::nanoseconds timeout);
   // Like wait(), but from `spin_from` on (steady clock) polls the counter for

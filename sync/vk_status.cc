@@ -62,6 +62,8 @@ Status vk_status(VkResult result, std::string_view call) {
   if (paren != std::string_view::npos) call = call.substr(0, paren);
   while (!call.empty() && call.back() == ' ') call.remove_suffix(1);
   std::string message = std::string(call) + ": " + std::string(vk_result_name(result));
+  // Said in words too: a lost device is the one error every later call repeats.
+  if (result == VK_ERROR_DEVICE_LOST) message += " (device lost)";
   switch (result) {
     case VK_TIMEOUT:
     case VK_NOT_READY:

@@ -23,6 +23,7 @@ std::string_view vk_result_name(VkResult result);
 // Codes: out-of-memory, device lost, timeouts and failed initialisation are
 // kUnavailable (a resource cannot be had); missing layers, extensions,
 // features, drivers and formats are kUnsupported; the rest are kInternal.
+// A device loss reads "vkQueueSubmit: VK_ERROR_DEVICE_LOST (device lost)".
 // Returns ok for VK_SUCCESS.
 Status vk_status(VkResult result, std::string_view call);
 

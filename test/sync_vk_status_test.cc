@@ -32,7 +32,8 @@ TEST(VkStatusTest, MacroFallsThroughOnSuccess) {
 
 TEST(VkStatusTest, MapsResultsToCodes) {
   EXPECT_TRUE(vk_status(VK_SUCCESS, "vkX").is_ok());
-  EXPECT_EQ(vk_status(VK_ERROR_DEVICE_LOST, "vkQueueSubmit").message(), "vkQueueSubmit: VK_ERROR_DEVICE_LOST");
+  EXPECT_EQ(vk_status(VK_ERROR_DEVICE_LOST, "vkQueueSubmit").message(),
+            "vkQueueSubmit: VK_ERROR_DEVICE_LOST (device lost)");
   EXPECT_EQ(vk_status(VK_ERROR_DEVICE_LOST, "vkQueueSubmit").code(), StatusCode::kUnavailable);
   EXPECT_EQ(vk_status(VK_ERROR_EXTENSION_NOT_PRESENT, "vkCreateDevice").code(), StatusCode::kUnsupported);
   EXPECT_EQ(vk_status(VK_ERROR_INCOMPATIBLE_DRIVER, "vkCreateInstance").code(), StatusCode::kUnsupported);

@@ -61,10 +61,12 @@ VgfSession::VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_pt
 
 VgfSession::~VgfSession() {
   // Nothing below may be freed while a submit still uses it.
-  if (last_signalled_ > 0) {
+  // A lost device runs nothing more: there is nothing to drain.
+  const bool lost = !context_->lost().is_ok();
+  if (last_signalled_ > 0 && !lost) {
     if (Status s = context_->wait(last_signalled_); !s.is_ok())
       spdlog::error("[VGF] failed to wait for island {} before teardown: {}", island_id_, s.message());
-  } else if (unsignalled_submit_) {
+  } else if (unsignalled_submit_ && !lost) {
     if (Status s = context_->wait_idle(); !s.is_ok())
       spdlog::error("[VGF] failed to idle the queue for island {} before teardown: {}", island_id_, s.message());
   }
