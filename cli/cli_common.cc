@@ -79,19 +79,6 @@ Status warm_up(Session& session, const std::vector<Tensor>& inputs, int runs) {
   return Status::ok();
 }
 
-Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
-  InputShapes shapes;
-  for (const std::string& spec : specs) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalid_argument("--input-shape '" + spec + "' must be NAME=DIMS, e.g. x=1x3x224x224");
-    auto shape = parse_shape(spec.substr(eq + 1));
-    if (!shape.is_ok()) return shape.status().with_context("--input-shape '" + spec + "': ");
-    shapes[spec.substr(0, eq)] = std::move(shape).value();
-  }
-  return shapes;
-}
-
 int report_error(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
   switch (status.code()) {
