@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "graph/flatbuffers_read.h"
 #include "scheduler/program_generated.h"
 
 namespace hetsched {
@@ -142,19 +143,11 @@ class ProgramWriter {
 
 // --- reading -------------------------------------------------------------------
 
-std::string read_str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+std::string read_str(const flatbuffers::String* s) { return copy_fb_string(s); }
 
-// Copies bytes rather than reading element by element: the verifier checks a
-// vector's length field for 4-byte alignment but not its elements, so a
-// corrupt offset can leave int64 elements at an address that is not a
-// multiple of 8.
 template <typename T>
 std::vector<T> read_vec(const flatbuffers::Vector<T>* v) {
-  static_assert(std::endian::native == std::endian::little, "FlatBuffers data is little-endian");
-  if (!v) return {};
-  std::vector<T> out(v->size());
-  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
-  return out;
+  return copy_fb_vector(v);
 }
 
 

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "delegates/vgf/tosa_ops.h"
+#include "graph/flatbuffers_read.h"
 #include "delegates/vgf_generated.h"
 
 namespace hetsched::vgf {
@@ -482,12 +483,13 @@ Result<const Table*> verified_root(const AlignedCopy& copy, SectionKind kind) {
   return flatbuffers::GetRoot<Table>(copy.data());
 }
 
+// Bytewise copies (graph/flatbuffers_read.h says why).
 template <typename T>
 std::vector<T> to_vector(const flatbuffers::Vector<T>* v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>{};
+  return copy_fb_vector(v);
 }
 
-std::string to_string(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+std::string to_string(const flatbuffers::String* s) { return copy_fb_string(s); }
 
 // The union member `op` holds, through FlatBuffers' typed accessor, or an
 // error when the type names a member but no value is stored: the verifier
