@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "graph/flatbuffers_read.h"
+#include "graph/tensor_size.h"
 #include "graph/graph_generated.h"
 
 namespace hetsched {
@@ -146,6 +147,8 @@ Result<TensorType> read_type(const fbg::TensorType* t, const std::string& what) 
   TensorType type{static_cast<DType>(dtype), vec(t->shape())};
   for (int64_t d : type.shape)
     if (d < kDynamicDim) return corrupt(what + " has dimension " + std::to_string(d));
+  if (!has_representable_size(type))
+    return corrupt(what + " has type " + type.to_string() + ", larger than 2^63 bytes");
   return type;
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "graph/flatbuffers_read.h"
+#include "graph/tensor_size.h"
 #include "scheduler/program_generated.h"
 
 namespace hetsched {
@@ -217,6 +218,8 @@ class ProgramReader {
     TensorType type{static_cast<DType>(dtype), read_vec(t->shape())};
     for (int64_t d : type.shape)
       if (d < kDynamicDim) return bad(what + " has dimension " + std::to_string(d));
+    if (!has_representable_size(type))
+      return bad(what + " has type " + type.to_string() + ", larger than 2^63 bytes");
     return type;
   }
 
