@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "graph/tensor_size.h"
+
 namespace hetsched::cli {
 
 Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
@@ -21,9 +23,9 @@ Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
 Result<Tensor> read_raw_tensor(std::istream& in, const std::string& input_name, const TensorType& type,
                                const std::string& path) {
   const std::optional<size_t> needed = checked_byte_size(type);
-  if (!needed)
+  if (!needed || !has_representable_size(type))
     return invalid_argument("failed to read input '" + input_name + "' from '" + path + "': " + type.to_string() +
-                            " has no valid byte size (a negative dimension, or more than 2^64 bytes)");
+                            " has no valid byte size (a negative dimension, or 2^63 bytes or more)");
   // Reads at most the bytes the input needs, plus one to tell a longer file
   // (or an endless one: /dev/zero) from an exact one. Read in chunks into a
   // buffer that grows with what arrives: allocating `needed` up front would

@@ -144,5 +144,24 @@ TEST(CliTest, InputShapeWhoseByteSizeOverflowsIsRefused) {
   EXPECT_NE(t.status().message().find("has no valid byte size"), std::string::npos) << t.status().message();
 }
 
+// cli_input_fuzz: dims whose product overflows before a 0 dim. The byte
+// size is 0, but the element count saturated at 2^63 - 1 before it reached
+// the 0, and the reader allocated 2^63 bytes for an empty tensor.
+TEST(CliTest, CraftedZeroDimAfterAnOverflowingProductIsAnEmptyTensor) {
+  std::ifstream crafted(testing::source_path("test/data/crafted/cli_zero_dim_after_overflow.bin"), std::ios::binary);
+  ASSERT_TRUE(crafted);
+  std::string line;
+  std::getline(crafted, line);
+  const std::string spec = line.substr(0, line.find(';'));
+  Result<InputShapes> shapes = cli::parse_input_shapes({spec});
+  ASSERT_TRUE(shapes.is_ok()) << shapes.status().message();
+  const Shape shape = shapes->begin()->second;
+  EXPECT_EQ(shape_elements(shape), 0);
+  std::istringstream empty;
+  Result<Tensor> t = cli::read_raw_tensor(empty, "x", TensorType{DType::kBool, shape}, "crafted.bin");
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(t->byte_size(), 0u);
+}
+
 }  // namespace
 }  // namespace hetsched
