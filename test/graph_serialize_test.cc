@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "graph/graph_generated.h"
+#include "graph/shape_inference.h"
 #include "test/test_util.h"
 
 namespace hetsched {
@@ -402,6 +403,18 @@ TEST(GraphSerializeTest, CraftedValueLargerThan2To63BytesIsRefused) {
 TEST(GraphSerializeTest, ShapeElementsSaturatesInsteadOfOverflowing) {
   EXPECT_EQ(shape_elements({int64_t{1} << 40, int64_t{1} << 40}), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(shape_elements({2, 3, 4}), 24);
+}
+
+// graph_file_fuzz: a Conv whose pads are near 2^63. The graph loads (its
+// attributes are just numbers), and shape inference overflowed int64 adding
+// the pads to the input dim (UBSan). It now refuses the node.
+TEST(GraphSerializeTest, CraftedConvWithHugePadsIsRefusedByShapeInference) {
+  Result<Graph> g = deserialize_graph(crafted_file("graph_conv_window_overflow.graph"));
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const Status checked = check_graph(*g);
+  ASSERT_FALSE(checked.is_ok());
+  EXPECT_NE(checked.message().find("overflows 64 bits"), std::string::npos) << checked.message();
+  EXPECT_EQ(checked.message().find('\n'), std::string::npos);
 }
 
 }  // namespace
