@@ -9,7 +9,7 @@
 # Called by scripts/test.sh after the main ctest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=build-asan
+dir=${ASAN_BUILD_DIR:-build-asan}  # another folder for a from-scratch timing
 
 launcher=()
 if command -v ccache >/dev/null; then
