@@ -53,7 +53,9 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 # does not define malloc; the executables link the runtime first among their
 # own libraries), so ASan's link-order check is off. (Preloading the
 # validation layer too makes the loader report it missing.)
-lvp=$(ldconfig -p | awk '$1 == "libvulkan_lvp.so" {print $NF; exit}')
+# (awk reads all of ldconfig's output: exiting early would SIGPIPE ldconfig,
+# which pipefail turns into a failure.)
+lvp=$(ldconfig -p | awk '$1 == "libvulkan_lvp.so" && !p {p = $NF} END {print p}')
 export LD_PRELOAD="$lvp"
 start=$(date +%s)
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" --timeout 1200 -E "$skip"
