@@ -81,43 +81,6 @@ Status warm_up(Session& session, const std::vector<Tensor>& inputs, int runs) {
   return Status::ok();
 }
 
-Result<std::vector<InputShapes>> parse_shape_variants(const std::vector<std::string>& specs) {
-  std::map<std::string, std::vector<Shape>> by_name;  // each input's shapes, in the order given
-  std::vector<std::string> order;
-  for (const std::string& spec : specs) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalid_argument("--input-shape '" + spec + "' must be NAME=DIMS, e.g. x=1x3x224x224");
-    auto shape = parse_shape(spec.substr(eq + 1));
-    if (!shape.is_ok()) return shape.status().with_context("--input-shape '" + spec + "': ");
-    const std::string name = spec.substr(0, eq);
-    if (!by_name.count(name)) order.push_back(name);
-    by_name[name].push_back(std::move(shape).value());
-  }
-  // The k-th variant takes each input's k-th shape, or its only one.
-  size_t count = 1;
-  for (const std::string& name : order) {
-    const size_t n = by_name[name].size();
-    if (n == 1) continue;
-    if (count > 1 && n != count)
-      return invalid_argument("--input-shape gives '" + name + "' " + std::to_string(n) + " shapes but another input " +
-                              std::to_string(count) + "; inputs with several shapes (shape variants) need as many each");
-    count = n;
-  }
-  std::vector<InputShapes> variants(count);
-  for (const std::string& name : order)
-    for (size_t k = 0; k < count; ++k) variants[k][name] = by_name[name][by_name[name].size() == 1 ? 0 : k];
-  return variants;
-}
-
-Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
-  HS_ASSIGN_OR_RETURN(std::vector<InputShapes> variants, parse_shape_variants(specs));
-  if (variants.size() > 1)
-    return invalid_argument("--input-shape names an input more than once; several shapes for one input make shape "
-                            "variants, which only `hetsched compile` builds (a run takes one shape per input)");
-  return std::move(variants.front());
-}
-
 int report_error(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
   switch (status.code()) {

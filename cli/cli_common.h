@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/input_parse.h"  // parse_input_shapes
 #include "graph/shape_inference.h"
 #include "hetsched/status.h"
 #include "profile/profile.h"
@@ -32,13 +33,6 @@ struct CommonOptions {
 void add_common_options(CLI::App& cmd, CommonOptions& options, bool model_options = true);
 // Loads the profile and applies the log level (flag beats profile).
 Result<Profile> load_profile_for(const CommonOptions& options);
-// --input-shape NAME=DIMS, one shape per input (a name given twice is an error
-// that points at `compile`).
-Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs);
-// --input-shape for `compile`: an input named k times gives k shape variants,
-// the k-th taking each input's k-th shape (or its only one); inputs named
-// more than once must be named equally often.
-Result<std::vector<InputShapes>> parse_shape_variants(const std::vector<std::string>& specs);
 
 // Untimed runs before timing: `runs` of them and, when runs > 0, more until
 // kWarmUpMs have passed. A GPU clocks down while a new session compiles and

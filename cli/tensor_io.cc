@@ -48,18 +48,7 @@ namespace {
 Result<Tensor> read_tensor_file(const std::string& input_name, const TensorType& type, const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return not_found("failed to read input '" + input_name + "' from '" + path + "': " + std::strerror(errno));
-  // Reads at most the bytes the input needs, plus one to tell a longer file
-  // (or an endless one: /dev/zero) from an exact one.
-  Tensor t = Tensor::uninitialized(type);
-  f.read(reinterpret_cast<char*>(t.raw()), static_cast<std::streamsize>(t.byte_size()));
-  const auto got = static_cast<size_t>(f.gcount());
-  const bool longer = got == t.byte_size() && f.peek() != std::char_traits<char>::eof();
-  if (got != t.byte_size() || longer)
-    return invalid_argument("input '" + input_name + "' file '" + path + "' has " +
-                            (longer ? "more than " + std::to_string(t.byte_size()) : std::to_string(got)) +
-                            " bytes, but " + type.to_string() + " needs " + std::to_string(t.byte_size()) +
-                            " (raw little-endian, no header)");
-  return t;
+  return read_raw_tensor(f, input_name, type, path);
 }
 }  // namespace
 

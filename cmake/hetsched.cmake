@@ -10,11 +10,27 @@ if(HETSCHED_SANITIZE)
   add_link_options(-fsanitize=${HETSCHED_SANITIZE})
 endif()
 
+# HETSCHED_BUILD_FUZZ: every target gets libFuzzer's coverage hooks and
+# ASan+UBSan (aborting on the first report), so a fuzzer finds bugs in the
+# loaders' own code, not only in its harness (test/fuzz/, scripts/fuzz.sh).
+if(HETSCHED_BUILD_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "HETSCHED_BUILD_FUZZ needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}: "
+                        "configure with -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang")
+  endif()
+  if(HETSCHED_SANITIZE)
+    message(FATAL_ERROR "HETSCHED_BUILD_FUZZ brings its own sanitizers; leave HETSCHED_SANITIZE empty")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 # Warnings for our own code (not third-party or generated headers).
 function(hetsched_warnings target)
   # -Wno-restrict: GCC 12 reports false positives for std::string operator+
   # at -O3 (GCC bug 105651), which -Werror would turn into build failures.
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter -Wno-restrict)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
   if(HETSCHED_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

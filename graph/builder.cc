@@ -1,6 +1,29 @@
 #include "graph/builder.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace hetsched {
+
+namespace {
+// Not Tensor::from_vector: with empty values both pointers may be null, and
+// memcpy from or to null is undefined even for 0 bytes (UBSan, scripts/asan.sh).
+template <typename T>
+Tensor filled(DType dtype, Shape shape, const std::vector<T>& values) {
+  Tensor t(TensorType{dtype, std::move(shape)});
+  const size_t bytes = std::min(t.byte_size(), values.size() * sizeof(T));
+  if (bytes) std::memcpy(t.raw(), values.data(), bytes);
+  return t;
+}
+}  // namespace
+
+ValueId GraphBuilder::constant_i64(const std::string& name, Shape shape, const std::vector<int64_t>& values) {
+  return constant(name, filled(DType::kInt64, std::move(shape), values));
+}
+
+ValueId GraphBuilder::constant_f32(const std::string& name, Shape shape, const std::vector<float>& values) {
+  return constant(name, filled(DType::kFloat32, std::move(shape), values));
+}
 
 ValueId GraphBuilder::op(const std::string& op_type, std::vector<ValueId> inputs,
                          std::initializer_list<std::pair<std::string, Attribute>> attrs, std::string name) {

@@ -25,12 +25,10 @@ class GraphBuilder {
   ValueId input(const std::string& name, TensorType type) { return graph_.add_input(name, std::move(type)); }
   ValueId constant(const std::string& name, Tensor tensor) { return graph_.add_constant(name, std::move(tensor)); }
   // Convenience constants.
-  ValueId constant_i64(const std::string& name, Shape shape, const std::vector<int64_t>& values) {
-    return constant(name, Tensor::from_vector(DType::kInt64, std::move(shape), values));
-  }
-  ValueId constant_f32(const std::string& name, Shape shape, const std::vector<float>& values) {
-    return constant(name, Tensor::from_vector(DType::kFloat32, std::move(shape), values));
-  }
+  // `values` fill the constant from its start (any rest stays zero); empty
+  // values make a zero-filled (or zero-element) constant.
+  ValueId constant_i64(const std::string& name, Shape shape, const std::vector<int64_t>& values);
+  ValueId constant_f32(const std::string& name, Shape shape, const std::vector<float>& values);
 
   // Adds a node with one output and returns that output. The node is named
   // `name` or "<Op>_<n>"; its output "<node name>_out".

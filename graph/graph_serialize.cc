@@ -10,6 +10,8 @@
 #include <string>
 #include <type_traits>
 
+#include "graph/flatbuffers_read.h"
+#include "graph/tensor_size.h"
 #include "graph/graph_generated.h"
 
 namespace hetsched {
@@ -129,19 +131,11 @@ class GraphWriter {
 
 Status corrupt(const std::string& what) { return data_loss("failed to load graph: " + what); }
 
-std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+std::string str(const flatbuffers::String* s) { return copy_fb_string(s); }
 
-// Copies bytes rather than reading element by element: the verifier checks a
-// vector's length field for 4-byte alignment but not its elements, so a
-// corrupt offset can leave int64 elements at an address that is not a
-// multiple of 8.
 template <typename T>
 std::vector<T> vec(const flatbuffers::Vector<T>* v) {
-  static_assert(std::endian::native == std::endian::little, "FlatBuffers data is little-endian");
-  if (!v) return {};
-  std::vector<T> out(v->size());
-  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
-  return out;
+  return copy_fb_vector(v);
 }
 
 
@@ -153,6 +147,8 @@ Result<TensorType> read_type(const fbg::TensorType* t, const std::string& what) 
   TensorType type{static_cast<DType>(dtype), vec(t->shape())};
   for (int64_t d : type.shape)
     if (d < kDynamicDim) return corrupt(what + " has dimension " + std::to_string(d));
+  if (!has_representable_size(type))
+    return corrupt(what + " has type " + type.to_string() + ", larger than 2^63 bytes");
   return type;
 }
 

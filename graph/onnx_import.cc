@@ -19,6 +19,17 @@ namespace hetsched {
 
 namespace {
 
+// A 1-D constant of a Constant node's value_floats / value_ints. An empty
+// list is a zero-element tensor, made without memcpy: its data pointers are
+// null then, and memcpy from null is undefined even for 0 bytes (the ONNX
+// fuzz target's first find, through Tensor::from_vector).
+template <typename T, typename List>
+Tensor list_constant(DType dtype, const List& values) {
+  Tensor t(TensorType{dtype, {static_cast<int64_t>(values.size())}});
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), static_cast<size_t>(values.size()) * sizeof(T));
+  return t;
+}
+
 using onnx_import::attribute_from_proto;
 using onnx_import::tensor_from_proto;
 using onnx_import::tensor_type_from_proto;
@@ -178,12 +189,11 @@ class Importer {
     } else if (a.name() == "value_float") {
       t = Tensor::from_vector<float>(DType::kFloat32, {}, {a.f()});
     } else if (a.name() == "value_floats") {
-      t = Tensor::from_vector(DType::kFloat32, {a.floats_size()},
-                              std::vector<float>(a.floats().begin(), a.floats().end()));
+      t = list_constant<float>(DType::kFloat32, a.floats());
     } else if (a.name() == "value_int") {
       t = Tensor::from_vector<int64_t>(DType::kInt64, {}, {a.i()});
     } else if (a.name() == "value_ints") {
-      t = Tensor::from_vector(DType::kInt64, {a.ints_size()}, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      t = list_constant<int64_t>(DType::kInt64, a.ints());
     } else {
       return kForms;
     }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "graph/tensor_size.h"
+
 namespace hetsched::onnx_import {
 
 namespace {
@@ -170,6 +172,8 @@ Result<TensorType> tensor_type_from_proto(const onnx::ValueInfoProto& info, bool
   has_shape = tt.has_shape();
   for (const auto& dim : tt.shape().dim())
     type.shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : kDynamicDim);
+  if (!has_representable_size(type))
+    return data_loss(what + " has type " + type.to_string() + ", larger than 2^63 bytes");
   return type;
 }
 

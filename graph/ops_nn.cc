@@ -89,16 +89,32 @@ Result<Window> read_window(const Attributes& attrs, std::vector<int64_t> kernel,
 Result<Shape> window_output(const Shape& in, const Window& w) {
   Shape out(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    const int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    // Kernel, dilation, stride and pads come from the model file unbounded:
+    // the arithmetic is checked (graph_file_fuzz overflowed `in + pads`).
+    const auto overflow = [&] {
+      return invalid_argument("window arithmetic on spatial dim " + std::to_string(i) + " (input " +
+                              std::to_string(in[i]) + ", kernel " + std::to_string(w.kernel[i]) + ", dilation " +
+                              std::to_string(w.dilations[i]) + ", stride " + std::to_string(w.strides[i]) +
+                              ") overflows 64 bits");
+    };
+    int64_t dk = 0;
+    if (__builtin_mul_overflow(w.kernel[i] - 1, w.dilations[i], &dk) || __builtin_add_overflow(dk, 1, &dk))
+      return overflow();
     const int64_t s = w.strides[i];
     if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-      out[i] = (in[i] + s - 1) / s;
+      int64_t padded = 0;
+      if (__builtin_add_overflow(in[i], s - 1, &padded)) return overflow();
+      out[i] = padded / s;
       continue;
     }
     const bool valid = w.auto_pad == "VALID";
     const int64_t pb = valid ? 0 : w.pads[i];
     const int64_t pe = valid ? 0 : w.pads[i + in.size()];
-    const int64_t span = in[i] + pb + pe - dk;
+    int64_t span = 0;
+    if (__builtin_add_overflow(in[i], pb, &span) || __builtin_add_overflow(span, pe, &span) ||
+        __builtin_sub_overflow(span, dk, &span) || __builtin_add_overflow(span, s, &span))
+      return overflow();
+    span -= s;  // span + s fits: the ceil_mode rounding below cannot overflow
     if (span < 0)
       return invalid_argument("window of size " + std::to_string(dk) + " (kernel " + std::to_string(w.kernel[i]) +
                               ", dilation " + std::to_string(w.dilations[i]) + ") is larger than spatial dim " +

@@ -132,9 +132,10 @@ Status infer_reshape(const InferContext& ctx, std::vector<TensorType>& outs) {
   if (has_zero && inferred_at >= 0) return ctx.error(what + ": -1 together with 0 under allowzero=1");
   if (inferred_at >= 0) {
     int64_t known = 1;
+    bool overflow = false;
     for (size_t i = 0; i < shape.size(); ++i)
-      if (static_cast<int64_t>(i) != inferred_at) known *= shape[i];
-    if (known == 0 || in.num_elements() % known != 0)
+      if (static_cast<int64_t>(i) != inferred_at) overflow |= __builtin_mul_overflow(known, shape[i], &known);
+    if (overflow || known == 0 || in.num_elements() % known != 0)
       return ctx.error(what + ": " + std::to_string(in.num_elements()) + " elements do not divide into the other dims");
     shape[static_cast<size_t>(inferred_at)] = in.num_elements() / known;
   }

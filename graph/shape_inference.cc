@@ -1,6 +1,7 @@
 #include "graph/shape_inference.h"
 
 #include "graph/op_schema.h"
+#include "graph/tensor_size.h"
 
 namespace hetsched {
 
@@ -25,6 +26,8 @@ Status apply_input_shapes(Graph& graph, const InputShapes& input_shapes) {
                                 std::to_string(type.shape[i]) + ", but the given shape " + shape_to_string(shape) +
                                 " says " + std::to_string(shape[i]));
     type.shape = shape;
+    if (!has_representable_size(type))
+      return invalid_argument("input '" + name + "' of shape " + type.to_string() + " is larger than 2^63 bytes");
   }
   for (ValueId in : graph.inputs()) {
     const Value& v = graph.value(in);
@@ -70,6 +73,7 @@ Status infer_node_shapes(Graph& graph, NodeId id) {
     if (!outs[i].is_static()) return ctx.error("inferred a dynamic output shape " + outs[i].to_string());
     for (int64_t d : outs[i].shape)
       if (d < 0) return ctx.error("inferred a negative dimension in " + outs[i].to_string());
+    if (!has_representable_size(outs[i])) return ctx.error("inferred " + outs[i].to_string() + ", larger than 2^63 bytes");
     Value& out = graph.value(node.outputs[i]);
     out.type = outs[i];
     out.type_known = true;

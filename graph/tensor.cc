@@ -6,9 +6,20 @@
 
 namespace hetsched {
 
+// A product past int64_t saturates at its maximum rather than wrapping
+// (signed overflow is undefined): shapes from files are checked before use
+// (tensor_size.h), but shape inference also multiplies requested dims (a
+// Reshape's target) that no loader has seen, and any such count then simply
+// fails to match.
+// A zero dim anywhere makes the count 0, whatever the product of the dims
+// before it (cli_input_fuzz: [549,10000,...,0] saturated before the 0 and
+// asked for 2^63 bytes).
 int64_t shape_elements(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include "graph/flatbuffers_read.h"
+#include "graph/tensor_size.h"
 #include "scheduler/program_generated.h"
 #include "scheduler/shape_variants.h"
 
@@ -152,19 +154,11 @@ class ProgramWriter {
 
 // --- reading -------------------------------------------------------------------
 
-std::string read_str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+std::string read_str(const flatbuffers::String* s) { return copy_fb_string(s); }
 
-// Copies bytes rather than reading element by element: the verifier checks a
-// vector's length field for 4-byte alignment but not its elements, so a
-// corrupt offset can leave int64 elements at an address that is not a
-// multiple of 8.
 template <typename T>
 std::vector<T> read_vec(const flatbuffers::Vector<T>* v) {
-  static_assert(std::endian::native == std::endian::little, "FlatBuffers data is little-endian");
-  if (!v) return {};
-  std::vector<T> out(v->size());
-  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
-  return out;
+  return copy_fb_vector(v);
 }
 
 
@@ -234,6 +228,8 @@ class ProgramReader {
     TensorType type{static_cast<DType>(dtype), read_vec(t->shape())};
     for (int64_t d : type.shape)
       if (d < kDynamicDim) return bad(what + " has dimension " + std::to_string(d));
+    if (!has_representable_size(type))
+      return bad(what + " has type " + type.to_string() + ", larger than 2^63 bytes");
     return type;
   }
 

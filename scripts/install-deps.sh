@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy
   graphviz
+  clang libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh
+  ccache
 )
 # Node.js and npm fetch the real models and run ONNX Runtime for references
 # (scripts/fetch-models.sh). A node already on PATH is kept: NodeSource's

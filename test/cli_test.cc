@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
+#include "cli/input_parse.h"
 #include "test/test_util.h"
 
 namespace hetsched {
@@ -112,6 +114,53 @@ TEST(CliTest, HelpWorksForEveryCommand) {
     EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
   }
+}
+
+// test/data/crafted/cli_huge_input_shape.bin (found reading the code while
+// writing cli_input_fuzz, whose malloc limit also catches it): a
+// --input-shape of 10^12 elements with a 4-byte input file. The reader
+// allocated the declared 4 TB before looking at the file (std::bad_alloc,
+// or libFuzzer's malloc limit); it now reads what is there and refuses.
+TEST(CliTest, HugeInputShapeWithASmallFileIsRefusedWithoutAllocatingIt) {
+  std::ifstream crafted(testing::source_path("test/data/crafted/cli_huge_input_shape.bin"), std::ios::binary);
+  ASSERT_TRUE(crafted);
+  std::string spec;
+  std::getline(crafted, spec);
+  Result<InputShapes> shapes = cli::parse_input_shapes({spec});
+  ASSERT_TRUE(shapes.is_ok()) << shapes.status().message();
+  const TensorType type{DType::kFloat32, shapes->at("x")};
+  Result<Tensor> t = cli::read_raw_tensor(crafted, "x", type, "crafted.bin");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.status().message(), "input 'x' file 'crafted.bin' has 4 bytes, but f32[1,1000000,1000000] needs "
+                                  "4000000000000 (raw little-endian, no header)");
+}
+
+TEST(CliTest, InputShapeWhoseByteSizeOverflowsIsRefused) {
+  Result<InputShapes> shapes = cli::parse_input_shapes({"x=4611686018427387904x8"});
+  ASSERT_TRUE(shapes.is_ok()) << shapes.status().message();
+  std::istringstream empty;
+  Result<Tensor> t = cli::read_raw_tensor(empty, "x", TensorType{DType::kFloat32, shapes->at("x")}, "f.bin");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_NE(t.status().message().find("has no valid byte size"), std::string::npos) << t.status().message();
+}
+
+// cli_input_fuzz: dims whose product overflows before a 0 dim. The byte
+// size is 0, but the element count saturated at 2^63 - 1 before it reached
+// the 0, and the reader allocated 2^63 bytes for an empty tensor.
+TEST(CliTest, CraftedZeroDimAfterAnOverflowingProductIsAnEmptyTensor) {
+  std::ifstream crafted(testing::source_path("test/data/crafted/cli_zero_dim_after_overflow.bin"), std::ios::binary);
+  ASSERT_TRUE(crafted);
+  std::string line;
+  std::getline(crafted, line);
+  const std::string spec = line.substr(0, line.find(';'));
+  Result<InputShapes> shapes = cli::parse_input_shapes({spec});
+  ASSERT_TRUE(shapes.is_ok()) << shapes.status().message();
+  const Shape shape = shapes->begin()->second;
+  EXPECT_EQ(shape_elements(shape), 0);
+  std::istringstream empty;
+  Result<Tensor> t = cli::read_raw_tensor(empty, "x", TensorType{DType::kBool, shape}, "crafted.bin");
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(t->byte_size(), 0u);
 }
 
 }  // namespace

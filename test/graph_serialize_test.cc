@@ -6,8 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <fstream>
+#include <iterator>
 
 #include "graph/graph_generated.h"
+#include "graph/shape_inference.h"
+#include "test/test_util.h"
 
 namespace hetsched {
 namespace {
@@ -373,6 +377,44 @@ TEST(GraphSerializeTest, RejectsConstantWhoseDataDoesNotMatchItsType) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(r.status().message(), "failed to load graph: constant 0 has 0 bytes of data; its type f32[] needs 4");
+}
+
+// The bytes of an input a fuzzer found (test/data/crafted/, docs/reliability.md).
+std::vector<uint8_t> crafted_file(const std::string& name) {
+  std::ifstream f(testing::source_path("test/data/crafted/" + name), std::ios::binary);
+  EXPECT_TRUE(f) << name;
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// graph_file_fuzz: a value whose shape multiplies past 2^63 elements loaded,
+// and shape inference overflowed int64 counting it (UBSan: signed overflow in
+// shape_elements, from infer_reshape).
+TEST(GraphSerializeTest, CraftedValueLargerThan2To63BytesIsRefused) {
+  const std::vector<uint8_t> bytes = crafted_file("graph_reshape_input_overflow.graph");
+  Result<Graph> g = deserialize_graph(bytes);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(g.status().message().find("larger than 2^63 bytes"), std::string::npos) << g.status().message();
+  EXPECT_EQ(g.status().message().find('\n'), std::string::npos);
+}
+
+// Shapes that no loader saw (a Reshape's target) are counted without
+// overflowing: the count saturates and the reshape is refused.
+TEST(GraphSerializeTest, ShapeElementsSaturatesInsteadOfOverflowing) {
+  EXPECT_EQ(shape_elements({int64_t{1} << 40, int64_t{1} << 40}), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(shape_elements({2, 3, 4}), 24);
+}
+
+// graph_file_fuzz: a Conv whose pads are near 2^63. The graph loads (its
+// attributes are just numbers), and shape inference overflowed int64 adding
+// the pads to the input dim (UBSan). It now refuses the node.
+TEST(GraphSerializeTest, CraftedConvWithHugePadsIsRefusedByShapeInference) {
+  Result<Graph> g = deserialize_graph(crafted_file("graph_conv_window_overflow.graph"));
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const Status checked = check_graph(*g);
+  ASSERT_FALSE(checked.is_ok());
+  EXPECT_NE(checked.message().find("overflows 64 bits"), std::string::npos) << checked.message();
+  EXPECT_EQ(checked.message().find('\n'), std::string::npos);
 }
 
 }  // namespace

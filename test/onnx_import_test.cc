@@ -676,5 +676,44 @@ TEST(OnnxImportCliTest, PreviewListsEveryUnsupportedNode) {
       << r.output;
 }
 
+// onnx_import_fuzz: a Constant node with an empty value_ints, in a mutated
+// model. The importer memcpy'd the empty list from a null pointer (undefined
+// even for 0 bytes; UBSan's nonnull-attribute check, so this fails under
+// scripts/asan.sh before the fix) before reaching the model's real fault, a
+// node that reads a value nothing has made yet.
+TEST(OnnxImportTest, CraftedConstantWithEmptyValueIntsReachesTheModelsRealError) {
+  Result<ImportReport> r = import_onnx(testing::source_path("test/data/crafted/onnx_empty_value_ints.onnx").string());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("node 'Pow_5' (Pow): input "), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("(ONNX requires nodes in topological order)"), std::string::npos)
+      << r.status().message();
+}
+
+// An empty value_ints in a well-formed model is a zero-element 1-D constant.
+TEST(OnnxImportTest, ConstantWithEmptyValueIntsIsAnEmptyTensor) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("empty_ints");
+  onnx::NodeProto* c = g->add_node();
+  c->set_op_type("Constant");
+  c->set_name("c");
+  c->add_output("k");
+  onnx::AttributeProto* a = c->add_attribute();
+  a->set_name("value_ints");
+  a->set_type(onnx::AttributeProto::INTS);
+  onnx::ValueInfoProto* out = g->add_output();
+  out->set_name("k");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  const std::string bytes = m.SerializeAsString();
+  Result<ImportReport> r =
+      import_onnx_bytes(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "empty_ints");
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  const ValueId k = r->graph.find_value("k");
+  ASSERT_NE(r->graph.value(k).constant, nullptr);
+  EXPECT_EQ(r->graph.value(k).constant->type(), (TensorType{DType::kInt64, {0}}));
+}
+
 }  // namespace
 }  // namespace hetsched

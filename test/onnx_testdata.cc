@@ -94,7 +94,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
     if (p.raw_data().size() != t.byte_size())
       return data_loss(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes, expected " +
                        std::to_string(t.byte_size()));
-    std::memcpy(t.raw(), p.raw_data().data(), t.byte_size());
+    // An empty tensor has no buffer: memcpy to null is undefined even for 0 bytes.
+    if (t.byte_size()) std::memcpy(t.raw(), p.raw_data().data(), t.byte_size());
     return t;
   }
   // Typed fields, as onnx.proto assigns them to each element type.

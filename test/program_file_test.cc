@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "graph/graph_serialize.h"
@@ -456,6 +457,25 @@ TEST(ProgramValidateTest, HandoffKindNames) {
   EXPECT_EQ(handoff_kind_name(HandoffKind::kUpload), "upload");
   EXPECT_EQ(handoff_kind_name(HandoffKind::kReadback), "readback");
   EXPECT_EQ(handoff_kind_name(HandoffKind::kDeviceCopy), "device copy");
+}
+
+// The bytes of an input a fuzzer found (test/data/crafted/, docs/reliability.md).
+std::vector<uint8_t> crafted_file(const std::string& name) {
+  std::ifstream f(testing::source_path("test/data/crafted/" + name), std::ios::binary);
+  EXPECT_TRUE(f) << name;
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// program_file_fuzz: a tensor type past 2^63 bytes passed the loader, and
+// validate_memory_plan's byte_size() overflowed int64 (UBSan).
+TEST(ProgramFileTest, CraftedTensorLargerThan2To63BytesIsRefused) {
+  const std::vector<uint8_t> bytes = crafted_file("program_tensor_size_overflow.hsp");
+  Result<Program> p = deserialize_program(bytes, "crafted.hsp");
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(p.status().message().find("failed to load program file 'crafted.hsp': "), std::string::npos)
+      << p.status().message();
+  EXPECT_NE(p.status().message().find("larger than 2^63 bytes"), std::string::npos) << p.status().message();
 }
 
 }  // namespace

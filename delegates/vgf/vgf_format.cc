@@ -11,6 +11,7 @@
 #include <set>
 
 #include "delegates/vgf/tosa_ops.h"
+#include "graph/flatbuffers_read.h"
 #include "delegates/vgf_generated.h"
 
 namespace hetsched::vgf {
@@ -490,41 +491,61 @@ Result<const Table*> verified_root(const AlignedCopy& copy, SectionKind kind) {
   return flatbuffers::GetRoot<Table>(copy.data());
 }
 
+// Bytewise copies (graph/flatbuffers_read.h says why).
 template <typename T>
 std::vector<T> to_vector(const flatbuffers::Vector<T>* v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>{};
+  return copy_fb_vector(v);
 }
 
-std::string to_string(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+std::string to_string(const flatbuffers::String* s) { return copy_fb_string(s); }
+
+// The union member `op` holds, through FlatBuffers' typed accessor, or an
+// error when the type names a member but no value is stored: the verifier
+// accepts a union type without its table (it verifies a null table as
+// valid), so no union member is read without this check.
+template <typename T>
+Result<const T*> union_member(const T* member, const fb::Operator& op, const std::string& who) {
+  if (!member)
+    return corrupt(who + " has attribute type " + std::to_string(static_cast<int>(op.attr_type())) +
+                   " but no attribute");
+  return member;
+}
 
 Result<OpAttr> decode_attr(const fb::Operator& op, const std::string& who) {
   switch (op.attr_type()) {
     case fb::OpAttr::NONE:
       return OpAttr(NoAttr{});
     case fb::OpAttr::ConvAttr: {
-      const auto* a = op.attr_as_ConvAttr();
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_ConvAttr(), op, who));
       return OpAttr(ConvAttr{to_vector(a->pad()), to_vector(a->stride()), to_vector(a->dilation())});
     }
     case fb::OpAttr::PoolAttr: {
-      const auto* a = op.attr_as_PoolAttr();
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_PoolAttr(), op, who));
       return OpAttr(PoolAttr{to_vector(a->kernel()), to_vector(a->stride()), to_vector(a->pad())});
     }
-    case fb::OpAttr::TransposeAttr:
-      return OpAttr(TransposeAttr{to_vector(op.attr_as_TransposeAttr()->perms())});
-    case fb::OpAttr::AxisAttr:
-      return OpAttr(AxisAttr{op.attr_as_AxisAttr()->axis()});
+    case fb::OpAttr::TransposeAttr: {
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_TransposeAttr(), op, who));
+      return OpAttr(TransposeAttr{to_vector(a->perms())});
+    }
+    case fb::OpAttr::AxisAttr: {
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_AxisAttr(), op, who));
+      return OpAttr(AxisAttr{a->axis()});
+    }
     case fb::OpAttr::SliceAttr: {
-      const auto* a = op.attr_as_SliceAttr();
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_SliceAttr(), op, who));
       return OpAttr(SliceAttr{to_vector(a->start()), to_vector(a->size()), to_vector(a->stride())});
     }
     case fb::OpAttr::PadAttr: {
-      const auto* a = op.attr_as_PadAttr();
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_PadAttr(), op, who));
       return OpAttr(PadAttr{to_vector(a->padding()), a->pad_const()});
     }
-    case fb::OpAttr::ClampAttr:
-      return OpAttr(ClampAttr{op.attr_as_ClampAttr()->min(), op.attr_as_ClampAttr()->max()});
+    case fb::OpAttr::ClampAttr: {
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_ClampAttr(), op, who));
+      return OpAttr(ClampAttr{a->min(), a->max()});
+    }
     case fb::OpAttr::ResizeAttr: {
-      const auto mode = op.attr_as_ResizeAttr()->mode();
+      HS_ASSIGN_OR_RETURN(const auto* a, union_member(op.attr_as_ResizeAttr(), op, who));
+      const auto mode = a->mode();
       if (mode != fb::ResizeMode::Nearest && mode != fb::ResizeMode::Bilinear)
         return corrupt(who + " has unknown resize mode " + std::to_string(static_cast<int>(mode)));
       return OpAttr(ResizeAttr{static_cast<ResizeMode>(mode)});

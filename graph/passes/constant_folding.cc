@@ -1,5 +1,6 @@
 #include "graph/passes/constant_folding.h"
 
+#include <cstring>
 #include <memory>
 
 #include "graph/ops_extra.h"
@@ -15,7 +16,10 @@ Result<std::vector<Tensor>> evaluate_shape(const Graph& graph, const Node& node)
   HS_ASSIGN_OR_RETURN(const std::vector<int64_t> dims,
                       shape_op_dims(node.attrs, graph.value(node.inputs[0]).type.shape));
   std::vector<Tensor> out;
-  out.push_back(Tensor::from_vector(DType::kInt64, {static_cast<int64_t>(dims.size())}, dims));
+  // A scalar's shape is empty: no memcpy from an empty vector's null data.
+  Tensor shape(TensorType{DType::kInt64, {static_cast<int64_t>(dims.size())}});
+  if (!dims.empty()) std::memcpy(shape.raw(), dims.data(), dims.size() * sizeof(int64_t));
+  out.push_back(std::move(shape));
   return out;
 }
 
