@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "cli/input_parse.h"
+#include "test/onnx_model_builder.h"
 #include "test/test_util.h"
 
 namespace hetsched {
@@ -161,6 +162,33 @@ TEST(CliTest, CraftedZeroDimAfterAnOverflowingProductIsAnEmptyTensor) {
   Result<Tensor> t = cli::read_raw_tensor(empty, "x", TensorType{DType::kBool, shape}, "crafted.bin");
   ASSERT_TRUE(t.is_ok()) << t.status().message();
   EXPECT_EQ(t->byte_size(), 0u);
+}
+
+// Issue 15's promise for hostile files at the command line: the 1024^4
+// tensor model and every crafted file the fuzzers found (test/data/crafted/)
+// exit 2 with exactly one line, "error: ...".
+TEST(CliTest, HostileModelsAndCraftedFilesExitTwoWithOneLine) {
+  testing::TempDir dir;
+  onnx_test::OnnxModel huge(17);
+  huge.input("x", onnx_test::kFloat, {1024, 1024, 1024, 1024});
+  huge.node("Relu", {"x"}, {"y"}, "relu");
+  huge.output("y");
+  const std::string huge_path = huge.save(dir, "huge.onnx");
+  const std::string crafted = testing::source_path("test/data/crafted/").string();
+  const std::string commands[] = {
+      "run " + huge_path,
+      "preview " + huge_path,
+      "run " + crafted + "program_tensor_size_overflow.hsp",
+      "preview " + crafted + "onnx_empty_value_ints.onnx",
+      "run-vgf " + crafted + "vgf_misaligned_int64_vector.vgf",
+      "run-vgf " + crafted + "vgf_union_type_without_table.vgf",
+  };
+  for (const std::string& command : commands) {
+    testing::CommandResult r = testing::run_cli(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << command << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << command << "\n" << r.output;
+  }
 }
 
 }  // namespace
