@@ -5,6 +5,7 @@
 //
 //   vulkan_ops_bench [--device SELECTOR] [--small] [--replays N] [--check]
 //                    [--cases SUBSTR,...] [--conv-tilings TILING,...]
+//                    [--precisions fp32,fp16,auto]
 //
 // --small uses lavapipe-sized shapes; --check also runs each case on the
 // portable CPU kernels and compares: the largest |gpu - cpu| relative to
@@ -13,7 +14,9 @@
 // --cases runs only the cases whose label contains one of the substrings.
 // --conv-tilings times each conv case once per tiling ("auto", or
 // channels x pixels / splits as in "128x64/4": the delegate's conv_tiling
-// option), to compare them in one run.
+// option), to compare them in one run; --precisions likewise for the
+// delegate's precision option (fp16: the tensor-core conv; --check then
+// allows 5e-3).
 // Prints one line per case (and tiling):
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
 //   conv3x3 1x256x56x56 [128x64/4]: ...
@@ -44,6 +47,7 @@ struct BenchOptions {
   bool check = false;
   std::vector<std::string> cases;                 // label substrings; empty: all
   std::vector<std::string> conv_tilings{"auto"};  // conv_tiling option values
+  std::vector<std::string> precisions{"fp32"};    // precision option values (convs)
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -239,9 +243,15 @@ int run(const BenchOptions& options) {
     const bool conv = c->graph.node(0).op == "Conv";
     // The CPU's answer, computed once per case: every variant gets the same inputs.
     std::optional<Result<Tensor>> want;
+    for (const std::string& precision : conv ? options.precisions : std::vector<std::string>{"fp32"})
     for (const std::string& tiling : conv ? options.conv_tilings : std::vector<std::string>{"auto"}) {
-      const std::string label = c->label + (conv && options.conv_tilings.size() > 1 ? " [" + tiling + "]" : "");
-      Result<Timing> timing = time_case(**delegate, *c, options.replays, {{"conv_tiling", tiling}});
+      const std::string label = c->label + (conv && options.conv_tilings.size() > 1 ? " [" + tiling + "]" : "") +
+                                (conv && options.precisions.size() > 1 ? " " + precision : "");
+      // fp16 rounds the operands to f16 (2^-11 relative each): sums of
+      // thousands of such products stay within a few 1e-3 of the range.
+      const double tolerance = precision == "fp32" ? kCheckTolerance : 5e-3;
+      Result<Timing> timing =
+          time_case(**delegate, *c, options.replays, {{"conv_tiling", tiling}, {"precision", precision}});
       if (!timing.is_ok()) {
         std::printf("%s: failed: %s\n", label.c_str(), timing.status().message().c_str());
         ++failures;
@@ -261,9 +271,9 @@ int run(const BenchOptions& options) {
           const double worst = max_error(timing->output, **want);
           char text[64];
           std::snprintf(text, sizeof(text), ", check %s: max error %.1e of max |value|",
-                        worst <= kCheckTolerance ? "ok" : "FAILED", worst);
+                        worst <= tolerance ? "ok" : "FAILED", worst);
           verdict = text;
-          if (worst > kCheckTolerance) ++failures;
+          if (worst > tolerance) ++failures;
         }
       }
       std::printf("%s: %.1f %s (median %.3f ms over %d replays%s)\n", label.c_str(), c->work / timing->seconds * 1e-9,
@@ -293,10 +303,12 @@ int main(int argc, char** argv) {
       options.cases = hetsched::split_list(argv[++i]);
     } else if (arg == "--conv-tilings" && i + 1 < argc) {
       options.conv_tilings = hetsched::split_list(argv[++i]);
+    } else if (arg == "--precisions" && i + 1 < argc) {
+      options.precisions = hetsched::split_list(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--device SELECTOR] [--small] [--replays N] [--check] [--cases SUBSTR,...]"
-                   " [--conv-tilings TILING,...]\n",
+                   " [--conv-tilings TILING,...] [--precisions fp32,fp16,auto]\n",
                    argv[0]);
       return arg == "--help" ? 0 : 2;
     }

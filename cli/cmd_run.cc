@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/input_parse.h"
+#include "cli/output_check.h"
 #include "cli/tensor_io.h"
 #include "scheduler/pipeline.h"
 
@@ -17,7 +19,24 @@ struct RunOptions {
   std::vector<std::string> outputs;
   int repeat = 1;
   std::string trace;
+  bool check = false;
 };
+
+// --check: the same model and inputs on the portable CPU kernels, and one
+// line per output comparing the run's outputs with them.
+Status check_outputs(const RunOptions& o, const Session& session, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs) {
+  if (o.model.size() >= 4 && o.model.compare(o.model.size() - 4, 4, ".hsp") == 0)
+    return invalid_argument("--check needs the model as .onnx or .hsg: a compiled program (.hsp) holds only its "
+                            "islands, not the graph the reference runs");
+  HS_ASSIGN_OR_RETURN(InputShapes shapes, parse_input_shapes(o.common.input_shapes));
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<Session> reference, open_session(o.model, reference_profile(), shapes));
+  HS_ASSIGN_OR_RETURN(std::vector<Tensor> want, reference->run(inputs));
+  HS_ASSIGN_OR_RETURN(std::vector<OutputCheck> checks, compare_outputs(session.output_names(), outputs, want));
+  std::printf("check against the portable CPU kernels (f32):\n");
+  for (const OutputCheck& c : checks) std::printf("  %s\n", format_check(c).c_str());
+  return Status::ok();
+}
 
 Status write_outputs(const Session& session, const std::vector<Tensor>& outputs, const std::vector<std::string>& args,
                      std::vector<std::string>& written_to) {
@@ -79,6 +98,8 @@ int run_run(const RunOptions& o) {
   // logging.trace is written by the session after every run; --trace names another file.
   if (!o.trace.empty())
     if (Status st = write_trace(stats, o.trace); !st.is_ok()) return report_error(st);
+  if (o.check)
+    if (Status st = check_outputs(o, s, *inputs, *outputs); !st.is_ok()) return report_error(st);
   const std::string trace = o.trace.empty() ? profile->trace_path : o.trace;
   if (!trace.empty()) std::printf("trace written to %s (open in Perfetto)\n", trace.c_str());
   for (const TraceEvent& e : stats.events)
@@ -96,6 +117,9 @@ void register_run(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--output,-o", options->outputs, "[NAME=]FILE to write an output to (repeatable)");
   cmd->add_option("--repeat,-n", options->repeat, "Run N times and report best/mean latency")->check(CLI::PositiveNumber);
   cmd->add_option("--trace", options->trace, "Write the last run as Chrome trace JSON (overrides logging.trace)");
+  cmd->add_flag("--check", options->check,
+                "Also run the model on the portable CPU kernels (the f32 reference) with the same inputs and print "
+                "each output's largest difference from it and both argmaxes (.onnx or .hsg models)");
   add_common_options(*cmd, options->common);
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
 }

@@ -1,5 +1,7 @@
 #include "graph/tensor.h"
 
+#include "graph/dtype.h"
+
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -145,8 +147,15 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 
 std::vector<float> Tensor::to_float_vector() const {
   std::vector<float> v(static_cast<size_t>(num_elements()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = dtype() == DType::kFloat32 ? data<float>()[i] : static_cast<float>(int_at(static_cast<int64_t>(i)));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype() == DType::kFloat32) {
+      v[i] = data<float>()[i];
+    } else if (dtype() == DType::kFloat16) {
+      v[i] = half_to_float(data<uint16_t>()[i]);
+    } else {
+      v[i] = static_cast<float>(int_at(static_cast<int64_t>(i)));
+    }
+  }
   return v;
 }
 

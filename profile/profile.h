@@ -37,6 +37,7 @@ struct DelegateProfile {
   // vulkan, vgf
   std::string device = "auto";     // auto | <index> | <name substring>
   SharedGpuKeys shared_gpu;
+  std::string precision = "fp32";  // vulkan: fp32 | fp16 | auto; vgf: fp32
 };
 
 struct PinRule {

@@ -22,7 +22,11 @@ constexpr std::string_view kTopKeys[] = {"name", "delegates", "partition", "sync
 constexpr std::string_view kLimitsKeys[] = {"max_tensor_bytes", "max_arena_bytes"};
 constexpr std::string_view kDelegateKeys[] = {"cpu", "vulkan", "vgf"};
 constexpr std::string_view kCpuKeys[] = {"enabled", "engine", "threads"};
-constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu"};
+constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu", "precision"};
+// What the convolutions multiply in (delegates/vulkan: `precision`). The VGF
+// delegate runs fp32 only so far.
+constexpr std::string_view kVulkanPrecisions[] = {"fp32", "fp16", "auto"};
+constexpr std::string_view kVgfPrecisions[] = {"fp32"};
 constexpr std::string_view kSharedGpuKeys[] = {"token", "group", "mode"};
 constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "retry_pruned", "pin", "fallback",
                                                "costs"};
@@ -64,7 +68,7 @@ class ProfileParser : private FieldChecker {
  private:
   Status parse_delegates(const Field& f, Profile& p) const;
   Status parse_cpu(const Field& f, DelegateProfile& d) const;
-  Status parse_gpu(const Field& f, DelegateProfile& d) const;
+  Status parse_gpu(const Field& f, const std::string& name, DelegateProfile& d) const;
   Status parse_shared_gpu(const Field& f, SharedGpuKeys& keys) const;
   Result<std::string> parse_device(const Field& f) const;
   Status parse_partition(const Field& f, Profile& p) const;
@@ -107,7 +111,7 @@ Status ProfileParser::parse_delegates(const Field& f, Profile& p) const {
     if (name == "cpu") {
       HS_RETURN_IF_ERROR(parse_cpu(block, d));
     } else {
-      HS_RETURN_IF_ERROR(parse_gpu(block, d));
+      HS_RETURN_IF_ERROR(parse_gpu(block, name, d));
     }
   }
   if (p.enabled_delegates_in_order().empty()) {
@@ -132,7 +136,7 @@ Status ProfileParser::parse_cpu(const Field& f, DelegateProfile& d) const {
   return Status::ok();
 }
 
-Status ProfileParser::parse_gpu(const Field& f, DelegateProfile& d) const {
+Status ProfileParser::parse_gpu(const Field& f, const std::string& name, DelegateProfile& d) const {
   HS_ASSIGN_OR_RETURN(auto fields, entries(f, kGpuKeys));
   for (const auto& [key, v] : fields) {
     if (key == "enabled") {
@@ -141,6 +145,12 @@ Status ProfileParser::parse_gpu(const Field& f, DelegateProfile& d) const {
       HS_ASSIGN_OR_RETURN(d.device, parse_device(v));
     } else if (key == "shared_gpu") {
       HS_RETURN_IF_ERROR(parse_shared_gpu(v, d.shared_gpu));
+    } else if (key == "precision") {
+      if (name == "vulkan") {
+        HS_ASSIGN_OR_RETURN(d.precision, choice(v, kVulkanPrecisions, "a precision"));
+      } else {
+        HS_ASSIGN_OR_RETURN(d.precision, choice(v, kVgfPrecisions, "a precision (the VGF delegate runs fp32 only)"));
+      }
     }
   }
   return Status::ok();

@@ -122,7 +122,62 @@ std::string format_driver_version(uint32_t vendor_id, uint32_t driver_version) {
   return format_vk_version(driver_version);
 }
 
-DeviceInfo inspect_device(VkPhysicalDevice device, uint32_t index) {
+std::string CoopMatShape::text() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + a_type + "*" + b_type + "+" +
+         c_type + "->" + d_type;
+}
+
+const CoopMatShape* pick_f16_coopmat_shape(std::span<const CoopMatShape> shapes) {
+  const CoopMatShape* fit = nullptr;
+  for (const CoopMatShape& s : shapes) {
+    if (s.a_type != "f16" || s.b_type != "f16" || s.c_type != "f32" || s.d_type != "f32") continue;
+    if (s.m == 16 && s.n == 16 && s.k == 16) return &s;
+    if (fit == nullptr && s.m > 0 && s.n > 0 && s.k > 0 && 64 % s.m == 0 && 64 % s.n == 0 && 16 % s.k == 0) fit = &s;
+  }
+  return fit;
+}
+
+namespace {
+
+std::string component_type_name(VkComponentTypeNV type) {
+  switch (type) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
+    case VK_COMPONENT_TYPE_SINT16_NV: return "s16";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
+    case VK_COMPONENT_TYPE_SINT64_NV: return "s64";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_NV: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
+    case VK_COMPONENT_TYPE_UINT64_NV: return "u64";
+    default: return "type" + std::to_string(static_cast<int>(type));
+  }
+}
+
+}  // namespace
+
+std::vector<CoopMatShape> query_coopmat_shapes(VkInstance instance, VkPhysicalDevice device) {
+  std::vector<CoopMatShape> out;
+  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (get == nullptr) return out;
+  uint32_t count = 0;
+  if (get(device, &count, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkCooperativeMatrixPropertiesNV> properties(count);
+  for (VkCooperativeMatrixPropertiesNV& p : properties) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (get(device, &count, properties.data()) != VK_SUCCESS) return out;
+  for (uint32_t i = 0; i < count; ++i) {
+    const VkCooperativeMatrixPropertiesNV& p = properties[i];
+    if (p.scope != VK_SCOPE_SUBGROUP_NV) continue;
+    out.push_back({p.MSize, p.NSize, p.KSize, component_type_name(p.AType), component_type_name(p.BType),
+                   component_type_name(p.CType), component_type_name(p.DType)});
+  }
+  return out;
+}
+
+DeviceInfo inspect_device(VkInstance instance, VkPhysicalDevice device, uint32_t index) {
   DeviceInfo info;
   info.index = index;
   VkPhysicalDeviceProperties properties{};
@@ -169,6 +224,13 @@ DeviceInfo inspect_device(VkPhysicalDevice device, uint32_t index) {
     const bool has_sync2 =
         info.api_version >= VK_API_VERSION_1_3 || info.has_extension(VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME);
     if (has_sync2) v12.pNext = &sync2;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{};
+    coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    const bool has_coopmat = info.has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (has_coopmat) {
+      coopmat.pNext = v12.pNext;
+      v12.pNext = &coopmat;
+    }
     VkPhysicalDeviceFeatures2 features{};
     features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     features.pNext = &v11;
@@ -181,6 +243,8 @@ DeviceInfo inspect_device(VkPhysicalDevice device, uint32_t index) {
     info.features.shader_float16 = v12.shaderFloat16;
     info.features.storage_buffer_16bit_access = v11.storageBuffer16BitAccess;
     info.features.storage_buffer_8bit_access = v12.storageBuffer8BitAccess;
+    info.features.cooperative_matrix_nv = has_coopmat && coopmat.cooperativeMatrix;
+    if (info.features.cooperative_matrix_nv) info.cooperative_matrix_shapes = query_coopmat_shapes(instance, device);
   }
 
   std::vector<std::string> reasons;
@@ -213,7 +277,7 @@ Result<std::vector<DeviceInfo>> enumerate_devices() {
   std::vector<DeviceInfo> devices;
   if (physical.is_ok()) {
     for (size_t i = 0; i < physical->size(); ++i) {
-      devices.push_back(inspect_device((*physical)[i], static_cast<uint32_t>(i)));
+      devices.push_back(inspect_device(instance, (*physical)[i], static_cast<uint32_t>(i)));
     }
   }
   vkDestroyInstance(instance, nullptr);
@@ -247,6 +311,12 @@ std::string format_devices(std::span<const DeviceInfo> devices) {
     for (size_t i = 0; i < d.memory_heaps.size(); ++i) {
       out += "   memory heap " + std::to_string(i) + ": " + format_bytes(d.memory_heaps[i].size) +
              (d.memory_heaps[i].device_local ? " device-local" : "") + "\n";
+    }
+    if (!d.cooperative_matrix_shapes.empty()) {
+      out += "   cooperative matrices (VK_NV_cooperative_matrix, subgroup):";
+      for (size_t i = 0; i < d.cooperative_matrix_shapes.size(); ++i)
+        out += (i == 0 ? " " : ", ") + d.cooperative_matrix_shapes[i].text();
+      out += "\n";
     }
   }
   return out;

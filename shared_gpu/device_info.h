@@ -26,6 +26,21 @@ struct GpuFeatures {
   bool shader_float16 = false;
   bool storage_buffer_16bit_access = false;
   bool storage_buffer_8bit_access = false;
+  // VK_NV_cooperative_matrix's cooperativeMatrix: subgroup-wide matrix
+  // multiply-add on the tensor cores (the only cooperative-matrix
+  // extension this build's headers and glslc know; the KHR one came later).
+  bool cooperative_matrix_nv = false;
+};
+
+// One matrix shape VK_NV_cooperative_matrix reports: D (m x n) = A (m x k)
+// x B (k x n) + C, with the element types named "f16", "f32", "s8", ...
+// Only subgroup-scoped shapes are listed.
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a_type, b_type, c_type, d_type;
+
+  // "16x16x16 f16*f16+f32->f32".
+  std::string text() const;
 };
 
 struct QueueFamilyInfo {
@@ -50,6 +65,8 @@ struct DeviceInfo {
   std::vector<MemoryHeapInfo> memory_heaps;
   std::vector<std::string> extensions;
   GpuFeatures features;
+  // Subgroup-scoped shapes of VK_NV_cooperative_matrix; empty without it.
+  std::vector<CoopMatShape> cooperative_matrix_shapes;
   bool qualifies = false;
   // Why it does not qualify, e.g. "Vulkan 1.1 < 1.2", "no timelineSemaphore
   // feature", "no compute queue" (joined with "; "). Empty when it qualifies.
@@ -66,8 +83,19 @@ std::string_view device_type_name(VkPhysicalDeviceType type);
 // (Mesa included) use VK_MAKE_API_VERSION.
 std::string format_driver_version(uint32_t vendor_id, uint32_t driver_version);
 
-// Queries everything above for `device`, the `index`th of its instance.
-DeviceInfo inspect_device(VkPhysicalDevice device, uint32_t index);
+// Queries everything above for `device`, the `index`th of `instance`
+// (which extension queries are fetched through).
+DeviceInfo inspect_device(VkInstance instance, VkPhysicalDevice device, uint32_t index);
+
+// The subgroup-scoped cooperative-matrix shapes of `device`, through
+// `instance`'s entry point (an instance-extension command the loader does
+// not export); empty when the instance lacks it.
+std::vector<CoopMatShape> query_coopmat_shapes(VkInstance instance, VkPhysicalDevice device);
+
+// The subgroup shape of f16 x f16 + f32 -> f32 products in `shapes` that
+// hetsched's fp16 kernels use: 16x16x16 when offered, else the first with m
+// and n dividing 64 and k dividing 16; nullptr when none fits.
+const CoopMatShape* pick_f16_coopmat_shape(std::span<const CoopMatShape> shapes);
 // The instance's physical devices in enumeration order.
 Result<std::vector<VkPhysicalDevice>> list_physical_devices(VkInstance instance);
 

@@ -32,7 +32,7 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(const GpuCont
   HS_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physical, list_physical_devices(context->instance_));
   std::vector<DeviceInfo> devices;
   for (size_t i = 0; i < physical.size(); ++i) {
-    devices.push_back(inspect_device(physical[i], static_cast<uint32_t>(i)));
+    devices.push_back(inspect_device(context->instance_, physical[i], static_cast<uint32_t>(i)));
   }
   HS_ASSIGN_OR_RETURN(const uint32_t chosen, select_device(devices, options.device));
   context->physical_device_ = physical[chosen];
@@ -74,6 +74,7 @@ Status SharedGpuContext::create_device(const DeviceInfo& device, const GpuContex
   features_.storage_buffer_16bit_access = supported.storage_buffer_16bit_access;
   features_.storage_buffer_8bit_access = supported.storage_buffer_8bit_access;
   features_.synchronization2 = supported.synchronization2;
+  features_.cooperative_matrix_nv = supported.cooperative_matrix_nv;
 
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -93,7 +94,16 @@ Status SharedGpuContext::create_device(const DeviceInfo& device, const GpuContex
   sync2.synchronization2 = VK_TRUE;
   features.pNext = &v11;
   v11.pNext = &v12;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{};
+  coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  coopmat.cooperativeMatrix = VK_TRUE;
+  if (features_.cooperative_matrix_nv) {
+    v12.pNext = &coopmat;
+    if (!has_device_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+      enabled_extensions_.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
   if (features_.synchronization2) {
+    sync2.pNext = v12.pNext;
     v12.pNext = &sync2;
     // Core in 1.3; before that it needs the KHR extension.
     const std::string sync2_name = VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME;
@@ -162,6 +172,14 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::borrow(const SharedG
 
 Status SharedGpuContext::finish_setup() {
   vkGetPhysicalDeviceProperties(physical_device_, &properties_);
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  VkPhysicalDeviceProperties2 properties2{};
+  properties2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  properties2.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(physical_device_, &properties2);
+  subgroup_size_ = subgroup.subgroupSize;
+  if (features_.cooperative_matrix_nv) coopmat_shapes_ = query_coopmat_shapes(instance_, physical_device_);
   vkGetPhysicalDeviceMemoryProperties(physical_device_, &memory_properties_);
   if (timeline_ == nullptr) {
     HS_ASSIGN_OR_RETURN(timeline_, TimelineSemaphore::create(device_, volk_timeline_functions()));

@@ -145,6 +145,11 @@ class SharedGpuContext : public std::enable_shared_from_this<SharedGpuContext> {
   const VkPhysicalDeviceLimits& limits() const { return properties_.limits; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
   std::string_view device_name() const { return properties_.deviceName; }
+  // Invocations per subgroup (VkPhysicalDeviceSubgroupProperties).
+  uint32_t subgroup_size() const { return subgroup_size_; }
+  // The subgroup shapes of VK_NV_cooperative_matrix when the context
+  // enabled it (features().cooperative_matrix_nv), else empty.
+  const std::vector<CoopMatShape>& cooperative_matrix_shapes() const { return coopmat_shapes_; }
 
   bool owns_instance() const { return owns_instance_; }
   bool owns_device() const { return owns_device_; }
@@ -212,6 +217,8 @@ class SharedGpuContext : public std::enable_shared_from_this<SharedGpuContext> {
   uint32_t queue_family_index_ = 0;
   std::vector<std::string> enabled_extensions_;
   GpuFeatures features_;
+  uint32_t subgroup_size_ = 0;
+  std::vector<CoopMatShape> coopmat_shapes_;
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   std::unique_ptr<TimelineSemaphore> timeline_;

@@ -278,7 +278,7 @@ TEST_F(SharedGpuRegistryTest, HostRegisteredBorrowedContextIsNeverDestroyed) {
   Result<std::vector<VkPhysicalDevice>> physical = list_physical_devices(*instance);
   ASSERT_TRUE(physical.is_ok() && !physical->empty());
   std::vector<DeviceInfo> infos;
-  for (size_t i = 0; i < physical->size(); ++i) infos.push_back(inspect_device((*physical)[i], i));
+  for (size_t i = 0; i < physical->size(); ++i) infos.push_back(inspect_device(*instance, (*physical)[i], i));
   Result<uint32_t> chosen = select_device(infos, "auto");
   ASSERT_TRUE(chosen.is_ok()) << chosen.status().message();
   const uint32_t family = static_cast<uint32_t>(infos[*chosen].compute_queue_family());

@@ -92,8 +92,8 @@ Graph build(GraphBuilder& b) {
   return std::move(g).value();
 }
 
-LoweredIsland lower(const Graph& g, std::optional<ConvTiling> tiling) {
-  Result<LoweredIsland> l = lower_island(g, LoweringOptions{tiling});
+LoweredIsland lower(const Graph& g, std::optional<ConvTiling> tiling, std::optional<CoopMatConv> coopmat = {}) {
+  Result<LoweredIsland> l = lower_island(g, LoweringOptions{tiling, coopmat});
   EXPECT_TRUE(l.is_ok()) << l.status().message();
   return std::move(l).value();
 }

@@ -13,6 +13,7 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vulkan/shaders/cast_f32_to_f16_spv.h"
 #include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
+#include "delegates/vulkan/shaders/conv2d_coopmat_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
 #include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
@@ -50,6 +51,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
+    case Kernel::kConv2dCoopmat: return spirv::kConv2dCoopmatSpv;
   }
   return {};
 }

@@ -39,6 +39,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kConvTranspose2d: return "conv_transpose2d";
     case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
     case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
+    case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
   }
   return "?";
 }
@@ -46,7 +47,8 @@ std::string_view kernel_name(Kernel kernel) {
 uint32_t kernel_binding_count(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise: return 2 + kMaxOperands;
-    case Kernel::kConv2d: return 5;
+    case Kernel::kConv2d:
+    case Kernel::kConv2dCoopmat: return 5;
     case Kernel::kGemm:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather:
@@ -75,6 +77,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kNormalize: return sizeof(NormPush);
     case Kernel::kGemm: return sizeof(GemmPush);
     case Kernel::kConv2d:
+    case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
@@ -85,6 +88,28 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kCastF32ToF16: return sizeof(CastPush);
   }
   return 0;
+}
+
+std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
+                                             uint32_t tile_pixels) {
+  if (coopmat.subgroup_size == 0 || 256 % coopmat.subgroup_size != 0) return {};
+  if (coopmat.frag_k == 0 || 16 % coopmat.frag_k != 0) return {};
+  const uint32_t subgroups = 256 / coopmat.subgroup_size;
+  // Prefer the squarest grid: each subgroup's share of the tile is then
+  // closest to square and loads the fewest fragments per product.
+  std::vector<uint32_t> best;
+  uint32_t best_loads = 0;
+  for (uint32_t warps_m = 1; warps_m <= subgroups; ++warps_m) {
+    if (subgroups % warps_m != 0) continue;
+    const uint32_t warps_n = subgroups / warps_m;
+    if (tile_channels % (warps_m * coopmat.frag_m) != 0 || tile_pixels % (warps_n * coopmat.frag_n) != 0) continue;
+    const uint32_t loads = tile_channels / warps_m / coopmat.frag_m + tile_pixels / warps_n / coopmat.frag_n;
+    if (best.empty() || loads < best_loads) {
+      best = {warps_m, warps_n, coopmat.frag_m, coopmat.frag_n, coopmat.frag_k};
+      best_loads = loads;
+    }
+  }
+  return best;
 }
 
 size_t LoweredIsland::dispatch_count() const {
@@ -688,8 +713,11 @@ class Lowering {
                                     tiling.splits == 1 ? p.epilogue_ops : 0, tap_major ? 1u : 0u};
       const std::array<uint32_t, 3> grid{ceil_div(pixels, tiling.tile_pixels),
                                          ceil_div(group_out, tiling.tile_channels), u32(groups * tiling.splits)};
-      step = dispatch(Kernel::kConv2d, words_of(p), grid);
+      std::vector<uint32_t> tensor_cores;
+      if (options_.coopmat) tensor_cores = coopmat_specialization(*options_.coopmat, tiling.tile_channels, tiling.tile_pixels);
+      step = dispatch(tensor_cores.empty() ? Kernel::kConv2d : Kernel::kConv2dCoopmat, words_of(p), grid);
       step.specialization = words_of(spec);
+      step.specialization.insert(step.specialization.end(), tensor_cores.begin(), tensor_cores.end());
       if (tiling.splits == 1) {
         step.bindings = {in, w_buffer, b_buffer, out, taps};
         step.reads = {in, w_buffer, b_buffer, taps};

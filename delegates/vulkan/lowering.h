@@ -55,8 +55,9 @@ enum class Kernel : uint8_t {
   kConvTranspose2d,
   kCastF16ToF32,  // Cast of an fp16 model's f16 edges (storageBuffer16BitAccess)
   kCastF32ToF16,
+  kConv2dCoopmat,  // conv2d on the tensor cores (precision fp16): conv2d_coopmat.comp
 };
-inline constexpr size_t kKernelCount = 16;
+inline constexpr size_t kKernelCount = 17;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
@@ -132,11 +133,30 @@ struct LoweredIsland {
 // binding points at.
 inline constexpr int kParamsBuffer = 0;
 
+// How conv2d_coopmat.comp runs on a device: its cooperative-matrix shape
+// and subgroup size (pick_f16_coopmat_shape, SharedGpuContext).
+struct CoopMatConv {
+  uint32_t frag_m = 16, frag_n = 16, frag_k = 16;
+  uint32_t subgroup_size = 32;
+};
+
 struct LoweringOptions {
   // Every non-depthwise Conv uses this tiling (through clamp_conv_tiling)
   // instead of choose_conv_tiling's: for benchmarks.
   std::optional<ConvTiling> conv_tiling;
+  // Set: non-depthwise Convs multiply in f16 on the tensor cores
+  // (conv2d_coopmat.comp, f32 accumulation), with the same tiling, buffers
+  // and split-K as conv2d.comp, so the island's memory is the same either
+  // way. Unset: f32 (conv2d.comp).
+  std::optional<CoopMatConv> coopmat;
 };
+
+// conv2d_coopmat.comp's specialisation constants 5..9 (after
+// ConvSpecialization's 0..4) for a tile of `tile_channels` x `tile_pixels`:
+// a grid of subgroups over the tile whose every cell is whole fragments.
+// Empty when none fits (the conv then runs conv2d.comp).
+std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
+                                             uint32_t tile_pixels);
 
 // Lowers `graph` (an island's sub-graph, shape-inferred, every node
 // accepted by vulkan_supports) to buffers and steps. Errors name the node:

@@ -32,8 +32,35 @@ struct Settings {
   SyncMode sync = SyncMode::kTimeline;
   bool validation = false;
   bool timestamps = false;
+  // fp32 | fp16 | auto: what non-depthwise convs multiply in; resolved
+  // against the context's device at init (resolve_precision).
+  std::string precision = "fp32";
   LoweringOptions lowering;
 };
+
+// The tensor-core configuration `precision` asks for on `context`:
+// nullopt for f32. fp16 on a device without f16 cooperative matrices is
+// refused by reason; auto falls back to f32 there.
+Result<std::optional<CoopMatConv>> resolve_precision(const std::string& precision, const SharedGpuContext& context) {
+  if (precision == "fp32") return std::optional<CoopMatConv>();
+  std::string lacks;
+  const CoopMatShape* shape = pick_f16_coopmat_shape(context.cooperative_matrix_shapes());
+  if (!context.features().cooperative_matrix_nv) {
+    lacks = "VK_NV_cooperative_matrix";
+  } else if (shape == nullptr) {
+    lacks = "an f16*f16+f32->f32 subgroup shape with m, n dividing 64 and k dividing 16";
+  } else if (!context.features().shader_float16) {
+    lacks = "shaderFloat16";
+  } else if (context.subgroup_size() == 0 || 256 % context.subgroup_size() != 0) {
+    lacks = "a subgroup size dividing 256 (it has " + std::to_string(context.subgroup_size()) + ")";
+  }
+  if (!lacks.empty()) {
+    if (precision == "auto") return std::optional<CoopMatConv>();
+    return unsupported("precision fp16 needs tensor-core products (" + lacks + "), which device '" +
+                       std::string(context.device_name()) + "' lacks (accepted there: fp32, auto)");
+  }
+  return std::optional<CoopMatConv>(CoopMatConv{shape->m, shape->n, shape->k, context.subgroup_size()});
+}
 
 Result<bool> parse_flag(const std::string& key, const std::string& value) {
   if (value == "1" || value == "true") return true;
@@ -64,6 +91,10 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
       HS_ASSIGN_OR_RETURN(base.validation, parse_flag(key, value));
     } else if (key == "gpu_timestamps") {
       HS_ASSIGN_OR_RETURN(base.timestamps, parse_flag(key, value));
+    } else if (key == "precision") {
+      if (value != "fp32" && value != "fp16" && value != "auto")
+        return invalid_argument("option precision is '" + value + "' (accepted: fp32, fp16, auto)");
+      base.precision = value;
     } else if (key == "conv_tiling") {
       if (value.empty() || value == "auto") {
         base.lowering.conv_tiling.reset();
@@ -95,7 +126,7 @@ Result<DeviceLimits> probe_device_limits(const std::string& selector) {
     HS_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physical, list_physical_devices(instance));
     std::vector<DeviceInfo> devices;
     for (size_t i = 0; i < physical.size(); ++i)
-      devices.push_back(inspect_device(physical[i], static_cast<uint32_t>(i)));
+      devices.push_back(inspect_device(instance, physical[i], static_cast<uint32_t>(i)));
     HS_ASSIGN_OR_RETURN(const uint32_t chosen, select_device(devices, selector));
     VkPhysicalDeviceProperties properties{};
     vkGetPhysicalDeviceProperties(physical[chosen], &properties);
@@ -192,6 +223,9 @@ class VulkanDelegate final : public Delegate {
         return unsupported(prefix + graph->describe_node(id) + ": " + c.reason + " on '" +
                            std::string(state->context->device_name()) + "'");
     }
+    Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
+    if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
+    settings->lowering.coopmat = *coopmat;
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;
@@ -204,9 +238,12 @@ class VulkanDelegate final : public Delegate {
         VulkanIsland::create(state->context, state->pool, state->library, std::move(lowered).value(), options,
                              ctx.placement);
     if (!island.is_ok()) return island.status().with_context(prefix);
-    spdlog::debug("[Vulkan] init: island {}, {} ops ({} dispatches), context {} ({}) on {}", ctx.island_id,
-                  graph->num_nodes(), dispatches, settings->spec.key(), created ? "created" : "reused",
-                  state->context->device_name());
+    spdlog::debug("[Vulkan] init: island {}, {} ops ({} dispatches), context {} ({}) on {}, convs in {}",
+                  ctx.island_id, graph->num_nodes(), dispatches, settings->spec.key(), created ? "created" : "reused",
+                  state->context->device_name(),
+                  *coopmat ? "f16 on the tensor cores (" + std::to_string((*coopmat)->frag_m) + "x" +
+                                 std::to_string((*coopmat)->frag_n) + "x" + std::to_string((*coopmat)->frag_k) + ")"
+                           : std::string("f32"));
     return std::unique_ptr<IslandHandle>(std::move(island).value());
   }
 

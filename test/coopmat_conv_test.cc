@@ -1,0 +1,198 @@
+// The Vulkan delegate's `precision` option: how it picks the tensor-core
+// conv (conv2d_coopmat.comp), how that lowers, that a device without
+// cooperative matrices refuses fp16 by reason and runs auto in f32 — and,
+// on a device that has them (the NVIDIA GPU machine; lavapipe has none, so
+// there it is skipped), that fp16 convs match the portable CPU kernels
+// within f16 operand rounding and really differ from the f32 kernel.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegates/vulkan/lowering.h"
+#include "delegates/vulkan/vulkan_delegate.h"
+#include "graph/builder.h"
+#include "shared_gpu/device_info.h"
+#include "test/test_util.h"
+#include "test/vk_test_env.h"
+#include "test/vulkan_test_driver.h"
+
+namespace hetsched::vulkan {
+namespace {
+
+using hetsched::testing::random_tensor;
+using Ints = std::vector<int64_t>;
+
+TEST(CoopmatShapeTest, PicksSixteenCubedElseAShapeThatTilesSixtyFour) {
+  const std::vector<CoopMatShape> nvidia = {{16, 8, 16, "f16", "f16", "f16", "f16"},
+                                            {16, 16, 16, "f16", "f16", "f32", "f32"},
+                                            {16, 8, 8, "f16", "f16", "f32", "f32"}};
+  ASSERT_NE(pick_f16_coopmat_shape(nvidia), nullptr);
+  EXPECT_EQ(pick_f16_coopmat_shape(nvidia)->text(), "16x16x16 f16*f16+f32->f32");
+  const std::vector<CoopMatShape> small = {{16, 8, 8, "f16", "f16", "f32", "f32"}};
+  ASSERT_NE(pick_f16_coopmat_shape(small), nullptr);
+  EXPECT_EQ(pick_f16_coopmat_shape(small)->n, 8u);
+  // f16 accumulation, integer types and shapes that do not tile 64 x 64 by 16 are not used.
+  const std::vector<CoopMatShape> none = {{16, 16, 16, "f16", "f16", "f16", "f16"},
+                                          {16, 16, 32, "s8", "s8", "s32", "s32"},
+                                          {48, 16, 16, "f16", "f16", "f32", "f32"},
+                                          {16, 16, 32, "f16", "f16", "f32", "f32"}};
+  EXPECT_EQ(pick_f16_coopmat_shape(none), nullptr);
+}
+
+TEST(CoopmatShapeTest, SubgroupGridCoversTheTileInWholeFragments) {
+  // 8 subgroups of 32 on a 64 x 64 tile: 2 x 4 (each 32 channels x 16 pixels).
+  EXPECT_EQ(coopmat_specialization({16, 16, 16, 32}, 64, 64), (std::vector<uint32_t>{2, 4, 16, 16, 16}));
+  EXPECT_EQ(coopmat_specialization({16, 16, 16, 32}, 128, 128), (std::vector<uint32_t>{2, 4, 16, 16, 16}));
+  // 4 subgroups of 64 (AMD's wave64) on 128 x 64: 2 x 2.
+  EXPECT_EQ(coopmat_specialization({16, 16, 16, 64}, 128, 64), (std::vector<uint32_t>{2, 2, 16, 16, 16}));
+  // 16 x 8 x 8 fragments.
+  EXPECT_EQ(coopmat_specialization({16, 8, 8, 32}, 64, 64), (std::vector<uint32_t>{2, 4, 16, 8, 8}));
+  // A subgroup size that does not divide 256, or a k that does not divide 16: none.
+  EXPECT_TRUE(coopmat_specialization({16, 16, 16, 48}, 64, 64).empty());
+  EXPECT_TRUE(coopmat_specialization({16, 16, 32, 32}, 64, 64).empty());
+  // 256 subgroups of 1 cannot all hold a 16 x 16 fragment of a 64 x 64 tile.
+  EXPECT_TRUE(coopmat_specialization({16, 16, 16, 1}, 64, 64).empty());
+}
+
+Graph build(GraphBuilder& b) {
+  Result<Graph> g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+Graph conv_net() {
+  GraphBuilder b("coopmat_net");
+  ValueId x = b.input("x", {DType::kFloat32, {1, 32, 9, 11}});
+  ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({48, 32, 3, 3}, 1)), b.constant("b0", random_tensor({48}, 2))});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("pads", Ints{1, 1, 1, 1});
+  y = b.op("Relu", {y});
+  // Depthwise: stays on depthwise_conv2d.comp.
+  y = b.op("Conv", {y, b.constant("w1", random_tensor({48, 1, 3, 3}, 3))});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("group", int64_t{48});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("pads", Ints{1, 1, 1, 1});
+  // Channel-major K (20 channels per group), strided.
+  y = b.op("Conv", {y, b.constant("w2", random_tensor({40, 24, 3, 3}, 4))});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("group", int64_t{2});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("strides", Ints{2, 2});
+  b.output(y);
+  return build(b);
+}
+
+TEST(CoopmatLoweringTest, SwapsTheKernelOfEveryNonDepthwiseConvAndKeepsTheBuffers) {
+  const Graph g = conv_net();
+  Result<LoweredIsland> f32 = lower_island(g, {});
+  Result<LoweredIsland> f16 = lower_island(g, LoweringOptions{std::nullopt, CoopMatConv{16, 16, 16, 32}});
+  ASSERT_TRUE(f32.is_ok() && f16.is_ok());
+  ASSERT_EQ(f32->steps.size(), f16->steps.size());
+  int swapped = 0;
+  for (size_t i = 0; i < f32->steps.size(); ++i) {
+    const Step& a = f32->steps[i];
+    const Step& b = f16->steps[i];
+    EXPECT_EQ(a.bindings, b.bindings);
+    EXPECT_EQ(a.groups, b.groups);
+    if (a.kernel == Kernel::kConv2d) {
+      EXPECT_EQ(b.kernel, Kernel::kConv2dCoopmat);
+      ASSERT_EQ(b.specialization.size(), a.specialization.size() + 5);
+      EXPECT_TRUE(std::equal(a.specialization.begin(), a.specialization.end(), b.specialization.begin()));
+      ++swapped;
+    } else {
+      EXPECT_EQ(a.kernel, b.kernel);
+    }
+  }
+  EXPECT_EQ(swapped, 2);
+  ASSERT_EQ(f32->buffers.size(), f16->buffers.size());
+  for (size_t i = 0; i < f32->buffers.size(); ++i) EXPECT_EQ(f32->buffers[i].bytes, f16->buffers[i].bytes);
+}
+
+class CoopmatConvTest : public hetsched::testing::VkTest {
+ protected:
+  void SetUp() override {
+    context_ = make_context();
+    ASSERT_NE(context_, nullptr);
+    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("coopmat_test:0", context_).is_ok());
+  }
+
+  Result<std::unique_ptr<Delegate>> delegate() {
+    return make_vulkan_delegate({{"gpu_shared_context_token", "coopmat_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  }
+
+  bool has_tensor_cores() const {
+    return context_->features().cooperative_matrix_nv && context_->features().shader_float16 &&
+           pick_f16_coopmat_shape(context_->cooperative_matrix_shapes()) != nullptr;
+  }
+
+  std::shared_ptr<SharedGpuContext> context_;
+};
+
+TEST_F(CoopmatConvTest, RejectsAnUnknownPrecision) {
+  Result<std::unique_ptr<Delegate>> d = make_vulkan_delegate({{"precision", "bf16"}});
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("option precision is 'bf16' (accepted: fp32, fp16, auto)"), std::string::npos)
+      << d.status().message();
+}
+
+TEST_F(CoopmatConvTest, WithoutTensorCoresFp16IsRefusedByReasonAndAutoRunsF32) {
+  if (has_tensor_cores()) GTEST_SKIP() << "the device has f16 cooperative matrices";
+  Result<std::unique_ptr<Delegate>> d = delegate();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Graph g = conv_net();
+  Result<hetsched::testing::GpuIslandDriver> fp16 =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
+  ASSERT_FALSE(fp16.is_ok());
+  EXPECT_EQ(fp16.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(fp16.status().message().find("precision fp16 needs tensor-core products (VK_NV_cooperative_matrix)"),
+            std::string::npos)
+      << fp16.status().message();
+  EXPECT_NE(fp16.status().message().find("(accepted there: fp32, auto)"), std::string::npos);
+
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, 9, 11}, 7)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  Result<hetsched::testing::GpuIslandDriver> automatic =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "auto"}}, 0});
+  ASSERT_TRUE(automatic.is_ok()) << automatic.status().message();
+  Result<std::vector<Tensor>> got = automatic->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
+}
+
+// The largest |a - b| over the largest |b|.
+double relative_error(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.to_float_vector(), y = b.to_float_vector();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(x[i] - y[i])));
+    scale = std::max(scale, double(std::fabs(y[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+TEST_F(CoopmatConvTest, Fp16ConvsMatchTheCpuKernelsWithinF16RoundingOnEveryTiling) {
+  if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
+  Result<std::unique_ptr<Delegate>> d = delegate();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Graph g = conv_net();
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, 9, 11}, 7)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  for (const char* tiling : {"auto", "64x64/1", "128x64/1", "64x128/2", "128x128/3", "64x64/64"}) {
+    SCOPED_TRACE(tiling);
+    Result<hetsched::testing::GpuIslandDriver> fp16 = hetsched::testing::GpuIslandDriver::create(
+        **d, g, {{{"precision", "fp16"}, {"conv_tiling", tiling}}, 0});
+    ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
+    Result<std::vector<Tensor>> got = fp16->run(inputs);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const double error = relative_error((*got)[0], (*want)[0]);
+    // Operands rounded to f16 (2^-11 relative each), sums of up to 288 terms in f32.
+    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
+    // It must not be the f32 kernel: that matches to ~1e-6.
+    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
+  }
+}
+
+}  // namespace
+}  // namespace hetsched::vulkan
