@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// 2-D convolution (NCHW, grouped, strided, padded, dilated) as an implicit
-// GEMM per group: Y[oc, pixel] = sum over k = (c, kh, kw) of W[oc, k] *
+// 2-D convolution (NCHW or NHWC, grouped, strided, padded, dilated) as an
+// implicit GEMM per group: Y[oc, pixel] = sum over k = (c, kh, kw) of W[oc, k] *
 // X[patch(pixel), k], where the pixels of all images form one dimension.
 //
 // Each workgroup of 256 invocations (16 x 16) computes a tile of
@@ -23,9 +23,12 @@
 // slice of the K steps and writes its raw partial sums, laid out like Y,
 // to slice's part of binding 3; conv2d_reduce.comp adds the slices, the
 // bias and the epilogue. With kSplits == 1 the epilogue happens here.
-// Push constants: ConvPush in delegates/vulkan/kernel_params.h; the
-// specialisation: ConvSpecialization there.
-#include "common.glsl"
+// Both GPU engines run it: the Vulkan delegate on NCHW tensors, the VGF
+// runtime on NHWC ones (kNhwc); the layout changes only the strides of X and
+// Y and the host-made tap table, not the tiling.
+// Push constants: ConvPush in shared_gpu/conv_kernel.h; the specialisation:
+// ConvSpecialization there.
+#include "gpu_ops.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -44,14 +47,18 @@ layout(constant_id = 3) const uint kEpilogueOps = 0u;
 // tap table, k = (c * kernel_h + kh) * kernel_w + kw. The host arranges
 // the weights in the same order.
 layout(constant_id = 4) const bool kTapMajor = false;
+// X and Y are NHWC ([n][h][w][c]) instead of NCHW. The weights and the tap
+// table are arranged by the host to match (shared_gpu/conv_kernel.h).
+layout(constant_id = 5) const bool kNhwc = false;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
-// Channel-major K only (else the parameter buffer stands in): per k =
-// (c, kh, kw) of a group, x = c*H*W + kh*dh*W + kw*dw, the input offset
-// from the window's origin; y = kh*dh | (kw*dw) << 16.
+// Channel-major K only (else any buffer stands in): per k of a group, x =
+// the input offset of its (c, kh, kw) from the window's origin (NCHW:
+// c*H*W + kh*dh*W + kw*dw; NHWC: (kh*dh*W + kw*dw)*C + c); y = kh*dh |
+// (kw*dw) << 16.
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 
 layout(push_constant) uniform Push {
@@ -94,7 +101,10 @@ int ih0, iw0;
 // Where the pixel's window origin would be in X; it may lie in the
 // padding, so the sum is only formed for taps inside the input.
 int x_origin;
-uint in_plane;  // in_h * in_w
+// Element strides of X: one channel, one input row.
+uint channel_stride;
+uint row_stride;
+uint column_stride;
 // Tap-major: the tap and first channel of the next step load_step reads
 // (steps are loaded in order).
 uint next_kh, next_kw, next_c0;
@@ -114,11 +124,11 @@ void load_step(uint step) {
     const int ih = ih0 + int(next_kh * pc.dilation_h);
     const int iw = iw0 + int(next_kw * pc.dilation_w);
     const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
-    const int base = x_origin + int((next_kh * pc.dilation_h) * pc.in_w + next_kw * pc.dilation_w +
-                                    (next_c0 + my_row) * in_plane);
+    const int base = x_origin + int((next_kh * pc.dilation_h) * row_stride + next_kw * pc.dilation_w * column_stride +
+                                    (next_c0 + my_row) * channel_stride);
     for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[s] = 0.0;
-      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * in_plane)];
+      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * channel_stride)];
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -177,8 +187,12 @@ void main() {
   const uint ohw = my_pixel % plane;
   ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
   iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
-  in_plane = pc.in_h * pc.in_w;
-  x_origin = int((n * pc.channels + group * pc.group_channels) * in_plane) + ih0 * int(pc.in_w) + iw0;
+  const uint in_plane = pc.in_h * pc.in_w;
+  channel_stride = kNhwc ? 1u : in_plane;
+  column_stride = kNhwc ? pc.channels : 1u;
+  row_stride = pc.in_w * column_stride;
+  x_origin = int(n * pc.channels * in_plane + group * pc.group_channels * channel_stride) + ih0 * int(row_stride) +
+             iw0 * int(column_stride);
   if (kTapMajor) {
     const uint tap = step_begin * kTileK / pc.group_channels;
     next_c0 = step_begin * kTileK - tap * pc.group_channels;
@@ -231,7 +245,8 @@ void main() {
           const uint oc = 4u * (quad0 + 16u * i + ty) + r;
           if (oc >= pc.group_out) continue;
           const uint channel = group * pc.group_out + oc;
-          const uint index = (out_n * pc.out_channels + channel) * plane + out_hw;
+          const uint index =
+              kNhwc ? pixel * pc.out_channels + channel : (out_n * pc.out_channels + channel) * plane + out_hw;
           const float v = acc[4u * i + r][j][c];
           if (kSplits == 1u) {
             y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);
