@@ -53,7 +53,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
 uint32_t kernel_push_words(Kernel kernel) {
   switch (kernel) {
     case Kernel::kUnary: return 4;
-    case Kernel::kBinary:
+    case Kernel::kBinary: return 4 + 3 * kMaxRank + 2;
     case Kernel::kCopy:
     case Kernel::kPad:
       return 4 + 3 * kMaxRank;
@@ -247,8 +247,12 @@ class Planner {
     d.label = label_;
     d.nodes = {op_->name};
     d.ops = {std::string(op_name(op_->op))};
-    d.nodes.insert(d.nodes.end(), tail.nodes.begin(), tail.nodes.end());
-    d.ops.insert(d.ops.end(), tail.ops.begin(), tail.ops.end());
+    for (size_t i = 0; i < tail.nodes.size(); ++i) {
+      // A Gemm's matmul and bias add are one node: named once.
+      if (tail.nodes[i] == d.nodes.back()) continue;
+      d.nodes.push_back(tail.nodes[i]);
+      d.ops.push_back(tail.ops[i]);
+    }
     if (op_->op == OpCode::kDepthwiseConv2d) {
       // depthwise_conv2d.comp reads [out channel][tap].
       const int64_t taps = int64_t{p.kernel_h} * p.kernel_w;
@@ -366,8 +370,32 @@ class Planner {
   size_t plan_op(size_t item, const Operator& op, std::vector<Dispatch>& out) {
     if (op.op == OpCode::kConv2d || op.op == OpCode::kDepthwiseConv2d) return plan_conv(item, op, out);
     if (op.op == OpCode::kMatmul && constant_weights_matmul(op)) return plan_linear(item, op, out);
+    if (is_binary(op.op)) return plan_binary(item, op, out);
     plan_simple_op(op, out);
     return 0;
+  }
+
+  // A binary op, and the clamp after it when that clamp alone reads its result.
+  size_t plan_binary(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    uint32_t y = op.outputs[0];
+    const uint32_t code = op.op == OpCode::kAdd ? 0 : op.op == OpCode::kSub ? 1 : op.op == OpCode::kMul ? 2 : 3;
+    const std::vector<int64_t>& out_shape = shape(y);
+    const Operator* next = item + 1 < items_.size() ? items_[item + 1].op : nullptr;
+    const bool clamp = next && next->op == OpCode::kClamp && next->inputs[0] == y && readers_[y] == 1 &&
+                       res(y).kind == ResourceKind::kIntermediate && res(y).alias_group < 0;
+    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(out_shape.size())),
+                                  clamp ? 1u : 0u};
+    put_dims(push, out_shape);
+    for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(shape(in)));
+    const ClampAttr bounds = clamp ? std::get<ClampAttr>(next->attr) : ClampAttr{};
+    push.push_back(bits(bounds.min));
+    push.push_back(bits(bounds.max));
+    if (clamp) y = next->outputs[0];
+    add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), static_cast<uint64_t>(res(y).elements()));
+    if (!clamp) return 0;
+    out.back().nodes.push_back(next->name);
+    out.back().ops.push_back("clamp");
+    return 1;
   }
 
   void plan_simple_op(const Operator& op, std::vector<Dispatch>& out) {
@@ -386,15 +414,6 @@ class Planner {
         hi = c->max;
       }
       add(out, Kernel::kUnary, {x, y}, {u32(res(y).elements()), unary_code(op.op), bits(lo), bits(hi)}, count);
-      return;
-    }
-    if (is_binary(op.op)) {
-      const uint32_t code = op.op == OpCode::kAdd ? 0 : op.op == OpCode::kSub ? 1 : op.op == OpCode::kMul ? 2 : 3;
-      const std::vector<int64_t>& out_shape = shape(y);
-      std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(out_shape.size())), 0};
-      put_dims(push, out_shape);
-      for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(shape(in)));
-      add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), count);
       return;
     }
     if (op.op == OpCode::kSelect) {
