@@ -268,7 +268,15 @@ class Planner {
     }
     const gpu::ConvGemmShape gemm = gpu::conv_gemm_shape(p);
     const gpu::ConvTiling tiling = gpu::clamp_conv_tiling(gpu::choose_conv_tiling(gemm), gemm);
-    const uint32_t w = derive({name + "/weights", words_of(gpu::arrange_conv_weights(p, tiling, scaled)), 0});
+    const uint64_t arranged_bytes = static_cast<uint64_t>(gemm.groups * gpu::conv_k_steps(gemm) * gpu::kConvTileK) *
+                                    ((gemm.group_out + tiling.tile_channels - 1) / tiling.tile_channels) *
+                                    tiling.tile_channels * sizeof(float);
+    DerivedBuffer weights{name + "/weights", {}, 0};
+    if (arranged_bytes > kMaxDerivedBytes)
+      weights.oversized_bytes = arranged_bytes;
+    else
+      weights.words = words_of(gpu::arrange_conv_weights(p, tiling, scaled));
+    const uint32_t w = derive(std::move(weights));
     // Tap-major convs need no table: the weights stand in (read-only, unread).
     const std::vector<uint32_t> table = gpu::conv_taps(p, gpu::ConvLayout::kNhwc);
     const uint32_t taps = table.empty() ? w : derive({name + "/taps", table, 0});

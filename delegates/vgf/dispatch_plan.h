@@ -76,6 +76,9 @@ struct DerivedBuffer {
   std::string name;
   std::vector<uint32_t> words;
   uint64_t scratch_bytes = 0;
+  // Set instead of `words` when they would pass kMaxDerivedBytes (a file's
+  // weights rounded up to the kernel's tiles): the runtime refuses the file.
+  uint64_t oversized_bytes = 0;
   uint64_t bytes() const { return words.empty() ? scratch_bytes : words.size() * sizeof(uint32_t); }
 };
 
@@ -85,6 +88,10 @@ struct SegmentDispatches {
   std::string name;
   std::vector<Dispatch> dispatches;
 };
+
+// The most bytes a derived constant buffer is made with: 1 GiB, a quarter
+// of the largest maxStorageBufferRange a device reports (4 GiB - 1).
+inline constexpr uint64_t kMaxDerivedBytes = uint64_t{1} << 30;
 
 struct DispatchPlan {
   std::vector<SegmentDispatches> segments;  // one per segment, in order

@@ -127,9 +127,10 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement, const Dispa
                          std::to_string(max_range) + ")");
   }
   for (const DerivedBuffer& d : plan.derived)
-    if (d.bytes() > max_range)
-      return unsupported("buffer '" + d.name + "' of " + std::to_string(d.bytes()) +
-                         " bytes exceeds the device's maxStorageBufferRange (" + std::to_string(max_range) + ")");
+    if (d.oversized_bytes > 0 || d.bytes() > max_range)
+      return unsupported("buffer '" + d.name + "' of " + std::to_string(std::max(d.bytes(), d.oversized_bytes)) +
+                         " bytes exceeds the device's maxStorageBufferRange (" + std::to_string(max_range) +
+                         ") or the planner's limit (" + std::to_string(kMaxDerivedBytes) + ")");
   HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_, plan));
   const DeviceMemoryNeeds needs = vgf_memory_needs(file_, transients);
   transient_bytes_ = transients.bytes;

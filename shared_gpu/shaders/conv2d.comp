@@ -24,8 +24,11 @@
 // to slice's part of binding 3; conv2d_reduce.comp adds the slices, the
 // bias and the epilogue. With kSplits == 1 the epilogue happens here.
 // Both GPU engines run it: the Vulkan delegate on NCHW tensors, the VGF
-// runtime on NHWC ones (kNhwc); the layout changes only the strides of X and
-// Y and the host-made tap table, not the tiling.
+// runtime on NHWC ones (kNhwc); the layout changes the strides of X and Y,
+// the host-made tap table and, for tap-major K in NHWC, how the input tile
+// is loaded: there a step's 16 k are 16 channels adjacent in memory, so each
+// invocation loads 4 of them as one vec4 (a warp reads whole 64-byte runs
+// of 8 pixels) where NCHW invocations load one pixel each of a channel row.
 // Push constants: ConvPush in shared_gpu/conv_kernel.h; the specialisation:
 // ConvSpecialization there.
 #include "gpu_ops.glsl"
@@ -52,6 +55,9 @@ layout(constant_id = 4) const bool kTapMajor = false;
 layout(constant_id = 5) const bool kNhwc = false;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+// The same buffer as vec4s, for NHWC tap-major loads: every such load starts
+// at a multiple of 4 floats (the channels are a multiple of 16).
+layout(set = 0, binding = 0) readonly restrict buffer X4 { vec4 x4[]; };
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
@@ -82,9 +88,15 @@ const uint kRowsPerPass = 256u / kTileN;
 // Weight-tile vec4s and input-tile elements each invocation loads per step.
 const uint kWeightLoads = kThreadM / 4u;
 const uint kInputLoads = kThreadN;
+// NHWC tap-major: vec4 loads per invocation, each of its own pixel (a pass
+// of the workgroup covers 64 pixels x 16 channels).
+const uint kQuadLoads = kThreadN / 4u;
+const bool kChannelQuads = kNhwc && kTapMajor;
 
 shared vec4 w_tile[2][kTileK][kQuadsM];
-shared vec4 x_tile[2][kTileK][kQuadsN];
+// NHWC tap-major stores 4 rows of one column per invocation: a row padded
+// by one vec4 keeps those stores to 2-way bank conflicts.
+shared vec4 x_tile[2][kTileK][kQuadsN + (kChannelQuads ? 1u : 0u)];
 
 // What one step's global loads need, set once at the start of main().
 uint tid;
@@ -113,6 +125,14 @@ uint next_kh, next_kw, next_c0;
 // arithmetic until after it.
 vec4 w_next[kWeightLoads];
 float x_next[kInputLoads];
+// NHWC tap-major: the invocation's 4 channels (my_quad) of pass s's pixel
+// (my_column + 64 s), that pixel's window origin (ih0 is far negative for a
+// pixel past the end, which no tap brings inside) and its offset in X.
+uint my_quad;
+int pass_ih0[kQuadLoads];
+int pass_iw0[kQuadLoads];
+int pass_origin[kQuadLoads];
+vec4 quad_next[kQuadLoads];
 
 void load_step(uint step) {
   const uint k0 = step * kTileK;
@@ -120,7 +140,24 @@ void load_step(uint step) {
     const uint e = tid + s * 256u;
     w_next[s] = w[w_base + (k0 + e / kQuadsM) * w_row + quad0 + e % kQuadsM];
   }
-  if (kTapMajor) {
+  if (kChannelQuads) {
+    const int dh = int(next_kh * pc.dilation_h);
+    const int dw = int(next_kw * pc.dilation_w);
+    const int tap_offset = dh * int(row_stride) + dw * int(column_stride) + int(next_c0 + 4u * my_quad);
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      quad_next[s] = vec4(0.0);
+      if (uint(pass_ih0[s] + dh) < pc.in_h && uint(pass_iw0[s] + dw) < pc.in_w)
+        quad_next[s] = x4[uint(pass_origin[s] + tap_offset) >> 2];
+    }
+    next_c0 += kTileK;
+    if (next_c0 == pc.group_channels) {
+      next_c0 = 0u;
+      if (++next_kw == pc.kernel_w) {
+        next_kw = 0u;
+        ++next_kh;
+      }
+    }
+  } else if (kTapMajor) {
     const int ih = ih0 + int(next_kh * pc.dilation_h);
     const int iw = iw0 + int(next_kw * pc.dilation_w);
     const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
@@ -158,6 +195,13 @@ void store_step(uint buf) {
     const uint e = tid + s * 256u;
     w_tile[buf][e / kQuadsM][e % kQuadsM] = w_next[s];
   }
+  if (kChannelQuads) {
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      const uint column = my_column + 64u * s;
+      for (uint j = 0u; j < 4u; ++j) x_tile[buf][4u * my_quad + j][column / 4u][column % 4u] = quad_next[s][j];
+    }
+    return;
+  }
   for (uint s = 0u; s < kInputLoads; ++s) x_tile[buf][my_row + s * kRowsPerPass][my_column / 4u][my_column % 4u] = x_next[s];
 }
 
@@ -193,6 +237,19 @@ void main() {
   row_stride = pc.in_w * column_stride;
   x_origin = int(n * pc.channels * in_plane + group * pc.group_channels * channel_stride) + ih0 * int(row_stride) +
              iw0 * int(column_stride);
+  if (kChannelQuads) {
+    my_quad = tid % 4u;
+    my_column = tid / 4u;
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      const uint pixel = pixel0 + my_column + 64u * s;
+      const uint pn = pixel / plane;
+      const uint phw = pixel % plane;
+      pass_ih0[s] = pixel < pixels ? int(phw / pc.out_w * pc.stride_h) - int(pc.pad_top) : -65536;
+      pass_iw0[s] = int(phw % pc.out_w * pc.stride_w) - int(pc.pad_left);
+      pass_origin[s] = int(pn * pc.channels * in_plane + group * pc.group_channels) + pass_ih0[s] * int(row_stride) +
+                       pass_iw0[s] * int(column_stride);
+    }
+  }
   if (kTapMajor) {
     const uint tap = step_begin * kTileK / pc.group_channels;
     next_c0 = step_begin * kTileK - tap * pc.group_channels;
