@@ -61,6 +61,10 @@ layout(set = 0, binding = 0) readonly restrict buffer X4 { vec4 x4[]; };
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+// The same buffer as vec4s: in NHWC an invocation's 4 channels of a pixel
+// are adjacent, and go out as one store when the channels of a group are a
+// multiple of 4 (each element is still written once, by one of the two).
+layout(set = 0, binding = 3) writeonly restrict buffer Y4 { vec4 y4[]; };
 // Channel-major K only (else any buffer stands in): per k of a group, x =
 // the input offset of its (c, kh, kw) from the window's origin (NCHW:
 // c*H*W + kh*dh*W + kw*dw; NHWC: (kh*dh*W + kw*dw)*C + c); y = kh*dh |
@@ -298,6 +302,20 @@ void main() {
       const uint out_n = pixel / plane;
       const uint out_hw = pixel % plane;
       for (uint i = 0u; i < kThreadM / 4u; ++i) {
+        const uint oc0 = 4u * (quad0 + 16u * i + ty);
+        if (kNhwc && pc.group_out % 4u == 0u && oc0 < pc.group_out) {
+          const uint channel0 = group * pc.group_out + oc0;
+          const uint index = pixel * pc.out_channels + channel0;
+          vec4 v = vec4(acc[4u * i][j][c], acc[4u * i + 1u][j][c], acc[4u * i + 2u][j][c], acc[4u * i + 3u][j][c]);
+          if (kSplits == 1u) {
+            for (uint r = 0u; r < 4u; ++r)
+              v[r] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v[r] + bias[channel0 + r] : v[r]);
+            y4[index / 4u] = v;
+          } else {
+            y4[(slice * y_total + index) / 4u] = v;
+          }
+          continue;
+        }
         for (uint r = 0u; r < 4u; ++r) {
           const uint oc = 4u * (quad0 + 16u * i + ty) + r;
           if (oc >= pc.group_out) continue;
