@@ -49,7 +49,8 @@ static_assert(sizeof(ConvPush) == 92);
 
 // conv2d.comp's specialisation (conv_tiling.h says how it is chosen);
 // conv2d_reduce.comp takes `splits` as constant_id 0 and the layout as
-// constant_id 1; depthwise_conv2d.comp the layout alone, as constant_id 0.
+// constant_id 1; depthwise_conv2d.comp the layout alone, as constant_id 0
+// (its weights: [out channel][tap] for NCHW, [tap][out channel] for NHWC).
 struct ConvSpecialization {
   uint32_t thread_channels;  // constant_id 0: tile channels / 16, 4 or 8
   uint32_t thread_pixels;    // constant_id 1: tile pixels / 16, 4 or 8

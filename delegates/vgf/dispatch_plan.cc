@@ -254,11 +254,12 @@ class Planner {
       d.ops.push_back(tail.ops[i]);
     }
     if (op_->op == OpCode::kDepthwiseConv2d) {
-      // depthwise_conv2d.comp reads [out channel][tap].
+      // depthwise_conv2d.comp reads [tap][out channel] in NHWC (the file's
+      // [KH, KW, C, M], scaled).
       const int64_t taps = int64_t{p.kernel_h} * p.kernel_w;
       std::vector<float> w(static_cast<size_t>(p.out_channels * taps));
       for (int64_t oc = 0; oc < p.out_channels; ++oc)
-        for (int64_t tap = 0; tap < taps; ++tap) w[static_cast<size_t>(oc * taps + tap)] = scaled(oc, 0, tap);
+        for (int64_t tap = 0; tap < taps; ++tap) w[static_cast<size_t>(tap * p.out_channels + oc)] = scaled(oc, 0, tap);
       d.kernel = Kernel::kDepthwiseConv2d;
       d.bindings = {x, derive({name + "/weights", words_of(w), 0}), b, tail.output};
       d.specialization = {1};  // NHWC
@@ -391,10 +392,14 @@ class Planner {
     const Operator* next = item + 1 < items_.size() ? items_[item + 1].op : nullptr;
     const bool clamp = next && next->op == OpCode::kClamp && next->inputs[0] == y && readers_[y] == 1 &&
                        res(y).kind == ResourceKind::kIntermediate && res(y).alias_group < 0;
-    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(out_shape.size())),
+    // Operands shaped like the output (no broadcast: a residual Add) are
+    // walked as one dim, which spares the shader its per-dim index split.
+    const bool dense = shape(op.inputs[0]) == out_shape && shape(op.inputs[1]) == out_shape;
+    const std::vector<int64_t> walked = dense ? std::vector<int64_t>{res(y).elements()} : out_shape;
+    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(walked.size())),
                                   clamp ? 1u : 0u};
-    put_dims(push, out_shape);
-    for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(shape(in)));
+    put_dims(push, walked);
+    for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(dense ? walked : shape(in)));
     const ClampAttr bounds = clamp ? std::get<ClampAttr>(next->attr) : ClampAttr{};
     push.push_back(bits(bounds.min));
     push.push_back(bits(bounds.max));

@@ -4,10 +4,10 @@
 // channel multiplier). An implicit GEMM would fill one column of its 64-wide
 // channel tile, so this path instead gives each invocation one output and
 // walks the window directly; it is memory bound either way. Weights keep
-// their ONNX layout [out channel][1][kh][kw] in both layouts. Same push
-// constants as conv2d.comp (ConvPush); X and Y are NCHW, or NHWC with
-// kNhwc (the VGF runtime's), where neighbouring invocations take
-// neighbouring channels.
+// their ONNX layout [out channel][1][kh][kw] for NCHW; with kNhwc (the VGF
+// runtime's NHWC X and Y, where neighbouring invocations take neighbouring
+// channels) they are [kh][kw][out channel], so those invocations read
+// neighbouring weights too. Same push constants as conv2d.comp (ConvPush).
 #include "gpu_ops.glsl"
 
 layout(local_size_x = 256) in;
@@ -45,7 +45,9 @@ void main() {
   const uint x_column = kNhwc ? pc.channels : 1u;
   const uint x_row = pc.in_w * x_column;
   const uint x_base = kNhwc ? n * pc.in_h * pc.in_w * pc.channels + c : (n * pc.channels + c) * pc.in_h * pc.in_w;
-  const uint w_base = oc * pc.kernel_h * pc.kernel_w;
+  // W's element (kh, kw) is at w_base + (kh * kernel_w + kw) * w_tap.
+  const uint w_base = kNhwc ? oc : oc * pc.kernel_h * pc.kernel_w;
+  const uint w_tap = kNhwc ? pc.out_channels : 1u;
   const int ih0 = int(oh * pc.stride_h) - int(pc.pad_top);
   const int iw0 = int(ow * pc.stride_w) - int(pc.pad_left);
   float acc = 0.0;
@@ -55,7 +57,7 @@ void main() {
     for (uint kw = 0u; kw < pc.kernel_w; ++kw) {
       const int iw = iw0 + int(kw * pc.dilation_w);
       if (iw < 0 || iw >= int(pc.in_w)) continue;
-      acc = fma(w[w_base + kh * pc.kernel_w + kw], x[x_base + uint(ih) * x_row + uint(iw) * x_column], acc);
+      acc = fma(w[w_base + (kh * pc.kernel_w + kw) * w_tap], x[x_base + uint(ih) * x_row + uint(iw) * x_column], acc);
     }
   }
   if (pc.has_bias != 0u) acc += bias[oc];
