@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "scheduler/delegate_set.h"
 #include "test/test_util.h"
 
 namespace hetsched {
@@ -399,7 +401,25 @@ TEST(ProfileErrorTest, RejectsUnknownKeyWithAcceptedKeys) {
 
 TEST(ProfileErrorTest, RejectsCpuKeyUnderVulkan) {
   EXPECT_EQ(parse_error(yaml({"delegates:", "  vulkan:", "    enabled: true", "    engine: xnnpack"})),
-            "x.yaml:4: delegates.vulkan.engine: unknown key (accepted: enabled, device, shared_gpu)");
+            "x.yaml:4: delegates.vulkan.engine: unknown key (accepted: enabled, device, shared_gpu, precision)");
+}
+
+TEST(ProfileTest, PrecisionIsFp32UnlessSetAndReachesTheVulkanDelegate) {
+  Result<Profile> p = parse_profile(yaml({"delegates:", "  vulkan: {precision: fp16}", "  vgf: {}"}), "x.yaml");
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->delegates.at("vulkan").precision, "fp16");
+  EXPECT_EQ(p->delegates.at("vgf").precision, "fp32");
+  const DelegateOptions options = delegate_options(*p, "vulkan");
+  EXPECT_NE(std::find(options.begin(), options.end(), std::pair<std::string, std::string>("precision", "fp16")),
+            options.end());
+}
+
+TEST(ProfileErrorTest, RejectsAPrecisionTheDelegateLacks) {
+  EXPECT_EQ(parse_error(yaml({"delegates:", "  vulkan:", "    precision: bf16"})),
+            "x.yaml:3: delegates.vulkan.precision: 'bf16' is not a precision (accepted: fp32, fp16, auto)");
+  EXPECT_EQ(parse_error(yaml({"delegates:", "  vgf:", "    precision: fp16"})),
+            "x.yaml:3: delegates.vgf.precision: 'fp16' is not a precision (the VGF delegate runs fp32 only) "
+            "(accepted: fp32)");
 }
 
 TEST(ProfileErrorTest, RejectsGpuKeyUnderCpu) {

@@ -770,10 +770,101 @@ std::vector<OpCase> grouped_and_gather_cases() {
   };
 }
 
+// The conv kernels shared with the Vulkan delegate (shared_gpu/conv_kernel.h)
+// in NHWC: each shape picks its tiling (choose_conv_tiling) as a model's
+// would, so these reach tap-major and channel-major K, split-K (with its
+// reduce dispatch) and 128-wide tiles; and what the dispatch plan folds
+// into a conv (epilogue_fusion.h) or a binary op.
+std::vector<OpCase> shared_kernel_cases() {
+  const float tol = 5e-5f;
+  // Conv of x (NCHW shape xs) by random weights ws, then `tail`.
+  const auto conv = [tol](std::string name, Shape xs, Shape ws, std::vector<std::pair<std::string, Attribute>> attrs,
+                          std::function<ValueId(GraphBuilder&, ValueId)> tail = nullptr, bool bias = true) {
+    return OpCase{name,
+                  [=](GraphBuilder& b) {
+                    const ValueId x = b.input("x", {DType::kFloat32, xs});
+                    std::vector<ValueId> in = {x, b.constant("w", random_constant(ws, 91))};
+                    if (bias) in.push_back(b.constant("b", random_constant({ws[0]}, 92)));
+                    ValueId y = b.op("Conv", in);
+                    for (const auto& [k, v] : attrs) b.raw().node(b.raw().value(y).producer).attrs.set(k, v);
+                    b.output(tail ? tail(b, y) : y);
+                  },
+                  -1.f, 1.f, tol, tol};
+  };
+  const auto op = [](const char* type) {
+    return [type](GraphBuilder& b, ValueId y) { return b.op(type, {y}); };
+  };
+  const Ints pad1{1, 1, 1, 1};
+  return {
+      // 64 channels: tap-major K; 16 pixels and 36 K steps: split-K (4 slices).
+      conv("SharedConvTapMajorSplitK", {1, 64, 4, 4}, {32, 64, 3, 3}, {{"pads", pad1}}),
+      // 50 channels: channel-major K through the tap table, split in 3.
+      conv("SharedConvTapTableSplitK", {1, 50, 3, 3}, {20, 50, 3, 3}, {{"pads", pad1}}),
+      // Odd channels, batch 2, stride, dilation and asymmetric pads.
+      conv("SharedConvOddChannelsStrideDilation", {2, 5, 13, 11}, {7, 5, 3, 2},
+           {{"pads", Ints{2, 0, 1, 3}}, {"strides", Ints{2, 1}}, {"dilations", Ints{2, 3}}}),
+      // 19600 pixels by 128 channels: a 128-channel tile.
+      conv("SharedConvWideTile", {1, 16, 140, 140}, {128, 16, 1, 1}, {}, nullptr, false),
+      conv("SharedConvFusedRelu", {1, 16, 9, 9}, {24, 16, 3, 3}, {{"pads", pad1}}, op("Relu")),
+      conv("SharedConvFusedClipThenSigmoid", {1, 3, 8, 8}, {5, 3, 3, 3}, {{"strides", Ints{2, 2}}},
+           [](GraphBuilder& b, ValueId y) {
+             return b.op("Sigmoid", {b.op("Clip", {y, b.constant_f32("lo", {}, {-0.5f}), b.constant_f32("hi", {}, {0.25f})})});
+           }),
+      // HardSwish: the lowering's compute segment, folded as an epilogue op.
+      conv("SharedConvFusedHardSwish", {1, 32, 6, 6}, {17, 32, 3, 3}, {{"pads", pad1}}, op("HardSwish")),
+      // HardSigmoid: mul and add by scalars (folded into weights and bias),
+      // then a clamp (the epilogue).
+      conv("SharedConvFusedHardSigmoid", {1, 8, 6, 6}, {12, 8, 1, 1}, {}, op("HardSigmoid")),
+      // BatchNormalization lowers to per-channel mul and add: folded too.
+      conv("SharedConvFusedBatchNormRelu", {1, 6, 7, 7}, {9, 6, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) {
+             const ValueId bn = b.op("BatchNormalization",
+                                     {y, b.constant("s", random_constant({9}, 93)), b.constant("o", random_constant({9}, 94)),
+                                      b.constant("m", random_constant({9}, 95)), b.constant("v", random_constant({9}, 96, 0.5f, 2.f))});
+             return b.op("Relu", {bn});
+           }),
+      // The conv's output is read twice: nothing folds into it.
+      conv("SharedConvOutputReadTwice", {1, 4, 6, 6}, {4, 4, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); }),
+      {"SharedDepthwiseFusedClip",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 6, 9, 7}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({12, 1, 3, 3}, 97)), b.constant("b", random_constant({12}, 98))},
+                                {{"group", int64_t{6}}, {"pads", Ints{1, 0, 1, 2}}, {"strides", Ints{2, 1}}, {"dilations", Ints{1, 2}}});
+         b.output(b.op("Clip", {y, b.constant_f32("lo", {}, {0.f}), b.constant_f32("hi", {}, {6.f})}));
+       },
+       -1.f, 1.f, tol, tol},
+      // A linear layer: MatMul by constant weights and its bias Add, as a
+      // 1x1 conv over the rows of a rank-3 input (70 rows, K = 37).
+      {"SharedLinearMatMulBiasRelu",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {2, 35, 37}});
+         const ValueId y = b.op("MatMul", {a, b.constant("w", random_constant({37, 19}, 99))});
+         b.output(b.op("Relu", {b.op("Add", {y, b.constant("c", random_constant({19}, 100))})}));
+       },
+       -1.f, 1.f, tol, tol},
+      // Gemm with transB, alpha and a bias row; M = 1 and K = 256: split-K.
+      {"SharedLinearGemmSplitK",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {1, 256}});
+         b.output(b.op("Gemm", {a, b.constant("w", random_constant({70, 256}, 101)), b.constant("c", random_constant({70}, 102))},
+                       {{"transB", int64_t{1}}, {"alpha", 0.5f}}));
+       },
+       -1.f, 1.f, tol, tol},
+      // A residual Add and its ReLU: one binary dispatch with the clamp.
+      {"ResidualAddFusedRelu",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 8, 5, 5}});
+         const ValueId r = b.input("r", {DType::kFloat32, {1, 8, 5, 5}});
+         b.output(b.op("Relu", {b.op("Add", {b.op("Abs", {x}), r})}));
+       }},
+  };
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
   for (auto family : {elementwise_cases, nn_cases, tensor_cases, model_cases, alias_cases, transformer_cases,
-                      grouped_and_gather_cases})
+                      grouped_and_gather_cases, shared_kernel_cases})
     for (OpCase& c : family()) cases.push_back(std::move(c));
   return cases;
 }

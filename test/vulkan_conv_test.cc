@@ -160,7 +160,7 @@ TEST(VulkanConvLoweringTest, SplitKAddsAReduceStepAfterABarrier) {
   const Step& reduce = l.steps[1];
   EXPECT_EQ(conv.kernel, Kernel::kConv2d);
   // 4 x 8 per invocation, 4 slices, no epilogue here, tap-major (64 channels).
-  EXPECT_EQ(conv.specialization, (std::vector<uint32_t>{4, 8, 4, 0, 1}));
+  EXPECT_EQ(conv.specialization, (std::vector<uint32_t>{4, 8, 4, 0, 1, 0}));  // the last: NCHW
   EXPECT_EQ(conv.groups, (std::array<uint32_t, 3>{1, 1, 4}));  // 100 pixels, 64 channels, 4 slices
   EXPECT_EQ(reduce.kernel, Kernel::kConv2dReduce);
   EXPECT_EQ(reduce.specialization, (std::vector<uint32_t>{4}));

@@ -3,7 +3,9 @@
 #include <bit>
 #include <cstring>
 
+#include "delegates/vgf/epilogue_fusion.h"
 #include "delegates/vgf/tosa_ops.h"
+#include "shared_gpu/conv_kernel.h"
 
 namespace hetsched::vgf {
 
@@ -14,6 +16,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCopy: return "copy";
     case Kernel::kPad: return "pad";
     case Kernel::kConv2d: return "conv2d";
+    case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
     case Kernel::kMatmul: return "matmul";
@@ -33,8 +36,9 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kBinary:
     case Kernel::kMatmul:
       return 3;
-    case Kernel::kConv2d:
-    case Kernel::kDepthwiseConv2d:
+    case Kernel::kConv2d: return gpu::kConv2dBindings;
+    case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
+    case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
     case Kernel::kTransposeConv2d:
     case Kernel::kResize:
     case Kernel::kSelect:
@@ -44,18 +48,20 @@ uint32_t kernel_binding_count(Kernel kernel) {
   }
 }
 
-// The word counts of the push-constant blocks in shaders/*.comp.
+// The word counts of the push-constant blocks in shaders/*.comp (and of
+// the shared conv kernels' ConvPush).
 uint32_t kernel_push_words(Kernel kernel) {
   switch (kernel) {
     case Kernel::kUnary: return 4;
-    case Kernel::kBinary:
+    case Kernel::kBinary: return 4 + 3 * kMaxRank + 2;
     case Kernel::kCopy:
     case Kernel::kPad:
       return 4 + 3 * kMaxRank;
     case Kernel::kConv2d:
+    case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
-    case Kernel::kTransposeConv2d:
-      return 17;
+      return sizeof(gpu::ConvPush) / sizeof(uint32_t);
+    case Kernel::kTransposeConv2d: return 17;
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
     case Kernel::kReduce: return 5;
@@ -68,12 +74,42 @@ uint32_t kernel_push_words(Kernel kernel) {
   return 0;
 }
 
-std::array<uint32_t, 3> element_groups(uint64_t elements) {
+size_t DispatchPlan::dispatch_count() const {
+  size_t n = 0;
+  for (const SegmentDispatches& s : segments) n += s.dispatches.size();
+  return n;
+}
+
+namespace {
+
+// Workgroups of `size` invocations for one invocation per element: x up
+// to 65535, the rest in y.
+std::array<uint32_t, 3> groups_of(uint64_t elements, uint64_t size) {
   constexpr uint64_t kMaxX = 65535;
-  const uint64_t groups = std::max<uint64_t>(1, (elements + kWorkgroupSize - 1) / kWorkgroupSize);
+  const uint64_t groups = std::max<uint64_t>(1, (elements + size - 1) / size);
   const uint64_t x = std::min(groups, kMaxX);
   return {static_cast<uint32_t>(x), static_cast<uint32_t>((groups + x - 1) / x), 1};
 }
+
+template <class T>
+std::vector<uint32_t> words_of(const std::vector<T>& v) {
+  static_assert(sizeof(T) == sizeof(uint32_t));
+  std::vector<uint32_t> w(v.size());
+  std::memcpy(w.data(), v.data(), v.size() * sizeof(uint32_t));
+  return w;
+}
+
+template <class T>
+std::vector<uint32_t> words_of_struct(const T& t) {
+  static_assert(sizeof(T) % sizeof(uint32_t) == 0);
+  std::vector<uint32_t> w(sizeof(T) / sizeof(uint32_t));
+  std::memcpy(w.data(), &t, sizeof(T));
+  return w;
+}
+
+}  // namespace
+
+std::array<uint32_t, 3> element_groups(uint64_t elements) { return groups_of(elements, kWorkgroupSize); }
 
 namespace {
 
@@ -116,13 +152,28 @@ class Planner {
  public:
   explicit Planner(const VgfFile& file) : file_(file) {}
 
-  std::vector<SegmentDispatches> run() {
-    std::vector<SegmentDispatches> out;
+  // Walks the file's operators and compute segments in execution order;
+  // a convolution may fold the items after it (fuse_tail), which then
+  // plan nothing of their own.
+  DispatchPlan run() {
+    DispatchPlan plan;
+    plan_ = &plan;
+    readers_ = count_readers(file_);
     for (size_t si = 0; si < file_.segments.size(); ++si) {
       const Segment& s = file_.segments[si];
-      SegmentDispatches seg{s.name, {}};
-      const Module& m = file_.modules[s.module];
+      plan.segments.push_back({s.name, {}});
       if (s.type == ModuleType::kCompute) {
+        items_.push_back({static_cast<uint32_t>(si), nullptr});
+        continue;
+      }
+      for (const Operator& op : file_.modules[s.module].ops) items_.push_back({static_cast<uint32_t>(si), &op});
+    }
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const uint32_t si = items_[i].segment;
+      const Segment& s = file_.segments[si];
+      const Module& m = file_.modules[s.module];
+      std::vector<Dispatch>& out = plan.segments[si].dispatches;
+      if (!items_[i].op) {
         Dispatch d;
         d.kernel = Kernel::kCustom;
         d.module = s.module;
@@ -131,18 +182,19 @@ class Planner {
         d.push = s.push_constants;
         d.groups = {s.dispatch[0], s.dispatch[1], s.dispatch[2]};
         d.label = "segment " + std::to_string(si) + " (compute '" + m.name + "')";
-        seg.dispatches.push_back(std::move(d));
-      } else {
-        for (size_t oi = 0; oi < m.ops.size(); ++oi) {
-          const Operator& op = m.ops[oi];
-          label_ = "segment " + std::to_string(si) + " operator " + std::to_string(oi) + " (" +
-                   std::string(op_name(op.op)) + (op.name.empty() ? "" : " '" + op.name + "'") + ")";
-          plan_op(op, seg.dispatches);
-        }
+        d.nodes = {s.name};
+        d.ops = {m.name};
+        out.push_back(std::move(d));
+        continue;
       }
-      out.push_back(std::move(seg));
+      const Operator& op = *items_[i].op;
+      const size_t oi = static_cast<size_t>(&op - m.ops.data());
+      label_ = "segment " + std::to_string(si) + " operator " + std::to_string(oi) + " (" +
+               std::string(op_name(op.op)) + (op.name.empty() ? "" : " '" + op.name + "'") + ")";
+      op_ = &op;
+      i += plan_op(i, op, out);
     }
-    return out;
+    return plan;
   }
 
  private:
@@ -157,7 +209,158 @@ class Planner {
     d.push = std::move(push);
     d.groups = element_groups(elements);
     d.label = label_;
+    d.nodes = {op_->name};
+    d.ops = {std::string(op_name(op_->op))};
     out.push_back(std::move(d));
+  }
+
+  uint32_t derive(DerivedBuffer buffer) {
+    plan_->derived.push_back(std::move(buffer));
+    return static_cast<uint32_t>(file_.resources.size() + plan_->derived.size() - 1);
+  }
+
+  std::vector<float> floats(uint32_t id) const {
+    const Resource& r = res(id);
+    std::vector<float> v(static_cast<size_t>(r.elements()));
+    std::memcpy(v.data(), file_.constants.data() + r.constant_offset, v.size() * sizeof(float));
+    return v;
+  }
+
+  // The shared conv kernels on NHWC tensors, for a conv2d, a
+  // depthwise_conv2d or (as a 1x1 conv over its rows) a matmul by constant
+  // weights; `weight(oc, c, tap)` reads the file's weights in ONNX order.
+  // Returns the items folded into it.
+  template <class WeightAt>
+  size_t conv(size_t item, gpu::ConvPush p, uint32_t x, uint32_t y, std::vector<float> bias, WeightAt weight,
+              std::vector<Dispatch>& out) {
+    const FusedTail tail = fuse_tail(file_, items_, item, y, p.out_channels, readers_);
+    for (size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] * tail.scale[c] + tail.shift[c];
+    p.has_bias = 1;
+    p.epilogue_ops = tail.epilogue_ops;
+    std::memcpy(p.epilogue_params, tail.epilogue_params, sizeof(p.epilogue_params));
+    const auto scaled = [&](int64_t oc, int64_t c, int64_t tap) { return weight(oc, c, tap) * tail.scale[oc]; };
+    const std::string name = op_->name.empty() ? label_ : op_->name;
+    const uint32_t b = derive({name + "/bias", words_of(bias), 0});
+    const std::vector<uint32_t> push = words_of_struct(p);
+    Dispatch d;
+    d.push = push;
+    d.label = label_;
+    d.nodes = {op_->name};
+    d.ops = {std::string(op_name(op_->op))};
+    for (size_t i = 0; i < tail.nodes.size(); ++i) {
+      // A Gemm's matmul and bias add are one node: named once.
+      if (tail.nodes[i] == d.nodes.back()) continue;
+      d.nodes.push_back(tail.nodes[i]);
+      d.ops.push_back(tail.ops[i]);
+    }
+    if (op_->op == OpCode::kDepthwiseConv2d) {
+      // depthwise_conv2d.comp reads [tap][out channel] in NHWC (the file's
+      // [KH, KW, C, M], scaled).
+      const int64_t taps = int64_t{p.kernel_h} * p.kernel_w;
+      std::vector<float> w(static_cast<size_t>(p.out_channels * taps));
+      for (int64_t oc = 0; oc < p.out_channels; ++oc)
+        for (int64_t tap = 0; tap < taps; ++tap) w[static_cast<size_t>(tap * p.out_channels + oc)] = scaled(oc, 0, tap);
+      d.kernel = Kernel::kDepthwiseConv2d;
+      d.bindings = {x, derive({name + "/weights", words_of(w), 0}), b, tail.output};
+      d.specialization = {1};  // NHWC
+      d.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
+      out.push_back(std::move(d));
+      return tail.items;
+    }
+    const gpu::ConvGemmShape gemm = gpu::conv_gemm_shape(p);
+    const gpu::ConvTiling tiling = gpu::clamp_conv_tiling(gpu::choose_conv_tiling(gemm), gemm);
+    const uint64_t arranged_bytes = static_cast<uint64_t>(gemm.groups * gpu::conv_k_steps(gemm) * gpu::kConvTileK) *
+                                    ((gemm.group_out + tiling.tile_channels - 1) / tiling.tile_channels) *
+                                    tiling.tile_channels * sizeof(float);
+    DerivedBuffer weights{name + "/weights", {}, 0};
+    if (arranged_bytes > kMaxDerivedBytes)
+      weights.oversized_bytes = arranged_bytes;
+    else
+      weights.words = words_of(gpu::arrange_conv_weights(p, tiling, scaled));
+    const uint32_t w = derive(std::move(weights));
+    // Tap-major convs need no table: the weights stand in (read-only, unread).
+    const std::vector<uint32_t> table = gpu::conv_taps(p, gpu::ConvLayout::kNhwc);
+    const uint32_t taps = table.empty() ? w : derive({name + "/taps", table, 0});
+    d.kernel = Kernel::kConv2d;
+    d.specialization = words_of_struct(gpu::conv_specialization(p, tiling, gpu::ConvLayout::kNhwc));
+    d.groups = gpu::conv_workgroups(p, tiling);
+    if (tiling.splits == 1) {
+      d.bindings = {x, w, b, tail.output, taps};
+      out.push_back(std::move(d));
+      return tail.items;
+    }
+    // Slices write partial sums (binding 2 unread); the reduce adds them,
+    // the bias and the epilogue.
+    if (partial_ < 0) partial_ = static_cast<int64_t>(derive({"conv partial sums", {}, 0}));
+    DerivedBuffer& partial = plan_->derived[static_cast<size_t>(partial_) - file_.resources.size()];
+    partial.scratch_bytes = std::max(partial.scratch_bytes, gpu::conv_partial_bytes(p, tiling));
+    d.bindings = {x, w, b, static_cast<uint32_t>(partial_), taps};
+    Dispatch reduce = d;
+    out.push_back(std::move(d));
+    reduce.kernel = Kernel::kConv2dReduce;
+    reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output};
+    reduce.specialization = {tiling.splits, 1};  // NHWC
+    reduce.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
+    out.push_back(std::move(reduce));
+    return tail.items;
+  }
+
+  size_t plan_conv(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    const auto& a = std::get<ConvAttr>(op.attr);
+    const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
+    const uint32_t x = op.inputs[0], wid = op.inputs[1], y = op.outputs[0];
+    const auto &xs = shape(x), &ws = shape(wid), &ys = shape(y);
+    gpu::ConvPush p{};
+    p.batch = u32(xs[0]);
+    p.in_h = u32(xs[1]);
+    p.in_w = u32(xs[2]);
+    p.channels = u32(xs[3]);
+    p.out_h = u32(ys[1]);
+    p.out_w = u32(ys[2]);
+    p.out_channels = u32(ys[3]);
+    p.kernel_h = u32(depthwise ? ws[0] : ws[1]);
+    p.kernel_w = u32(depthwise ? ws[1] : ws[2]);
+    p.group_channels = depthwise ? 1u : p.channels;
+    p.group_out = depthwise ? u32(ws[3]) : p.out_channels;
+    p.stride_h = u32(a.stride[0]);
+    p.stride_w = u32(a.stride[1]);
+    p.dilation_h = u32(a.dilation[0]);
+    p.dilation_w = u32(a.dilation[1]);
+    p.pad_top = u32(a.pad[0]);
+    p.pad_left = u32(a.pad[2]);
+    const std::vector<float> w = floats(wid);
+    const int64_t taps = int64_t{p.kernel_h} * p.kernel_w, ic = p.channels, oc_count = p.out_channels;
+    if (depthwise)  // [KH, KW, C, M]: output channel oc = c * M + m at [tap][oc]
+      return conv(item, p, x, y, floats(op.inputs[2]),
+                  [&](int64_t oc, int64_t, int64_t tap) { return w[static_cast<size_t>(tap * oc_count + oc)]; }, out);
+    // OHWI
+    return conv(item, p, x, y, floats(op.inputs[2]),
+                [&](int64_t oc, int64_t c, int64_t tap) { return w[static_cast<size_t>((oc * taps + tap) * ic + c)]; },
+                out);
+  }
+
+  // A matmul whose B is a constant without batch dims (a linear layer) is
+  // a 1x1 conv over A's rows: NHWC [rows, 1, 1, K] by K x N weights.
+  bool constant_weights_matmul(const Operator& op) const {
+    const Resource& b = res(op.inputs[1]);
+    if (b.kind != ResourceKind::kConstant || b.dtype != DType::kFloat32) return false;
+    for (size_t d = 0; d + 2 < b.shape.size(); ++d)
+      if (b.shape[d] != 1) return false;
+    return res(op.inputs[0]).elements() <= int64_t{UINT32_MAX} && res(op.outputs[0]).elements() <= int64_t{UINT32_MAX};
+  }
+
+  size_t plan_linear(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    const auto& bs = shape(op.inputs[1]);
+    const int64_t k = bs[bs.size() - 2], n = bs.back();
+    gpu::ConvPush p{};
+    p.batch = u32(res(op.inputs[0]).elements() / k);
+    p.in_h = p.in_w = p.out_h = p.out_w = 1;
+    p.channels = p.group_channels = u32(k);
+    p.out_channels = p.group_out = u32(n);
+    p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
+    const std::vector<float> w = floats(op.inputs[1]);
+    return conv(item, p, op.inputs[0], op.outputs[0], std::vector<float>(static_cast<size_t>(n), 0.f),
+                [&](int64_t oc, int64_t c, int64_t) { return w[static_cast<size_t>(c * n + oc)]; }, out);
   }
 
   // One strided copy over `iter`.
@@ -172,7 +375,43 @@ class Planner {
     add(out, Kernel::kCopy, {src, dst}, std::move(push), static_cast<uint64_t>(count));
   }
 
-  void plan_op(const Operator& op, std::vector<Dispatch>& out) {
+  // Plans `op` (items_[item]); returns how many items after it were folded in.
+  size_t plan_op(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    if (op.op == OpCode::kConv2d || op.op == OpCode::kDepthwiseConv2d) return plan_conv(item, op, out);
+    if (op.op == OpCode::kMatmul && constant_weights_matmul(op)) return plan_linear(item, op, out);
+    if (is_binary(op.op)) return plan_binary(item, op, out);
+    plan_simple_op(op, out);
+    return 0;
+  }
+
+  // A binary op, and the clamp after it when that clamp alone reads its result.
+  size_t plan_binary(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    uint32_t y = op.outputs[0];
+    const uint32_t code = op.op == OpCode::kAdd ? 0 : op.op == OpCode::kSub ? 1 : op.op == OpCode::kMul ? 2 : 3;
+    const std::vector<int64_t>& out_shape = shape(y);
+    const Operator* next = item + 1 < items_.size() ? items_[item + 1].op : nullptr;
+    const bool clamp = next && next->op == OpCode::kClamp && next->inputs[0] == y && readers_[y] == 1 &&
+                       res(y).kind == ResourceKind::kIntermediate && res(y).alias_group < 0;
+    // Operands shaped like the output (no broadcast: a residual Add) are
+    // walked as one dim, which spares the shader its per-dim index split.
+    const bool dense = shape(op.inputs[0]) == out_shape && shape(op.inputs[1]) == out_shape;
+    const std::vector<int64_t> walked = dense ? std::vector<int64_t>{res(y).elements()} : out_shape;
+    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(walked.size())),
+                                  clamp ? 1u : 0u};
+    put_dims(push, walked);
+    for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(dense ? walked : shape(in)));
+    const ClampAttr bounds = clamp ? std::get<ClampAttr>(next->attr) : ClampAttr{};
+    push.push_back(bits(bounds.min));
+    push.push_back(bits(bounds.max));
+    if (clamp) y = next->outputs[0];
+    add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), static_cast<uint64_t>(res(y).elements()));
+    if (!clamp) return 0;
+    out.back().nodes.push_back(next->name);
+    out.back().ops.push_back("clamp");
+    return 1;
+  }
+
+  void plan_simple_op(const Operator& op, std::vector<Dispatch>& out) {
     const uint32_t y = op.outputs[0];
     const uint32_t x = op.inputs[0];
     const uint64_t count = static_cast<uint64_t>(res(y).elements());
@@ -188,15 +427,6 @@ class Planner {
         hi = c->max;
       }
       add(out, Kernel::kUnary, {x, y}, {u32(res(y).elements()), unary_code(op.op), bits(lo), bits(hi)}, count);
-      return;
-    }
-    if (is_binary(op.op)) {
-      const uint32_t code = op.op == OpCode::kAdd ? 0 : op.op == OpCode::kSub ? 1 : op.op == OpCode::kMul ? 2 : 3;
-      const std::vector<int64_t>& out_shape = shape(y);
-      std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(out_shape.size())), 0};
-      put_dims(push, out_shape);
-      for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(shape(in)));
-      add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), count);
       return;
     }
     if (op.op == OpCode::kSelect) {
@@ -272,21 +502,14 @@ class Planner {
         add(out, Kernel::kPad, {x, y}, std::move(push), count);
         return;
       }
-      case OpCode::kConv2d:
-      case OpCode::kDepthwiseConv2d:
       case OpCode::kTransposeConv2d: {
         const auto& a = std::get<ConvAttr>(op.attr);
-        const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
         const auto &xs = shape(x), &ws = shape(op.inputs[1]), &ys = shape(y);
-        const int64_t kh = depthwise ? ws[0] : ws[1], kw = depthwise ? ws[1] : ws[2];
         std::vector<uint32_t> push = {u32(xs[0]), u32(xs[1]), u32(xs[2]), u32(xs[3]), u32(ys[1]), u32(ys[2]),
-                                      u32(ys[3]), u32(kh), u32(kw), u32(a.stride[0]), u32(a.stride[1]),
+                                      u32(ys[3]), u32(ws[1]), u32(ws[2]), u32(a.stride[0]), u32(a.stride[1]),
                                       u32(a.dilation[0]), u32(a.dilation[1]), u32(a.pad[0]), u32(a.pad[2]),
-                                      depthwise ? u32(ws[3]) : 1u, u32(res(y).elements())};
-        const Kernel kernel = depthwise ? Kernel::kDepthwiseConv2d
-                              : op.op == OpCode::kTransposeConv2d ? Kernel::kTransposeConv2d : Kernel::kConv2d;
-        add(out, kernel, {x, op.inputs[1], op.inputs[2], y},
-            std::move(push), count);
+                                      1u, u32(res(y).elements())};
+        add(out, Kernel::kTransposeConv2d, {x, op.inputs[1], op.inputs[2], y}, std::move(push), count);
         return;
       }
       case OpCode::kAvgPool2d:
@@ -366,11 +589,16 @@ class Planner {
   }
 
   const VgfFile& file_;
+  DispatchPlan* plan_ = nullptr;
+  std::vector<PlanItem> items_;
+  std::vector<uint32_t> readers_;
+  const Operator* op_ = nullptr;  // the operator being planned
   std::string label_;
+  int64_t partial_ = -1;  // the derived id of the split-K partial sums, once one conv needs them
 };
 
 }  // namespace
 
-std::vector<SegmentDispatches> plan_dispatches(const VgfFile& file) { return Planner(file).run(); }
+DispatchPlan plan_dispatches(const VgfFile& file) { return Planner(file).run(); }
 
 }  // namespace hetsched::vgf

@@ -1,7 +1,16 @@
-// From a VGF file's operators to compute dispatches: which of the VGF
-// shaders (shaders/*.comp) each operator runs, with which buffers and push
-// constants, over how many workgroups. The GPU-free half of the runtime, so
-// it can be tested (and fuzzed with corrupt files) without a device.
+// From a VGF file's operators to compute dispatches: which shader each
+// operator runs (the VGF shaders in shaders/*.comp, or the conv kernels
+// shared with the Vulkan delegate, shared_gpu/conv_kernel.h), with which
+// buffers, push constants and specialisation, over how many workgroups. The
+// GPU-free half of the runtime, so it can be tested (and fuzzed with
+// corrupt files) without a device.
+//
+// Convolutions run the shared tuned kernels in NHWC: conv2d, and matmul by
+// constant weights (as a 1x1 conv), on the implicit-GEMM conv2d.comp with
+// its per-shape tiling (split-K adding a conv2d_reduce dispatch);
+// depthwise_conv2d on the shared depthwise kernel. Their weights are
+// re-arranged here into derived buffers, and the channel affines and
+// activations that follow fold into them (epilogue_fusion.h).
 #pragma once
 
 #include <array>
@@ -19,8 +28,9 @@ enum class Kernel : uint8_t {
   kBinary,
   kCopy,
   kPad,
-  kConv2d,
-  kDepthwiseConv2d,
+  kConv2d,           // shared_gpu/shaders/conv2d.comp
+  kConv2dReduce,     // shared_gpu/shaders/conv2d_reduce.comp (split-K)
+  kDepthwiseConv2d,  // shared_gpu/shaders/depthwise_conv2d.comp
   kPool2d,
   kMatmul,
   kReduce,
@@ -45,10 +55,31 @@ std::array<uint32_t, 3> element_groups(uint64_t elements);
 struct Dispatch {
   Kernel kernel = Kernel::kUnary;
   uint32_t module = 0;              // kCustom: the compute module
-  std::vector<uint32_t> bindings;   // resource ids, in binding order
+  // Resource ids in binding order; ids from the file's resource count on
+  // are derived buffers (DispatchPlan::derived[id - resources]).
+  std::vector<uint32_t> bindings;
   std::vector<uint32_t> push;       // push-constant words
+  std::vector<uint32_t> specialization;  // constant_id i = word i (the shared kernels)
   std::array<uint32_t, 3> groups{1, 1, 1};
   std::string label;                // "segment 0 operator 2 (conv2d 'conv1')", for errors
+  // The graph nodes it runs and their TOSA ops (fused ones included), for
+  // per-dispatch timings.
+  std::vector<std::string> nodes, ops;
+};
+
+// A buffer the plan adds to the file's resources: constant words made from
+// the file's constants (a conv kernel's arranged weights, folded bias, tap
+// table), uploaded once, or scratch of `scratch_bytes` (split-K partial
+// sums, one buffer for every conv: the runtime's barriers keep their uses
+// apart).
+struct DerivedBuffer {
+  std::string name;
+  std::vector<uint32_t> words;
+  uint64_t scratch_bytes = 0;
+  // Set instead of `words` when they would pass kMaxDerivedBytes (a file's
+  // weights rounded up to the kernel's tiles): the runtime refuses the file.
+  uint64_t oversized_bytes = 0;
+  uint64_t bytes() const { return words.empty() ? scratch_bytes : words.size() * sizeof(uint32_t); }
 };
 
 // The dispatches of one segment, in order. A reshape between resources of
@@ -58,8 +89,18 @@ struct SegmentDispatches {
   std::vector<Dispatch> dispatches;
 };
 
+// The most bytes a derived constant buffer is made with: 1 GiB, a quarter
+// of the largest maxStorageBufferRange a device reports (4 GiB - 1).
+inline constexpr uint64_t kMaxDerivedBytes = uint64_t{1} << 30;
+
+struct DispatchPlan {
+  std::vector<SegmentDispatches> segments;  // one per segment, in order
+  std::vector<DerivedBuffer> derived;
+  size_t dispatch_count() const;
+};
+
 // Plans every segment of `file`, which must have passed check_vgf (decode_vgf
 // and encode_vgf guarantee it): the dispatches stay inside every buffer.
-std::vector<SegmentDispatches> plan_dispatches(const VgfFile& file);
+DispatchPlan plan_dispatches(const VgfFile& file);
 
 }  // namespace hetsched::vgf

@@ -676,7 +676,9 @@ class Lowerer {
     Segment s;
     s.type = ModuleType::kCompute;
     s.module = it->second;
-    s.name = "segment_" + std::to_string(file_.segments.size()) + "_" + name;
+    // Named after its graph node, as operators are, so per-dispatch timings
+    // name the node.
+    s.name = node_ && !node_->name.empty() ? node_->name : "segment_" + std::to_string(file_.segments.size()) + "_" + name;
     s.inputs = {x.id};
     s.outputs = {y.id};
     s.dispatch = {static_cast<uint32_t>(gx), static_cast<uint32_t>((groups + gx - 1) / gx), 1};

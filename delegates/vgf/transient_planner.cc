@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <map>
 
-#include "delegates/vgf/dispatch_plan.h"
 #include "memory/arena_planner.h"
 
 namespace hetsched::vgf {
 
-Result<TransientLayout> plan_transients(const VgfFile& file) {
+Result<TransientLayout> plan_transients(const VgfFile& file) { return plan_transients(file, plan_dispatches(file)); }
+
+Result<TransientLayout> plan_transients(const VgfFile& file, const DispatchPlan& dispatches) {
   const auto& resources = file.resources;
   const auto block_key = [&](size_t id) -> int64_t {
     return resources[id].alias_group >= 0 ? -1 - resources[id].alias_group : static_cast<int64_t>(id);
@@ -16,10 +17,11 @@ Result<TransientLayout> plan_transients(const VgfFile& file) {
   std::map<int64_t, size_t> block_of;
   std::vector<memory::BufferRequest> blocks;
   int step = 0;
-  for (const SegmentDispatches& seg : plan_dispatches(file)) {
+  for (const SegmentDispatches& seg : dispatches.segments) {
     for (const Dispatch& d : seg.dispatches) {
       for (uint32_t id : d.bindings) {
-        if (resources[id].kind != ResourceKind::kIntermediate) continue;
+        // Derived buffers (past the resources) are the runtime's own.
+        if (id >= resources.size() || resources[id].kind != ResourceKind::kIntermediate) continue;
         auto [it, inserted] = block_of.try_emplace(block_key(id), blocks.size());
         if (inserted) blocks.push_back({resources[id].name, 0, kDeviceArenaAlignment, step, step});
         memory::BufferRequest& block = blocks[it->second];

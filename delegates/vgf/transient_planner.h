@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegates/delegate.h"
+#include "delegates/vgf/dispatch_plan.h"
 #include "delegates/vgf/vgf_format.h"
 #include "hetsched/status.h"
 
@@ -24,7 +25,9 @@ struct TransientLayout {
 };
 
 // Offsets are multiples of kDeviceArenaAlignment, valid on any device.
+// `plan` is plan_dispatches(file), when the caller has it already.
 Result<TransientLayout> plan_transients(const VgfFile& file);
+Result<TransientLayout> plan_transients(const VgfFile& file, const DispatchPlan& plan);
 
 // What the island needs from a device arena: its scratch block, and its
 // inputs and outputs (in their VGF layouts).

@@ -32,6 +32,7 @@ class VgfIslandHandle final : public IslandHandle {
     return i < session_->num_outputs() ? &session_->output(i) : nullptr;
   }
   std::shared_ptr<SharedGpuContext> gpu_context() const override { return session_->shared_context(); }
+  Result<std::vector<OpTiming>> op_timings() const override { return session_->op_timings(); }
 
   Status execute(ExecContext& ctx, std::span<const TensorRef>, std::span<const TensorRef>) override {
     Result<uint64_t> signalled = session_->submit(ctx.gpu, ctx.gpu_before, ctx.gpu_after, ctx.gpu_then);
@@ -139,7 +140,7 @@ class VgfDelegate final : public Delegate {
     if (!gpu.is_ok()) return gpu.status().with_context(what);
     const size_t ops = file->op_count();
     Result<std::unique_ptr<VgfSession>> session = VgfSession::create(gpu->context, gpu->pool, std::move(*file), ctx.island_id,
-                                                                        ctx.placement);
+                                                                        ctx.placement, ctx.profile_ops);
     if (!session.is_ok()) return session.status().with_context(what);
     spdlog::debug("[VGF] init: island {}, {} ops, context {} ({})", ctx.island_id, ops, settings.spec.key(),
                   gpu->created ? "created" : "reused");

@@ -9,9 +9,7 @@
 #include "delegates/vgf/shaders/binary_spv.h"
 #include "delegates/vgf/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vgf/shaders/cast_f32_to_f16_spv.h"
-#include "delegates/vgf/shaders/conv2d_spv.h"
 #include "delegates/vgf/shaders/copy_spv.h"
-#include "delegates/vgf/shaders/depthwise_conv2d_spv.h"
 #include "delegates/vgf/shaders/matmul_spv.h"
 #include "delegates/vgf/shaders/pad_spv.h"
 #include "delegates/vgf/shaders/pool2d_spv.h"
@@ -21,6 +19,8 @@
 #include "delegates/vgf/shaders/transpose_conv2d_spv.h"
 #include "delegates/vgf/shaders/unary_spv.h"
 #include "delegates/vgf/transient_planner.h"
+#include "shared_gpu/conv_kernel.h"
+#include "shared_gpu/gpu_timestamps.h"
 #include "shared_gpu/vk_check.h"
 
 namespace hetsched::vgf {
@@ -33,8 +33,10 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kBinary: return kBinarySpv;
     case Kernel::kCopy: return kCopySpv;
     case Kernel::kPad: return kPadSpv;
-    case Kernel::kConv2d: return kConv2dSpv;
-    case Kernel::kDepthwiseConv2d: return kDepthwiseConv2dSpv;
+    // Shared with the Vulkan delegate.
+    case Kernel::kConv2d: return gpu::conv2d_spirv();
+    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv();
+    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv();
     case Kernel::kPool2d: return kPool2dSpv;
     case Kernel::kMatmul: return kMatmulSpv;
     case Kernel::kReduce: return kReduceSpv;
@@ -78,26 +80,39 @@ VgfSession::~VgfSession() {
 
 Result<std::unique_ptr<VgfSession>> VgfSession::create(std::shared_ptr<SharedGpuContext> context,
                                                        std::shared_ptr<DelegatePool> pool, VgfFile file,
-                                                       int island_id, const DevicePlacement* placement) {
+                                                       int island_id, const DevicePlacement* placement,
+                                                       bool profile_ops) {
   if (!context || !pool) return invalid_argument("failed to create VGF session: no GPU context or command pool");
   if (Status s = check_vgf(file); !s.is_ok()) return s.with_context("failed to create VGF session: ");
   std::unique_ptr<VgfSession> session(new VgfSession(std::move(context), std::move(pool), std::move(file), island_id));
-  if (Status s = session->build(placement); !s.is_ok())
+  if (Status s = session->build(placement, profile_ops); !s.is_ok())
     return s.with_context("failed to create VGF session for island " + std::to_string(island_id) + ": ");
   return session;
 }
 
-Status VgfSession::build(const DevicePlacement* placement) {
-  const std::vector<SegmentDispatches> plan = plan_dispatches(file_);
-  HS_RETURN_IF_ERROR(allocate_memory(placement));
+Status VgfSession::build(const DevicePlacement* placement, bool profile_ops) {
+  const DispatchPlan plan = plan_dispatches(file_);
+  HS_RETURN_IF_ERROR(allocate_memory(placement, plan));
   HS_RETURN_IF_ERROR(make_pipelines(plan));
+  if (profile_ops && queue_has_timestamps(*context_)) {
+    HS_ASSIGN_OR_RETURN(dispatch_stamps_,
+                        create_timestamp_query_pool(*context_, static_cast<uint32_t>(plan.dispatch_count() + 1)));
+    for (const SegmentDispatches& seg : plan.segments)
+      for (const Dispatch& d : seg.dispatches) {
+        OpTiming piece;
+        piece.kind = "dispatch";
+        piece.nodes = d.nodes;
+        piece.ops = d.ops;
+        dispatch_pieces_.push_back(std::move(piece));
+      }
+  }
   return record();
 }
 
 // Transients go at the offsets of the scratch block (transient_planner.h),
 // inputs and outputs at the placement's, all in one arena: the session's,
 // or one of the island's own.
-Status VgfSession::allocate_memory(const DevicePlacement* placement) {
+Status VgfSession::allocate_memory(const DevicePlacement* placement, const DispatchPlan& plan) {
   const auto& resources = file_.resources;
   // Each resource is bound whole to one storage-buffer descriptor.
   const uint64_t max_range = context_->limits().maxStorageBufferRange;
@@ -111,7 +126,12 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement) {
                          std::to_string(resources[id].bytes()) + " bytes exceeds the device's maxStorageBufferRange (" +
                          std::to_string(max_range) + ")");
   }
-  HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_));
+  for (const DerivedBuffer& d : plan.derived)
+    if (d.oversized_bytes > 0 || d.bytes() > max_range)
+      return unsupported("buffer '" + d.name + "' of " + std::to_string(std::max(d.bytes(), d.oversized_bytes)) +
+                         " bytes exceeds the device's maxStorageBufferRange (" + std::to_string(max_range) +
+                         ") or the planner's limit (" + std::to_string(kMaxDerivedBytes) + ")");
+  HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_, plan));
   const DeviceMemoryNeeds needs = vgf_memory_needs(file_, transients);
   transient_bytes_ = transients.bytes;
   transient_lower_bound_ = transients.lower_bound;
@@ -127,17 +147,40 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement) {
                                      context_->limits().minStorageBufferOffsetAlignment));
   const uint64_t alignment =
       std::max<uint64_t>(kSectionAlignment, context_->limits().minStorageBufferOffsetAlignment);
-  placements_.assign(resources.size(), {});
+  const size_t ids = resources.size() + plan.derived.size();
+  placements_.assign(ids, {});
 
-  // Constants, re-laid at the device's descriptor offset alignment.
+  // Constants a dispatch reads (a conv's weights in the file are read only
+  // to arrange the derived ones), then the derived constant buffers,
+  // re-laid at the device's descriptor offset alignment; derived scratch
+  // in a buffer of its own.
+  std::vector<bool> bound(ids, false);
+  for (const SegmentDispatches& seg : plan.segments)
+    for (const Dispatch& d : seg.dispatches)
+      for (uint32_t id : d.bindings) bound[id] = true;
   std::vector<uint8_t> constant_bytes;
-  std::vector<uint64_t> constant_offset(resources.size(), 0);
-  for (size_t id = 0; id < resources.size(); ++id) {
-    const Resource& r = resources[id];
-    if (r.kind != ResourceKind::kConstant) continue;
+  std::vector<uint64_t> constant_offset(ids, 0);
+  uint64_t scratch_bytes = 0;
+  for (size_t id = 0; id < ids; ++id) {
+    if (!bound[id]) continue;
+    const bool derived = id >= resources.size();
+    const DerivedBuffer* d = derived ? &plan.derived[id - resources.size()] : nullptr;
+    if (d && d->words.empty()) {
+      constant_offset[id] = align_up(scratch_bytes, alignment);
+      scratch_bytes = constant_offset[id] + d->scratch_bytes;
+      continue;
+    }
+    if (!d && resources[id].kind != ResourceKind::kConstant) continue;
+    const uint64_t size = d ? d->bytes() : resources[id].constant_size;
+    const uint8_t* src = d ? reinterpret_cast<const uint8_t*>(d->words.data())
+                           : file_.constants.data() + resources[id].constant_offset;
     constant_offset[id] = align_up(constant_bytes.size(), alignment);
-    constant_bytes.resize(constant_offset[id] + r.constant_size, 0);
-    std::memcpy(constant_bytes.data() + constant_offset[id], file_.constants.data() + r.constant_offset, r.constant_size);
+    constant_bytes.resize(constant_offset[id] + size, 0);
+    std::memcpy(constant_bytes.data() + constant_offset[id], src, size);
+  }
+  if (scratch_bytes > 0) {
+    HS_ASSIGN_OR_RETURN(scratch_, Buffer::create(*context_, scratch_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                                 MemoryUsage::kDeviceLocal));
   }
   if (!constant_bytes.empty()) {
     HS_ASSIGN_OR_RETURN(constants_, Buffer::create(*context_, constant_bytes.size(),
@@ -153,36 +196,42 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement) {
     for (size_t i = 0; i < list->size(); ++i) {
       const uint32_t id = (*list)[i];
       const uint64_t offset = inputs ? placement->input_offsets[i] : placement->output_offsets[i];
-      placements_[id] = {placement->arena, offset};
+      placements_[id] = {placement->arena, offset, resources[id].bytes()};
       (inputs ? inputs_ : outputs_).push_back({placement->arena, offset, resources[id].bytes(), resources[id].layout});
     }
   }
   for (size_t id = 0; id < resources.size(); ++id) {
     const Resource& r = resources[id];
-    if (r.kind == ResourceKind::kConstant) placements_[id] = {&constants_, constant_offset[id]};
+    if (r.kind == ResourceKind::kConstant && bound[id]) placements_[id] = {&constants_, constant_offset[id], r.bytes()};
     if (r.kind == ResourceKind::kIntermediate && transients.offsets[id] >= 0)
-      placements_[id] = {placement->arena, placement->scratch_offset + static_cast<uint64_t>(transients.offsets[id])};
+      placements_[id] = {placement->arena, placement->scratch_offset + static_cast<uint64_t>(transients.offsets[id]),
+                         r.bytes()};
+  }
+  for (size_t i = 0; i < plan.derived.size(); ++i) {
+    const size_t id = resources.size() + i;
+    if (!bound[id]) continue;
+    const DerivedBuffer& d = plan.derived[i];
+    placements_[id] = {d.words.empty() ? &scratch_ : &constants_, constant_offset[id], d.bytes()};
   }
   return Status::ok();
 }
 
 VkDescriptorBufferInfo VgfSession::binding(uint32_t resource) const {
   const Placement& p = placements_[resource];
-  return p.buffer->descriptor(p.offset, file_.resources[resource].bytes());
+  return p.buffer->descriptor(p.offset, p.bytes);
 }
 
-Status VgfSession::make_pipelines(const std::vector<SegmentDispatches>& plan) {
+Status VgfSession::make_pipelines(const DispatchPlan& plan) {
   size_t sets = 0;
   uint32_t max_bindings = 1;
-  for (const SegmentDispatches& seg : plan)
+  for (const SegmentDispatches& seg : plan.segments)
     for (const Dispatch& d : seg.dispatches) {
       ++sets;
       max_bindings = std::max<uint32_t>(max_bindings, static_cast<uint32_t>(d.bindings.size()));
     }
   HS_ASSIGN_OR_RETURN(descriptors_,
                       DescriptorPool::create(*context_, static_cast<uint32_t>(std::max<size_t>(sets, 1)), max_bindings));
-  builtin_.resize(kBuiltinKernelCount);
-  for (const SegmentDispatches& seg : plan) {
+  for (const SegmentDispatches& seg : plan.segments) {
     GraphPipeline pipeline;
     pipeline.name = seg.name;
     for (const Dispatch& d : seg.dispatches) {
@@ -205,13 +254,14 @@ Status VgfSession::make_pipelines(const std::vector<SegmentDispatches>& plan) {
           return invalid_argument(d.label + " binds its module's shader with other buffers or push constants than another segment");
         compute = slot.get();
       } else {
-        std::unique_ptr<ComputePipeline>& slot = builtin_[static_cast<size_t>(d.kernel)];
+        std::unique_ptr<ComputePipeline>& slot = builtin_[{d.kernel, d.specialization}];
         if (!slot) {
           ComputePipelineDesc desc;
           desc.name = "vgf/" + std::string(kernel_name(d.kernel));
           desc.spirv = builtin_spirv(d.kernel);
           desc.storage_buffer_count = kernel_binding_count(d.kernel);
           desc.push_constant_size = kernel_push_words(d.kernel) * sizeof(uint32_t);
+          desc.specialization_constants = d.specialization;
           HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
           slot = std::make_unique<ComputePipeline>(std::move(made));
         }
@@ -241,16 +291,23 @@ Status VgfSession::record() {
   record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                         VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  bool first = true;
+  const VkQueryPool stamps = dispatch_stamps_.get();
+  if (stamps) {
+    // Dispatch i took from stamp i to stamp i + 1.
+    vkCmdResetQueryPool(command_buffer_, stamps, 0, static_cast<uint32_t>(dispatch_pieces_.size() + 1));
+    vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, stamps, 0);
+  }
+  uint32_t dispatched = 0;
   for (const GraphPipeline& pipeline : pipelines_) {
     for (const GraphPipeline::Step& step : pipeline.steps) {
-      if (!first)
+      if (dispatched > 0)
         record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      first = false;
       record_dispatch(command_buffer_, *step.pipeline, step.set, std::as_bytes(std::span(step.push)), step.groups[0],
                       step.groups[1], step.groups[2]);
+      ++dispatched;
+      if (stamps) vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, stamps, dispatched);
     }
   }
   // Outputs are read next by the host (mapped), a transfer or another shader.
@@ -269,12 +326,29 @@ Result<uint64_t> VgfSession::submit(const GpuStepSync& sync, VkCommandBuffer bef
   batch.wait_value = sync.wait_value;
   batch.signal = sync.signal;
   HS_ASSIGN_OR_RETURN(const uint64_t value, context_->submit(batch));
+  executed_ = true;
   if (value > 0)
     last_signalled_ = value;
   else
     unsignalled_submit_ = true;
   if (sync.queue_wait_idle_after) HS_RETURN_IF_ERROR(context_->wait_idle());
   return value;
+}
+
+Result<std::vector<OpTiming>> VgfSession::op_timings() const {
+  if (!dispatch_stamps_ || !executed_) return std::vector<OpTiming>{};
+  std::vector<uint64_t> ticks(dispatch_pieces_.size() + 1);
+  HS_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(context_->device(), dispatch_stamps_.get(), 0,
+                                              static_cast<uint32_t>(ticks.size()), ticks.size() * sizeof(uint64_t),
+                                              ticks.data(), sizeof(uint64_t),
+                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const double ms_per_tick = context_->limits().timestampPeriod * 1e-6;
+  std::vector<OpTiming> timings = dispatch_pieces_;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    timings[i].start_ms = static_cast<double>(ticks[i] - ticks[0]) * ms_per_tick;
+    timings[i].ms = static_cast<double>(ticks[i + 1] - ticks[i]) * ms_per_tick;
+  }
+  return timings;
 }
 
 }  // namespace hetsched::vgf

@@ -4,10 +4,13 @@
 //   VgfSession::create (once per island, at init):
 //     1. plans the dispatches of every segment (dispatch_plan.h); each graph
 //        segment becomes a GraphPipeline: the list of TOSA-operator compute
-//        pipelines it runs, in order;
+//        pipelines it runs, in order (convolutions on the kernels shared
+//        with the Vulkan delegate, shared_gpu/conv_kernel.h, with what
+//        follows them folded in);
 //     2. plans the transient tensors (intermediates, alias groups merged)
 //        into one scratch block by lifetime (transient_planner.h);
-//     3. uploads the constants once;
+//     3. uploads the constants the dispatches read, and the plan's derived
+//        buffers (arranged conv weights, folded biases, tap tables), once;
 //     4. places the scratch block and the island's inputs and outputs (the
 //        DeviceTensors the executor's handoffs fill and drain) in a device
 //        arena: the session's, at the offsets init() was given, or one of
@@ -29,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "delegates/delegate.h"
@@ -37,6 +41,7 @@
 #include "shared_gpu/buffer.h"
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/compute_pipeline.h"
+#include "shared_gpu/vk_handle.h"
 
 namespace hetsched::vgf {
 
@@ -65,9 +70,11 @@ class VgfSession {
  public:
   // `file` must come from decode_vgf or lower_island (checked). Errors name
   // the Vulkan call or the operator that failed.
+  // `profile_ops`: write a timestamp after every dispatch (op_timings()).
   static Result<std::unique_ptr<VgfSession>> create(std::shared_ptr<SharedGpuContext> context,
                                                     std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id,
-                                                    const DevicePlacement* placement = nullptr);
+                                                    const DevicePlacement* placement = nullptr,
+                                                    bool profile_ops = false);
   ~VgfSession();
   VgfSession(const VgfSession&) = delete;
   VgfSession& operator=(const VgfSession&) = delete;
@@ -93,11 +100,18 @@ class VgfSession {
   Result<uint64_t> submit(const GpuStepSync& sync, VkCommandBuffer before = VK_NULL_HANDLE,
                           VkCommandBuffer after = VK_NULL_HANDLE, std::span<const VkCommandBuffer> then = {});
 
+  // The GPU time of each dispatch of the last run, once it has completed
+  // (waits for it): kind "dispatch", the graph nodes it ran. Empty unless
+  // made with profile_ops on a queue that writes timestamps, or before the
+  // first submit.
+  Result<std::vector<OpTiming>> op_timings() const;
+  size_t dispatch_count() const { return dispatch_pieces_.size(); }
+
  private:
   VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
-  Status build(const DevicePlacement* placement);
-  Status allocate_memory(const DevicePlacement* placement);
-  Status make_pipelines(const std::vector<SegmentDispatches>& plan);
+  Status build(const DevicePlacement* placement, bool profile_ops);
+  Status allocate_memory(const DevicePlacement* placement, const DispatchPlan& plan);
+  Status make_pipelines(const DispatchPlan& plan);
   Status record();
   VkDescriptorBufferInfo binding(uint32_t resource) const;
 
@@ -107,26 +121,34 @@ class VgfSession {
   VgfFile file_;
   int island_id_;
 
-  // Where each resource lives: buffer and byte offset.
+  // Where each resource lives: buffer, byte offset and bytes; the plan's
+  // derived buffers follow the file's resources.
   struct Placement {
     const Buffer* buffer = nullptr;
     uint64_t offset = 0;
+    uint64_t bytes = 0;
   };
   std::vector<Placement> placements_;
   Buffer own_arena_;  // inputs, outputs and transients when no placement was given
-  Buffer constants_;
+  Buffer constants_;  // the constants read, then the derived constant buffers
+  Buffer scratch_;    // the derived scratch buffers (split-K partial sums)
   std::vector<DeviceTensor> inputs_;
   std::vector<DeviceTensor> outputs_;
   uint64_t transient_bytes_ = 0;
   uint64_t transient_lower_bound_ = 0;
 
-  std::vector<std::unique_ptr<ComputePipeline>> builtin_;  // by Kernel, made on first use
+  // By kernel and specialisation, made on first use.
+  std::map<std::pair<Kernel, std::vector<uint32_t>>, std::unique_ptr<ComputePipeline>> builtin_;
   std::map<uint32_t, std::unique_ptr<ComputePipeline>> custom_;  // by compute module
   DescriptorPool descriptors_;
   std::vector<GraphPipeline> pipelines_;  // its sets and pipelines are owned above
 
+  VkHandle<VkQueryPool> dispatch_stamps_;  // profile_ops: one stamp before and after every dispatch
+  std::vector<OpTiming> dispatch_pieces_;   // profile_ops: per dispatch, without times
+
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
   uint64_t last_signalled_ = 0;
+  bool executed_ = false;
   bool unsignalled_submit_ = false;
 };
 

@@ -4,6 +4,8 @@
 #include <span>
 #include <string>
 
+#include "shared_gpu/conv_kernel.h"
+
 // The generated arrays are `inline constexpr` at namespace scope. Another
 // delegate may embed a shader of the same file name (and so the same array
 // name) with different contents, which would break the one-definition rule;
@@ -12,11 +14,7 @@
 namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vulkan/shaders/cast_f32_to_f16_spv.h"
-#include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
-#include "delegates/vulkan/shaders/conv2d_coopmat_spv.h"
-#include "delegates/vulkan/shaders/conv2d_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
-#include "delegates/vulkan/shaders/depthwise_conv2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
 #include "delegates/vulkan/shaders/gemm_spv.h"
@@ -37,9 +35,10 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise: return spirv::kElementwiseSpv;
     case Kernel::kGemm: return spirv::kGemmSpv;
-    case Kernel::kConv2d: return spirv::kConv2dSpv;
-    case Kernel::kConv2dReduce: return spirv::kConv2dReduceSpv;
-    case Kernel::kDepthwiseConv2d: return spirv::kDepthwiseConv2dSpv;
+    // Shared with the VGF runtime (shared_gpu/conv_kernel.h).
+    case Kernel::kConv2d: return gpu::conv2d_spirv();
+    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv();
+    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv();
     case Kernel::kPool2d: return spirv::kPool2dSpv;
     case Kernel::kReduce: return spirv::kReduceSpv;
     case Kernel::kSoftmax: return spirv::kSoftmaxSpv;
@@ -51,7 +50,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
-    case Kernel::kConv2dCoopmat: return spirv::kConv2dCoopmatSpv;
+    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
   }
   return {};
 }

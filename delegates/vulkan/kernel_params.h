@@ -1,51 +1,29 @@
 // The host side of the Vulkan delegate's shader interfaces: operation codes,
 // push-constant structs and parameter-block layouts. Each struct mirrors the
 // declaration in the shader named beside it (delegates/vulkan/shaders/); a
-// change on one side must be made on the other.
+// change on one side must be made on the other. The op codes and the conv
+// kernels' interfaces are shared with the VGF runtime (shared_gpu/).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "shared_gpu/conv_kernel.h"
+#include "shared_gpu/gpu_op_codes.h"
+
 namespace hetsched::vulkan {
 
-// Elementwise operation codes (shaders/common.glsl). Unary ops are below
-// kFirstBinary; binary ops combine the chain value with another operand.
-enum class OpCode : uint32_t {
-  kNone = 0,
-  kRelu = 1,
-  kSigmoid = 2,
-  kTanh = 3,
-  kExp = 4,
-  kNeg = 5,
-  kAbs = 6,
-  kClip = 7,         // p0 = min, p1 = max
-  kHardSigmoid = 8,  // p0 = alpha, p1 = beta
-  kHardSwish = 9,
-  kSin = 10,
-  kCos = 11,
-  kReciprocal = 12,
-  kSqrt = 13,
-  kErf = 14,
-  kGelu = 15,      // x/2 (1 + erf(x / sqrt 2))
-  kGeluTanh = 16,  // Gelu's approximate="tanh" form
-  kFloor = 17,
-  kCeil = 18,
-  kLog = 19,
-  kRound = 20,  // halves to even
-  kAdd = 32,
-  kSub = 33,
-  kMul = 34,
-  kDiv = 35,
-  kPow = 36,
-  kMin = 37,
-  kMax = 38,
-  // Where: a select between the chain value and another operand (or
-  // immediate), steered by a condition operand (a bool constant uploaded
-  // as f32 0/1) named in bits 24-31 of the op word.
-  kWhere = 48,
-};
-inline constexpr uint32_t kFirstBinary = 32;
+// The kernels both GPU engines run (shared_gpu/shaders/conv2d.comp and its
+// kin) keep their interfaces in shared_gpu/.
+using gpu::ConvPush;
+using gpu::CoopMatConv;
+using gpu::coopmat_specialization;
+using gpu::ConvSpecialization;
+using gpu::kConvGroupSize;
+using gpu::kConvTileK;
+using gpu::kFirstBinary;
+using gpu::kMaxEpilogueOps;
+using gpu::OpCode;
 
 // Limits of the parameter blocks. kMaxRank bounds the rank of every tensor
 // a generic kernel walks (after merging dims that are contiguous in every
@@ -55,14 +33,11 @@ inline constexpr uint32_t kFirstBinary = 32;
 inline constexpr uint32_t kMaxRank = 8;
 inline constexpr uint32_t kMaxOperands = 5;
 inline constexpr uint32_t kMaxChainOps = 8;
-inline constexpr uint32_t kMaxEpilogueOps = 2;
 
 // Workgroup sizes (local_size_x) and the outputs each invocation computes.
 inline constexpr uint32_t kElementwiseGroupSize = 256;
 inline constexpr uint32_t kElementwisePerThread = 4;
 inline constexpr uint32_t kGemmTile = 64;           // gemm.comp: 64x64 outputs per workgroup
-inline constexpr uint32_t kConvGroupSize = 256;     // conv2d.comp: 16x16 invocations, each 1/16 of each tile side
-inline constexpr uint32_t kConvTileK = 16;          // conv2d.comp: K per step
 inline constexpr uint32_t kGenericGroupSize = 256;  // one output per invocation
 // Workgroups per grid dimension that every device accepts
 // (maxComputeWorkGroupCount's minimum in the Vulkan spec).
@@ -161,29 +136,6 @@ struct GemmPush {
   float epilogue_params[4];
 };
 static_assert(sizeof(GemmPush) == 100);
-
-// conv2d.comp, conv2d_reduce.comp and depthwise_conv2d.comp.
-struct ConvPush {
-  uint32_t batch, channels, in_h, in_w;
-  uint32_t out_channels, out_h, out_w;
-  uint32_t group_channels, group_out;
-  uint32_t kernel_h, kernel_w, stride_h, stride_w;
-  uint32_t dilation_h, dilation_w, pad_top, pad_left;
-  uint32_t has_bias;
-  uint32_t epilogue_ops;
-  float epilogue_params[4];
-};
-static_assert(sizeof(ConvPush) == 92);
-
-// conv2d.comp's specialisation (delegates/vulkan/conv_tiling.h says how it
-// is chosen); conv2d_reduce.comp takes `splits` alone, as constant_id 0.
-struct ConvSpecialization {
-  uint32_t thread_channels;  // constant_id 0: tile channels / 16, 4 or 8
-  uint32_t thread_pixels;    // constant_id 1: tile pixels / 16, 4 or 8
-  uint32_t splits;           // constant_id 2: K slices; > 1 writes partial sums
-  uint32_t epilogue_ops;     // constant_id 3: ConvPush::epilogue_ops (splits == 1)
-  uint32_t tap_major;        // constant_id 4: K is tap-major (channels per group % 16 == 0)
-};
 
 // pool2d.comp.
 struct PoolPush {

@@ -90,28 +90,6 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
   return 0;
 }
 
-std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
-                                             uint32_t tile_pixels) {
-  if (coopmat.subgroup_size == 0 || 256 % coopmat.subgroup_size != 0) return {};
-  if (coopmat.frag_k == 0 || 16 % coopmat.frag_k != 0) return {};
-  const uint32_t subgroups = 256 / coopmat.subgroup_size;
-  // Prefer the squarest grid: each subgroup's share of the tile is then
-  // closest to square and loads the fewest fragments per product.
-  std::vector<uint32_t> best;
-  uint32_t best_loads = 0;
-  for (uint32_t warps_m = 1; warps_m <= subgroups; ++warps_m) {
-    if (subgroups % warps_m != 0) continue;
-    const uint32_t warps_n = subgroups / warps_m;
-    if (tile_channels % (warps_m * coopmat.frag_m) != 0 || tile_pixels % (warps_n * coopmat.frag_n) != 0) continue;
-    const uint32_t loads = tile_channels / warps_m / coopmat.frag_m + tile_pixels / warps_n / coopmat.frag_n;
-    if (best.empty() || loads < best_loads) {
-      best = {warps_m, warps_n, coopmat.frag_m, coopmat.frag_n, coopmat.frag_k};
-      best_loads = loads;
-    }
-  }
-  return best;
-}
-
 size_t LoweredIsland::dispatch_count() const {
   return static_cast<size_t>(
       std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));

@@ -32,6 +32,7 @@
 
 #include "delegates/delegate.h"
 #include "delegates/vulkan/conv_tiling.h"
+#include "delegates/vulkan/kernel_params.h"
 #include "graph/graph.h"
 #include "hetsched/status.h"
 
@@ -133,13 +134,6 @@ struct LoweredIsland {
 // binding points at.
 inline constexpr int kParamsBuffer = 0;
 
-// How conv2d_coopmat.comp runs on a device: its cooperative-matrix shape
-// and subgroup size (pick_f16_coopmat_shape, SharedGpuContext).
-struct CoopMatConv {
-  uint32_t frag_m = 16, frag_n = 16, frag_k = 16;
-  uint32_t subgroup_size = 32;
-};
-
 struct LoweringOptions {
   // Every non-depthwise Conv uses this tiling (through clamp_conv_tiling)
   // instead of choose_conv_tiling's: for benchmarks.
@@ -151,12 +145,6 @@ struct LoweringOptions {
   std::optional<CoopMatConv> coopmat;
 };
 
-// conv2d_coopmat.comp's specialisation constants 5..9 (after
-// ConvSpecialization's 0..4) for a tile of `tile_channels` x `tile_pixels`:
-// a grid of subgroups over the tile whose every cell is whole fragments.
-// Empty when none fits (the conv then runs conv2d.comp).
-std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
-                                             uint32_t tile_pixels);
 
 // Lowers `graph` (an island's sub-graph, shape-inferred, every node
 // accepted by vulkan_supports) to buffers and steps. Errors name the node:

@@ -11,7 +11,8 @@ hetsched_library(hetsched_vulkan_delegate SOURCES ${hetsched_vulkan_sources}
                       spdlog::spdlog)
 
 file(GLOB hetsched_vulkan_shaders CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.comp)
-file(GLOB hetsched_vulkan_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl)
+file(GLOB hetsched_vulkan_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl
+     ${PROJECT_SOURCE_DIR}/shared_gpu/shaders/*.glsl)
 hetsched_embed_spirv(hetsched_vulkan_delegate ${hetsched_vulkan_shaders})
 
 # glslc resolves #include "common.glsl" itself; hetsched_embed_spirv only

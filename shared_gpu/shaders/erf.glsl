@@ -1,5 +1,5 @@
 // erf, erfc and Gelu in f32, shared by the Vulkan delegate's shaders
-// (through its common.glsl) and the VGF delegate's (unary.comp, gelu.comp),
+// (through gpu_ops.glsl) and the VGF delegate's (unary.comp, gelu.comp),
 // so both GPU engines compute them alike. Include after
 // `#extension GL_GOOGLE_include_directive : require`.
 

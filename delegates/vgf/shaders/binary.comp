@@ -1,6 +1,7 @@
 // VGF binary operators (add, sub, mul, pow) with broadcasting: operands have
 // the output's rank, and a dim of size 1 has stride 0. One invocation per
-// output element.
+// output element. A clamp that reads nothing but this op's output is folded
+// in by the dispatch plan (a residual Add and its ReLU: one dispatch).
 #version 450
 layout(local_size_x = 64) in;
 
@@ -8,15 +9,18 @@ layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 
-// op: 0 add, 1 sub, 2 mul, 3 pow. Strides are in elements.
+// op: 0 add, 1 sub, 2 mul, 3 pow. Strides are in elements. clamp: 1 when
+// the result is clamped to [lo, hi].
 layout(push_constant) uniform Params {
   uint count;
   uint op;
   uint rank;
-  uint unused;
+  uint clamp;
   uint shape[6];
   uint a_strides[6];
   uint b_strides[6];
+  float lo;
+  float hi;
 } p;
 
 // std::pow's results where GLSL pow() is undefined: negative bases with
@@ -53,5 +57,6 @@ void main() {
     case 2u: r = u * v; break;
     default: r = pow_c(u, v); break;
   }
+  if (p.clamp != 0u) r = min(max(r, p.lo), p.hi);
   y[i] = r;
 }

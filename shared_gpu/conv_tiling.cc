@@ -1,11 +1,11 @@
-#include "delegates/vulkan/conv_tiling.h"
+#include "shared_gpu/conv_tiling.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "delegates/vulkan/kernel_params.h"
+#include "shared_gpu/conv_kernel.h"
 
-namespace hetsched::vulkan {
+namespace hetsched::gpu {
 
 namespace {
 
@@ -94,4 +94,4 @@ std::string to_string(const ConvTiling& tiling) {
          std::to_string(tiling.splits);
 }
 
-}  // namespace hetsched::vulkan
+}  // namespace hetsched::gpu

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// 2-D convolution (NCHW, grouped, strided, padded, dilated) as an implicit
-// GEMM per group: Y[oc, pixel] = sum over k = (c, kh, kw) of W[oc, k] *
+// 2-D convolution (NCHW or NHWC, grouped, strided, padded, dilated) as an
+// implicit GEMM per group: Y[oc, pixel] = sum over k = (c, kh, kw) of W[oc, k] *
 // X[patch(pixel), k], where the pixels of all images form one dimension.
 //
 // Each workgroup of 256 invocations (16 x 16) computes a tile of
@@ -23,9 +23,15 @@
 // slice of the K steps and writes its raw partial sums, laid out like Y,
 // to slice's part of binding 3; conv2d_reduce.comp adds the slices, the
 // bias and the epilogue. With kSplits == 1 the epilogue happens here.
-// Push constants: ConvPush in delegates/vulkan/kernel_params.h; the
-// specialisation: ConvSpecialization there.
-#include "common.glsl"
+// Both GPU engines run it: the Vulkan delegate on NCHW tensors, the VGF
+// runtime on NHWC ones (kNhwc); the layout changes the strides of X and Y,
+// the host-made tap table and, for tap-major K in NHWC, how the input tile
+// is loaded: there a step's 16 k are 16 channels adjacent in memory, so each
+// invocation loads 4 of them as one vec4 (a warp reads whole 64-byte runs
+// of 8 pixels) where NCHW invocations load one pixel each of a channel row.
+// Push constants: ConvPush in shared_gpu/conv_kernel.h; the specialisation:
+// ConvSpecialization there.
+#include "gpu_ops.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -44,14 +50,25 @@ layout(constant_id = 3) const uint kEpilogueOps = 0u;
 // tap table, k = (c * kernel_h + kh) * kernel_w + kw. The host arranges
 // the weights in the same order.
 layout(constant_id = 4) const bool kTapMajor = false;
+// X and Y are NHWC ([n][h][w][c]) instead of NCHW. The weights and the tap
+// table are arranged by the host to match (shared_gpu/conv_kernel.h).
+layout(constant_id = 5) const bool kNhwc = false;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+// The same buffer as vec4s, for NHWC tap-major loads: every such load starts
+// at a multiple of 4 floats (the channels are a multiple of 16).
+layout(set = 0, binding = 0) readonly restrict buffer X4 { vec4 x4[]; };
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
-// Channel-major K only (else the parameter buffer stands in): per k =
-// (c, kh, kw) of a group, x = c*H*W + kh*dh*W + kw*dw, the input offset
-// from the window's origin; y = kh*dh | (kw*dw) << 16.
+// The same buffer as vec4s: in NHWC an invocation's 4 channels of a pixel
+// are adjacent, and go out as one store when the channels of a group are a
+// multiple of 4 (each element is still written once, by one of the two).
+layout(set = 0, binding = 3) writeonly restrict buffer Y4 { vec4 y4[]; };
+// Channel-major K only (else any buffer stands in): per k of a group, x =
+// the input offset of its (c, kh, kw) from the window's origin (NCHW:
+// c*H*W + kh*dh*W + kw*dw; NHWC: (kh*dh*W + kw*dw)*C + c); y = kh*dh |
+// (kw*dw) << 16.
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 
 layout(push_constant) uniform Push {
@@ -75,9 +92,15 @@ const uint kRowsPerPass = 256u / kTileN;
 // Weight-tile vec4s and input-tile elements each invocation loads per step.
 const uint kWeightLoads = kThreadM / 4u;
 const uint kInputLoads = kThreadN;
+// NHWC tap-major: vec4 loads per invocation, each of its own pixel (a pass
+// of the workgroup covers 64 pixels x 16 channels).
+const uint kQuadLoads = kThreadN / 4u;
+const bool kChannelQuads = kNhwc && kTapMajor;
 
 shared vec4 w_tile[2][kTileK][kQuadsM];
-shared vec4 x_tile[2][kTileK][kQuadsN];
+// NHWC tap-major stores 4 rows of one column per invocation: a row padded
+// by one vec4 keeps those stores to 2-way bank conflicts.
+shared vec4 x_tile[2][kTileK][kQuadsN + (kChannelQuads ? 1u : 0u)];
 
 // What one step's global loads need, set once at the start of main().
 uint tid;
@@ -94,7 +117,10 @@ int ih0, iw0;
 // Where the pixel's window origin would be in X; it may lie in the
 // padding, so the sum is only formed for taps inside the input.
 int x_origin;
-uint in_plane;  // in_h * in_w
+// Element strides of X: one channel, one input row.
+uint channel_stride;
+uint row_stride;
+uint column_stride;
 // Tap-major: the tap and first channel of the next step load_step reads
 // (steps are loaded in order).
 uint next_kh, next_kw, next_c0;
@@ -103,6 +129,14 @@ uint next_kh, next_kw, next_c0;
 // arithmetic until after it.
 vec4 w_next[kWeightLoads];
 float x_next[kInputLoads];
+// NHWC tap-major: the invocation's 4 channels (my_quad) of pass s's pixel
+// (my_column + 64 s), that pixel's window origin (ih0 is far negative for a
+// pixel past the end, which no tap brings inside) and its offset in X.
+uint my_quad;
+int pass_ih0[kQuadLoads];
+int pass_iw0[kQuadLoads];
+int pass_origin[kQuadLoads];
+vec4 quad_next[kQuadLoads];
 
 void load_step(uint step) {
   const uint k0 = step * kTileK;
@@ -110,15 +144,32 @@ void load_step(uint step) {
     const uint e = tid + s * 256u;
     w_next[s] = w[w_base + (k0 + e / kQuadsM) * w_row + quad0 + e % kQuadsM];
   }
-  if (kTapMajor) {
+  if (kChannelQuads) {
+    const int dh = int(next_kh * pc.dilation_h);
+    const int dw = int(next_kw * pc.dilation_w);
+    const int tap_offset = dh * int(row_stride) + dw * int(column_stride) + int(next_c0 + 4u * my_quad);
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      quad_next[s] = vec4(0.0);
+      if (uint(pass_ih0[s] + dh) < pc.in_h && uint(pass_iw0[s] + dw) < pc.in_w)
+        quad_next[s] = x4[uint(pass_origin[s] + tap_offset) >> 2];
+    }
+    next_c0 += kTileK;
+    if (next_c0 == pc.group_channels) {
+      next_c0 = 0u;
+      if (++next_kw == pc.kernel_w) {
+        next_kw = 0u;
+        ++next_kh;
+      }
+    }
+  } else if (kTapMajor) {
     const int ih = ih0 + int(next_kh * pc.dilation_h);
     const int iw = iw0 + int(next_kw * pc.dilation_w);
     const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
-    const int base = x_origin + int((next_kh * pc.dilation_h) * pc.in_w + next_kw * pc.dilation_w +
-                                    (next_c0 + my_row) * in_plane);
+    const int base = x_origin + int((next_kh * pc.dilation_h) * row_stride + next_kw * pc.dilation_w * column_stride +
+                                    (next_c0 + my_row) * channel_stride);
     for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[s] = 0.0;
-      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * in_plane)];
+      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * channel_stride)];
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -147,6 +198,13 @@ void store_step(uint buf) {
   for (uint s = 0u; s < kWeightLoads; ++s) {
     const uint e = tid + s * 256u;
     w_tile[buf][e / kQuadsM][e % kQuadsM] = w_next[s];
+  }
+  if (kChannelQuads) {
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      const uint column = my_column + 64u * s;
+      for (uint j = 0u; j < 4u; ++j) x_tile[buf][4u * my_quad + j][column / 4u][column % 4u] = quad_next[s][j];
+    }
+    return;
   }
   for (uint s = 0u; s < kInputLoads; ++s) x_tile[buf][my_row + s * kRowsPerPass][my_column / 4u][my_column % 4u] = x_next[s];
 }
@@ -177,8 +235,25 @@ void main() {
   const uint ohw = my_pixel % plane;
   ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
   iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
-  in_plane = pc.in_h * pc.in_w;
-  x_origin = int((n * pc.channels + group * pc.group_channels) * in_plane) + ih0 * int(pc.in_w) + iw0;
+  const uint in_plane = pc.in_h * pc.in_w;
+  channel_stride = kNhwc ? 1u : in_plane;
+  column_stride = kNhwc ? pc.channels : 1u;
+  row_stride = pc.in_w * column_stride;
+  x_origin = int(n * pc.channels * in_plane + group * pc.group_channels * channel_stride) + ih0 * int(row_stride) +
+             iw0 * int(column_stride);
+  if (kChannelQuads) {
+    my_quad = tid % 4u;
+    my_column = tid / 4u;
+    for (uint s = 0u; s < kQuadLoads; ++s) {
+      const uint pixel = pixel0 + my_column + 64u * s;
+      const uint pn = pixel / plane;
+      const uint phw = pixel % plane;
+      pass_ih0[s] = pixel < pixels ? int(phw / pc.out_w * pc.stride_h) - int(pc.pad_top) : -65536;
+      pass_iw0[s] = int(phw % pc.out_w * pc.stride_w) - int(pc.pad_left);
+      pass_origin[s] = int(pn * pc.channels * in_plane + group * pc.group_channels) + pass_ih0[s] * int(row_stride) +
+                       pass_iw0[s] * int(column_stride);
+    }
+  }
   if (kTapMajor) {
     const uint tap = step_begin * kTileK / pc.group_channels;
     next_c0 = step_begin * kTileK - tap * pc.group_channels;
@@ -227,11 +302,26 @@ void main() {
       const uint out_n = pixel / plane;
       const uint out_hw = pixel % plane;
       for (uint i = 0u; i < kThreadM / 4u; ++i) {
+        const uint oc0 = 4u * (quad0 + 16u * i + ty);
+        if (kNhwc && pc.group_out % 4u == 0u && oc0 < pc.group_out) {
+          const uint channel0 = group * pc.group_out + oc0;
+          const uint index = pixel * pc.out_channels + channel0;
+          vec4 v = vec4(acc[4u * i][j][c], acc[4u * i + 1u][j][c], acc[4u * i + 2u][j][c], acc[4u * i + 3u][j][c]);
+          if (kSplits == 1u) {
+            for (uint r = 0u; r < 4u; ++r)
+              v[r] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v[r] + bias[channel0 + r] : v[r]);
+            y4[index / 4u] = v;
+          } else {
+            y4[(slice * y_total + index) / 4u] = v;
+          }
+          continue;
+        }
         for (uint r = 0u; r < 4u; ++r) {
           const uint oc = 4u * (quad0 + 16u * i + ty) + r;
           if (oc >= pc.group_out) continue;
           const uint channel = group * pc.group_out + oc;
-          const uint index = (out_n * pc.out_channels + channel) * plane + out_hw;
+          const uint index =
+              kNhwc ? pixel * pc.out_channels + channel : (out_n * pc.out_channels + channel) * plane + out_hw;
           const float v = acc[4u * i + r][j][c];
           if (kSplits == 1u) {
             y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);

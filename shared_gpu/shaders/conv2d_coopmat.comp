@@ -5,10 +5,10 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
-// 2-D convolution as conv2d.comp computes it (NCHW, grouped, strided,
-// padded, dilated; an implicit GEMM per group, same bindings, push
-// constants, weight arrangement and split-K), with the multiplies on the
-// tensor cores: `precision: fp16` in a profile.
+// 2-D convolution as conv2d.comp computes it (NCHW or NHWC, grouped,
+// strided, padded, dilated; an implicit GEMM per group, same bindings, push
+// constants, weight arrangement, tap table and split-K), with the
+// multiplies on the tensor cores: `precision: fp16` in a profile.
 //
 // Each stage's weight and input tiles (two K steps of 16, one barrier) are
 // loaded from the f32 buffers as in conv2d.comp, rounded to f16 into shared
@@ -26,7 +26,7 @@
 // tile (k x pixels) a row-major B. At the end each subgroup stores one
 // fragment at a time into its own staging block and its invocations apply
 // bias and epilogue (or write partial sums) from there.
-#include "common.glsl"
+#include "gpu_ops.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -35,14 +35,17 @@ layout(constant_id = 1) const uint kThreadN = 4u;  // tile pixels / 16: 4 or 8
 layout(constant_id = 2) const uint kSplits = 1u;
 layout(constant_id = 3) const uint kEpilogueOps = 0u;
 layout(constant_id = 4) const bool kTapMajor = false;
+// X and Y are NHWC (conv2d.comp's kNhwc; loads here stay one element per
+// invocation in either layout).
+layout(constant_id = 5) const bool kNhwc = false;
 // The subgroup grid over the tile: kWarpsM * kWarpsN = 256 / subgroup size.
-layout(constant_id = 5) const uint kWarpsM = 2u;
-layout(constant_id = 6) const uint kWarpsN = 4u;
+layout(constant_id = 6) const uint kWarpsM = 2u;
+layout(constant_id = 7) const uint kWarpsN = 4u;
 // The cooperative-matrix shape: kFragK divides 16; kFragM and kFragN
 // divide the subgroup's share of the tile.
-layout(constant_id = 7) const uint kFragM = 16u;
-layout(constant_id = 8) const uint kFragN = 16u;
-layout(constant_id = 9) const uint kFragK = 16u;
+layout(constant_id = 8) const uint kFragM = 16u;
+layout(constant_id = 9) const uint kFragN = 16u;
+layout(constant_id = 10) const uint kFragK = 16u;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
@@ -98,7 +101,10 @@ uint my_row;
 bool pixel_valid;
 int ih0, iw0;
 int x_origin;
-uint in_plane;
+// Element strides of X: one channel, one input row, one column.
+uint channel_stride;
+uint row_stride;
+uint column_stride;
 uint next_kh, next_kw, next_c0;
 
 vec4 w_next[kStageSteps][kWeightLoads];
@@ -115,11 +121,11 @@ void load_step(uint step, uint t) {
     const int ih = ih0 + int(next_kh * pc.dilation_h);
     const int iw = iw0 + int(next_kw * pc.dilation_w);
     const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
-    const int base = x_origin + int((next_kh * pc.dilation_h) * pc.in_w + next_kw * pc.dilation_w +
-                                    (next_c0 + my_row) * in_plane);
+    const int base = x_origin + int((next_kh * pc.dilation_h) * row_stride + next_kw * pc.dilation_w * column_stride +
+                                    (next_c0 + my_row) * channel_stride);
     for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[t][s] = 0.0;
-      if (inside) x_next[t][s] = x[base + int(s * kRowsPerPass * in_plane)];
+      if (inside) x_next[t][s] = x[base + int(s * kRowsPerPass * channel_stride)];
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -198,8 +204,12 @@ void main() {
   const uint ohw = my_pixel % plane;
   ih0 = int(ohw / pc.out_w * pc.stride_h) - int(pc.pad_top);
   iw0 = int(ohw % pc.out_w * pc.stride_w) - int(pc.pad_left);
-  in_plane = pc.in_h * pc.in_w;
-  x_origin = int((n * pc.channels + group * pc.group_channels) * in_plane) + ih0 * int(pc.in_w) + iw0;
+  const uint in_plane = pc.in_h * pc.in_w;
+  channel_stride = kNhwc ? 1u : in_plane;
+  column_stride = kNhwc ? pc.channels : 1u;
+  row_stride = pc.in_w * column_stride;
+  x_origin = int(n * pc.channels * in_plane + group * pc.group_channels * channel_stride) + ih0 * int(row_stride) +
+             iw0 * int(column_stride);
   if (kTapMajor) {
     const uint tap = step_begin * kTileK / pc.group_channels;
     next_c0 = step_begin * kTileK - tap * pc.group_channels;
@@ -258,7 +268,8 @@ void main() {
         const uint pixel = pixel0 + sub_n + j * kFragN + e % kFragN;
         if (oc >= pc.group_out || pixel >= pixels) continue;
         const uint channel = group * pc.group_out + oc;
-        const uint index = (pixel / plane * pc.out_channels + channel) * plane + pixel % plane;
+        const uint index =
+            kNhwc ? pixel * pc.out_channels + channel : (pixel / plane * pc.out_channels + channel) * plane + pixel % plane;
         const float v = staging[stage + e];
         if (kSplits == 1u) {
           y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);

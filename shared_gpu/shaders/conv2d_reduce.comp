@@ -4,13 +4,14 @@
 // each output element is the sum of its kSplits partial sums, in slice
 // order, plus the bias, through the fused epilogue. One invocation per
 // element of Y, over a 2-D grid (linear_group()).
-// Push constants: ConvPush in delegates/vulkan/kernel_params.h, the same
-// words as the conv dispatch's.
-#include "common.glsl"
+// Push constants: ConvPush in shared_gpu/conv_kernel.h, the same words as
+// the conv dispatch's.
+#include "gpu_ops.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const uint kSplits = 2u;
+layout(constant_id = 1) const bool kNhwc = false;  // Y (and so each slice) is NHWC
 
 // kSplits slices, each laid out like Y.
 layout(set = 0, binding = 0) readonly restrict buffer Partial { float partial[]; };
@@ -36,6 +37,6 @@ void main() {
   if (i >= total) return;
   float v = 0.0;
   for (uint s = 0u; s < kSplits; ++s) v += partial[s * total + i];
-  if (pc.has_bias != 0u) v += bias[(i / plane) % pc.out_channels];
+  if (pc.has_bias != 0u) v += bias[kNhwc ? i % pc.out_channels : (i / plane) % pc.out_channels];
   y[i] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v);
 }

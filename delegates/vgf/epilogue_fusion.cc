@@ -1,0 +1,140 @@
+#include "delegates/vgf/epilogue_fusion.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <variant>
+
+#include "shared_gpu/gpu_op_codes.h"
+
+namespace hetsched::vgf {
+
+// The HardSwish shader the lowering puts in a compute segment: a segment
+// carrying exactly these words is known to compute HardSwish.
+#include "delegates/vgf/shaders/hardswish_spv.h"
+
+namespace {
+
+using GpuOp = gpu::OpCode;
+
+// A tensor nothing else reads: folding the operator that reads it skips it.
+bool private_intermediate(const VgfFile& file, uint32_t id, const std::vector<uint32_t>& readers) {
+  const Resource& r = file.resources[id];
+  return r.kind == ResourceKind::kIntermediate && r.alias_group < 0 && readers[id] == 1;
+}
+
+// The values of a constant of the running tensor's rank whose dims are all
+// 1 but the last, which is 1 or `channels`: one value per channel (or one
+// for all). Nothing otherwise.
+std::optional<std::vector<float>> channel_constant(const VgfFile& file, uint32_t id, size_t rank, int64_t channels) {
+  const Resource& r = file.resources[id];
+  if (r.kind != ResourceKind::kConstant || r.dtype != DType::kFloat32 || r.shape.size() != rank) return std::nullopt;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    if (r.shape[d] != 1) return std::nullopt;
+  const int64_t n = r.shape.empty() ? 1 : r.shape.back();
+  if (n != 1 && n != channels) return std::nullopt;
+  std::vector<float> v(static_cast<size_t>(n));
+  std::memcpy(v.data(), file.constants.data() + r.constant_offset, v.size() * sizeof(float));
+  if (n == 1) v.assign(static_cast<size_t>(channels), v[0]);
+  return v;
+}
+
+// The epilogue op of a unary operator on the running tensor, if it has one.
+std::optional<std::pair<GpuOp, std::array<float, 2>>> epilogue_of(const Operator& op) {
+  switch (op.op) {
+    case vgf::OpCode::kClamp: {
+      const auto& c = std::get<ClampAttr>(op.attr);
+      if (c.min == 0.f && c.max == std::numeric_limits<float>::infinity()) return {{GpuOp::kRelu, {0.f, 0.f}}};
+      return {{GpuOp::kClip, {c.min, c.max}}};
+    }
+    case vgf::OpCode::kSigmoid: return {{GpuOp::kSigmoid, {0.f, 0.f}}};
+    case vgf::OpCode::kTanh: return {{GpuOp::kTanh, {0.f, 0.f}}};
+    default: return std::nullopt;
+  }
+}
+
+bool is_hardswish(const Module& m) {
+  return m.type == ModuleType::kCompute && m.spirv.size() == std::size(kHardswishSpv) &&
+         std::equal(m.spirv.begin(), m.spirv.end(), std::begin(kHardswishSpv));
+}
+
+}  // namespace
+
+std::vector<uint32_t> count_readers(const VgfFile& file) {
+  std::vector<uint32_t> readers(file.resources.size(), 0);
+  for (const Segment& s : file.segments) {
+    if (s.type == ModuleType::kCompute) {
+      for (uint32_t id : s.inputs) ++readers[id];
+      continue;
+    }
+    for (const Operator& op : file.modules[s.module].ops)
+      for (uint32_t id : op.inputs) ++readers[id];
+  }
+  for (uint32_t id : file.outputs) ++readers[id];
+  return readers;
+}
+
+FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t producer, uint32_t produced,
+                    int64_t channels, const std::vector<uint32_t>& readers) {
+  FusedTail tail;
+  tail.output = produced;
+  tail.scale.assign(static_cast<size_t>(channels), 1.f);
+  tail.shift.assign(static_cast<size_t>(channels), 0.f);
+  const size_t rank = file.resources[produced].shape.size();
+  size_t epilogues = 0;
+  for (size_t i = producer + 1; i < items.size(); ++i) {
+    const uint32_t running = tail.output;
+    if (!private_intermediate(file, running, readers)) break;
+    const PlanItem& item = items[i];
+    uint32_t next = 0;
+    if (!item.op) {
+      // A compute segment: HardSwish of the running tensor, as one epilogue op.
+      const Segment& s = file.segments[item.segment];
+      if (epilogues == gpu::kMaxEpilogueOps || !is_hardswish(file.modules[s.module]) || s.inputs.size() != 1 ||
+          s.inputs[0] != running || s.outputs.size() != 1)
+        break;
+      tail.epilogue_ops |= static_cast<uint32_t>(GpuOp::kHardSwish) << (8 * epilogues);
+      ++epilogues;
+      next = s.outputs[0];
+      tail.nodes.push_back(s.name);
+      tail.ops.push_back("hardswish");
+    } else {
+      const Operator& op = *item.op;
+      if (op.outputs.size() != 1 || file.resources[op.outputs[0]].shape != file.resources[running].shape) break;
+      if (const auto e = epilogue_of(op); e && op.inputs[0] == running) {
+        if (epilogues == gpu::kMaxEpilogueOps) break;
+        tail.epilogue_ops |= static_cast<uint32_t>(e->first) << (8 * epilogues);
+        tail.epilogue_params[2 * epilogues] = e->second[0];
+        tail.epilogue_params[2 * epilogues + 1] = e->second[1];
+        ++epilogues;
+      } else if ((op.op == vgf::OpCode::kMul || op.op == vgf::OpCode::kAdd ||
+                  (op.op == vgf::OpCode::kSub && op.inputs[0] == running)) &&
+                 epilogues == 0 && op.inputs.size() == 2 && (op.inputs[0] == running) != (op.inputs[1] == running)) {
+        // Channel affine, only before any activation: it folds into the
+        // weights (scale) and bias (shift).
+        const uint32_t other = op.inputs[0] == running ? op.inputs[1] : op.inputs[0];
+        const std::optional<std::vector<float>> c = channel_constant(file, other, rank, channels);
+        if (!c) break;
+        for (size_t ch = 0; ch < c->size(); ++ch) {
+          if (op.op == vgf::OpCode::kMul) {
+            tail.scale[ch] *= (*c)[ch];
+            tail.shift[ch] *= (*c)[ch];
+          } else {
+            tail.shift[ch] += op.op == vgf::OpCode::kAdd ? (*c)[ch] : -(*c)[ch];
+          }
+        }
+      } else {
+        break;
+      }
+      next = op.outputs[0];
+      tail.nodes.push_back(op.name);
+      tail.ops.push_back(std::string(op_name(op.op)));
+    }
+    tail.output = next;
+    tail.items = i - producer;
+  }
+  return tail;
+}
+
+}  // namespace hetsched::vgf

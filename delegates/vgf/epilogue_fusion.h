@@ -1,0 +1,50 @@
+// What the dispatch plan folds into a convolution (conv2d, depthwise_conv2d,
+// or a matmul by constant weights run as a 1x1 conv): the operators that
+// follow it in execution order and touch only its output, as the Vulkan
+// delegate's lowering folds BatchNormalization, bias Adds and activations
+// into its convs. Multiplications and additions by per-channel (or scalar)
+// constants become a scale of the weights and a bias; then up to
+// gpu::kMaxEpilogueOps activations (clamp, sigmoid, tanh, and the HardSwish
+// compute segment the lowering writes) become the shared conv kernel's
+// epilogue. Each fused operator's input must be read by it alone and be an
+// intermediate outside any alias group, so nothing else sees the skipped
+// tensors. GPU-free, like dispatch_plan.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "delegates/vgf/vgf_format.h"
+
+namespace hetsched::vgf {
+
+// One step of a file in execution order: an operator of a graph segment, or
+// a compute segment (op == nullptr).
+struct PlanItem {
+  uint32_t segment = 0;
+  const Operator* op = nullptr;
+};
+
+struct FusedTail {
+  size_t items = 0;     // items after the producer folded into it
+  uint32_t output = 0;  // what the fused dispatch writes: the last folded item's output
+  // Per output channel: the conv's result becomes acc * scale + shift (the
+  // bias, before scaling, is the caller's to add into shift).
+  std::vector<float> scale, shift;
+  uint32_t epilogue_ops = 0;  // gpu::OpCode values, one per byte
+  float epilogue_params[4] = {};
+  std::vector<std::string> nodes, ops;  // the folded items' graph nodes and TOSA op names
+};
+
+// Readers of each resource: operator and compute-segment inputs, one more
+// for an island output.
+std::vector<uint32_t> count_readers(const VgfFile& file);
+
+// The items after items[producer] (which writes `produced`, `channels`
+// channels in its last dim) that fold into it.
+FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t producer, uint32_t produced,
+                    int64_t channels, const std::vector<uint32_t>& readers);
+
+}  // namespace hetsched::vgf

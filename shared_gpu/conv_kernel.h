@@ -1,0 +1,126 @@
+// The convolution kernels both GPU engines run, and the host side of their
+// interface: shared_gpu/shaders/conv2d.comp (an implicit GEMM: 64/128-wide
+// tiles, double-buffered shared memory, tap-major K, split-K), its second
+// pass conv2d_reduce.comp, and depthwise_conv2d.comp. The Vulkan delegate
+// dispatches them on NCHW tensors, the VGF runtime on NHWC ones; the layout
+// is a specialisation constant (ConvSpecialization::nhwc), so one tiling
+// (shared_gpu/conv_tiling.h) and one source serve both. Each struct here
+// mirrors the declaration in the shaders; a change on one side must be made
+// on the other.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "shared_gpu/conv_tiling.h"
+
+namespace hetsched::gpu {
+
+inline constexpr uint32_t kConvGroupSize = 256;  // conv2d.comp: 16x16 invocations, each 1/16 of each tile side
+inline constexpr uint32_t kConvTileK = 16;       // conv2d.comp: K per step
+
+// The kernels' SPIR-V (compiled and embedded at build time).
+std::span<const uint32_t> conv2d_spirv();
+std::span<const uint32_t> conv2d_reduce_spirv();
+std::span<const uint32_t> depthwise_conv2d_spirv();
+// conv2d.comp with its products on the tensor cores (VK_NV_cooperative_matrix,
+// f16 operands, f32 accumulation): same bindings, push constants, weights,
+// tap table and split-K; its specialisation is ConvSpecialization's then
+// coopmat_specialization's.
+std::span<const uint32_t> conv2d_coopmat_spirv();
+
+// How conv2d_coopmat.comp runs on a device: its cooperative-matrix shape
+// (pick_f16_coopmat_shape) and the device's subgroup size.
+struct CoopMatConv {
+  uint32_t frag_m = 16, frag_n = 16, frag_k = 16;
+  uint32_t subgroup_size = 32;
+};
+
+// conv2d_coopmat.comp's specialisation constants 6..10 (after
+// ConvSpecialization's 0..5) for a tile of `tile_channels` x `tile_pixels`:
+// a grid of subgroups over the tile whose every cell holds whole fragments
+// (the squarest such grid). Empty when none fits: the conv then runs
+// conv2d.comp.
+std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
+                                             uint32_t tile_pixels);
+
+// Storage buffers of each kernel: conv2d X, W, bias, Y (or the partial
+// sums), taps; conv2d_reduce partial sums, bias, Y; depthwise X, W, bias, Y.
+inline constexpr uint32_t kConv2dBindings = 5;
+inline constexpr uint32_t kConv2dReduceBindings = 3;
+inline constexpr uint32_t kDepthwiseConv2dBindings = 4;
+
+// Push constants of all three. Shapes are logical (channels apart from
+// height and width) whatever the layout.
+struct ConvPush {
+  uint32_t batch, channels, in_h, in_w;
+  uint32_t out_channels, out_h, out_w;
+  uint32_t group_channels, group_out;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w;
+  uint32_t dilation_h, dilation_w, pad_top, pad_left;
+  uint32_t has_bias;
+  uint32_t epilogue_ops;
+  float epilogue_params[4];
+};
+static_assert(sizeof(ConvPush) == 92);
+
+// conv2d.comp's specialisation (conv_tiling.h says how it is chosen);
+// conv2d_reduce.comp takes `splits` as constant_id 0 and the layout as
+// constant_id 1; depthwise_conv2d.comp the layout alone, as constant_id 0
+// (its weights: [out channel][tap] for NCHW, [tap][out channel] for NHWC).
+struct ConvSpecialization {
+  uint32_t thread_channels;  // constant_id 0: tile channels / 16, 4 or 8
+  uint32_t thread_pixels;    // constant_id 1: tile pixels / 16, 4 or 8
+  uint32_t splits;           // constant_id 2: K slices; > 1 writes partial sums
+  uint32_t epilogue_ops;     // constant_id 3: ConvPush::epilogue_ops (splits == 1)
+  uint32_t tap_major;        // constant_id 4: K is tap-major (channels per group % 16 == 0)
+  uint32_t nhwc = 0;         // constant_id 5: X and Y are NHWC (the VGF runtime's layout)
+};
+
+enum class ConvLayout : uint32_t { kNchw = 0, kNhwc = 1 };
+
+// The implicit GEMM of the conv `p` describes.
+ConvGemmShape conv_gemm_shape(const ConvPush& p);
+// Whether K runs tap-major (every K step of 16 within one tap).
+bool conv_tap_major(const ConvPush& p);
+// conv2d.comp's workgroups for `p` tiled as `t`.
+std::array<uint32_t, 3> conv_workgroups(const ConvPush& p, const ConvTiling& t);
+ConvSpecialization conv_specialization(const ConvPush& p, const ConvTiling& t, ConvLayout layout);
+
+// conv2d.comp's weight matrix: per group, one row per k (tap-major, k =
+// tap * group_channels + c, when conv_tap_major; else k = c * taps + tap),
+// rounded up to whole K steps; each row the group's output channels rounded
+// up to the tile; zero padded. `weight(oc, c, tap)` is W[oc][c][kh][kw] of
+// ONNX's OIHW with tap = kh * kernel_w + kw, c within the group.
+template <class WeightAt>
+std::vector<float> arrange_conv_weights(const ConvPush& p, const ConvTiling& t, WeightAt weight) {
+  const ConvGemmShape shape = conv_gemm_shape(p);
+  const int64_t taps = int64_t{p.kernel_h} * p.kernel_w;
+  const int64_t k_rows = conv_k_steps(shape) * kConvTileK;
+  const int64_t row = (shape.group_out + t.tile_channels - 1) / t.tile_channels * t.tile_channels;
+  const bool tap_major = conv_tap_major(p);
+  std::vector<float> arranged(static_cast<size_t>(shape.groups * k_rows * row), 0.f);
+  for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc) {
+    const int64_t group = oc / shape.group_out, ocg = oc % shape.group_out;
+    for (int64_t c = 0; c < int64_t{p.group_channels}; ++c)
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t k = tap_major ? tap * p.group_channels + c : c * taps + tap;
+        arranged[static_cast<size_t>((group * k_rows + k) * row + ocg)] = weight(oc, c, tap);
+      }
+  }
+  return arranged;
+}
+
+// conv2d.comp's tap table for channel-major K (binding 4): per k = c * taps
+// + tap of a group, the input offset from the window's origin in `layout`
+// and the tap's (row, column) displacement. Empty when tap-major.
+std::vector<uint32_t> conv_taps(const ConvPush& p, ConvLayout layout);
+
+// Bytes of the partial sums of a split-K conv (tiling t): t.splits
+// outputs' worth. 0 without split-K.
+uint64_t conv_partial_bytes(const ConvPush& p, const ConvTiling& t);
+
+}  // namespace hetsched::gpu

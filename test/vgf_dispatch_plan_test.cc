@@ -1,0 +1,163 @@
+// What the VGF dispatch plan makes of lowered islands (GPU-free): which
+// kernels convolutions run (the conv kernels shared with the Vulkan
+// delegate, in NHWC), their tiling, and what folds into them. The numbers
+// these dispatches compute are checked against the portable kernels in
+// vgf_ops_test (SharedConv*, SharedLinear*, ResidualAddFusedRelu).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+#include "delegates/vgf/dispatch_plan.h"
+#include "delegates/vgf/lowering.h"
+#include "graph/builder.h"
+#include "shared_gpu/conv_kernel.h"
+#include "shared_gpu/gpu_op_codes.h"
+#include "test/vulkan_test_driver.h"
+
+namespace hetsched::vgf {
+namespace {
+
+Tensor ramp(const Shape& shape) {
+  Tensor t({DType::kFloat32, shape});
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = 0.01f * static_cast<float>(i % 17) - 0.05f;
+  return t;
+}
+
+DispatchPlan plan_of(const std::function<void(GraphBuilder&)>& build) {
+  GraphBuilder b("g");
+  build(b);
+  Result<Graph> g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  if (!g.is_ok()) return {};
+  Result<VgfFile> file = lower_island(testing::whole_graph_island(*g, "vgf"));
+  EXPECT_TRUE(file.is_ok()) << file.status().message();
+  if (!file.is_ok()) return {};
+  return plan_dispatches(*file);
+}
+
+std::vector<Kernel> kernels(const DispatchPlan& plan) {
+  std::vector<Kernel> k;
+  for (const SegmentDispatches& s : plan.segments)
+    for (const Dispatch& d : s.dispatches) k.push_back(d.kernel);
+  return k;
+}
+
+const Dispatch& first(const DispatchPlan& plan) {
+  for (const SegmentDispatches& s : plan.segments)
+    if (!s.dispatches.empty()) return s.dispatches.front();
+  static const Dispatch none;
+  ADD_FAILURE() << "no dispatch";
+  return none;
+}
+
+// A conv of 1x64x4x4 by 32x64x3x3 and whatever `tail` adds after it.
+DispatchPlan conv_plan(const std::function<ValueId(GraphBuilder&, ValueId)>& tail, Shape x = {1, 64, 4, 4},
+                       Shape w = {32, 64, 3, 3}) {
+  return plan_of([&](GraphBuilder& b) {
+    const ValueId in = b.input("x", {DType::kFloat32, x});
+    const ValueId y = b.op("Conv", {in, b.constant("w", ramp(w)), b.constant("b", ramp({w[0]}))},
+                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    b.output(tail ? tail(b, y) : y);
+  });
+}
+
+TEST(VgfDispatchPlanTest, ConvRunsTheSharedKernelInNhwcWithSplitK) {
+  // 16 pixels, K = 576 (36 steps): four slices, then the reduce.
+  const DispatchPlan plan = conv_plan(nullptr);
+  ASSERT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kConv2dReduce}));
+  const Dispatch& conv = first(plan);
+  ASSERT_EQ(conv.specialization.size(), 6u);
+  EXPECT_EQ(conv.specialization[2], 4u);  // splits
+  EXPECT_EQ(conv.specialization[4], 1u);  // tap-major: 64 channels
+  EXPECT_EQ(conv.specialization[5], 1u);  // NHWC
+  EXPECT_EQ(conv.push.size() * 4, sizeof(gpu::ConvPush));
+  // Arranged weights, bias and the shared partial sums.
+  ASSERT_EQ(plan.derived.size(), 3u);
+  EXPECT_EQ(plan.derived[2].scratch_bytes, 4u * 16 * 32 * 4);
+}
+
+TEST(VgfDispatchPlanTest, ChannelMajorConvCarriesItsNhwcTapTable) {
+  const DispatchPlan plan = conv_plan(nullptr, {1, 5, 8, 8}, {4, 5, 3, 3});
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  EXPECT_EQ(first(plan).specialization[4], 0u);
+  // weights, bias, taps: per k = (c, kh, kw) the NHWC offset and displacement.
+  ASSERT_EQ(plan.derived.size(), 3u);
+  const std::vector<uint32_t>& taps = plan.derived[2].words;
+  ASSERT_EQ(taps.size(), 2u * 5 * 9);
+  const uint32_t at = 2 * (2 * 9 + 1 * 3 + 2);  // k of c = 2, kh = 1, kw = 2
+  EXPECT_EQ(taps[at], (1u * 8 + 2u) * 5 + 2);  // (kh * W + kw) * C + c
+  EXPECT_EQ(taps[at + 1], 1u | 2u << 16);
+}
+
+TEST(VgfDispatchPlanTest, ReluAndHardSwishFoldIntoTheConv) {
+  const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("HardSwish", {b.op("Relu", {y})}); },
+                                      {1, 16, 12, 12}, {8, 16, 3, 3});
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  const Dispatch& conv = first(plan);
+  const uint32_t ops = static_cast<uint32_t>(gpu::OpCode::kRelu) | static_cast<uint32_t>(gpu::OpCode::kHardSwish) << 8;
+  EXPECT_EQ(conv.specialization[3], ops);
+  EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "clamp", "hardswish"}));
+}
+
+TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvWhoseOutputIsReadTwice) {
+  const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); },
+                                      {1, 16, 12, 12}, {8, 16, 3, 3});
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary}));
+  EXPECT_EQ(first(plan).specialization[3], 0u);
+}
+
+TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvThatIsAnIslandOutput) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {1, 16, 12, 12}});
+    const ValueId y = b.op("Conv", {x, b.constant("w", ramp({8, 16, 1, 1}))});
+    b.output(y);
+    b.output(b.op("Relu", {y}));
+  });
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary}));
+}
+
+TEST(VgfDispatchPlanTest, DepthwiseRunsTheSharedKernelWithItsActivation) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 9, 9}});
+    const ValueId y = b.op("Conv", {x, b.constant("w", ramp({6, 1, 3, 3}))}, {{"group", int64_t{6}}});
+    b.output(b.op("Relu", {y}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kDepthwiseConv2d});
+  EXPECT_EQ(first(plan).specialization, std::vector<uint32_t>{1});  // NHWC
+}
+
+TEST(VgfDispatchPlanTest, LinearLayerIsOneConvDispatchWithItsBias) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId a = b.input("a", {DType::kFloat32, {3, 40}});
+    b.output(b.op("Relu", {b.op("Gemm", {a, b.constant("w", ramp({40, 10})), b.constant("c", ramp({10}))})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  gpu::ConvPush p{};
+  std::memcpy(&p, first(plan).push.data(), sizeof(p));
+  EXPECT_EQ(p.batch, 3u);  // rows as pixels
+  EXPECT_EQ(p.channels, 40u);
+  EXPECT_EQ(p.out_channels, 10u);
+  EXPECT_EQ(p.epilogue_ops, static_cast<uint32_t>(gpu::OpCode::kRelu));
+}
+
+TEST(VgfDispatchPlanTest, MatMulOfTwoRunTimeOperandsKeepsTheMatmulKernel) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    b.output(b.op("MatMul", {b.input("a", {DType::kFloat32, {3, 4}}), b.input("b", {DType::kFloat32, {4, 5}})}));
+  });
+  EXPECT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kMatmul});
+}
+
+TEST(VgfDispatchPlanTest, ResidualAddAndReluAreOneDispatch) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {1, 8, 5, 5}});
+    const ValueId r = b.input("r", {DType::kFloat32, {1, 8, 5, 5}});
+    b.output(b.op("Relu", {b.op("Add", {x, r})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kBinary});
+  EXPECT_EQ(first(plan).push[3], 1u);  // clamp
+}
+
+}  // namespace
+}  // namespace hetsched::vgf
