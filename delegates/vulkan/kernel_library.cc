@@ -12,6 +12,9 @@
 namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vulkan/shaders/cast_f32_to_f16_spv.h"
+#include "delegates/vulkan/shaders/cast_from_bool_spv.h"
+#include "delegates/vulkan/shaders/cast_to_bool_spv.h"
+#include "delegates/vulkan/shaders/cast_words_spv.h"
 #include "delegates/vulkan/shaders/conv2d_reduce_spv.h"
 #include "delegates/vulkan/shaders/conv2d_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
@@ -50,6 +53,9 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
+    case Kernel::kCastWords: return spirv::kCastWordsSpv;
+    case Kernel::kCastToBool: return spirv::kCastToBoolSpv;
+    case Kernel::kCastFromBool: return spirv::kCastFromBoolSpv;
   }
   return {};
 }
