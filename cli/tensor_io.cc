@@ -36,8 +36,10 @@ Tensor deterministic_input(const TensorType& type, uint32_t seed) {
       case DType::kUInt8:
       case DType::kBool:
       case DType::kInt8: reinterpret_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t>(r % (type.dtype == DType::kBool ? 2 : 4)); break;
-      case DType::kFloat16:  // the f32 values, rounded to halves
-        t.data<uint16_t>()[i] = float_to_half(static_cast<float>(r) / static_cast<float>(1u << 23) - 1.0f);
+      case DType::kFloat16:  // the f32 values, rounded to halves (or bfloat16s)
+      case DType::kBFloat16:
+        t.data<uint16_t>()[i] =
+            float_to_half_float(type.dtype, static_cast<float>(r) / static_cast<float>(1u << 23) - 1.0f);
         break;
     }
   }

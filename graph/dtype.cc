@@ -13,7 +13,7 @@ struct DTypeInfo {
 constexpr DTypeInfo kDTypes[] = {
     {DType::kFloat32, 4, "f32", 1}, {DType::kInt64, 8, "i64", 7}, {DType::kInt32, 4, "i32", 6},
     {DType::kBool, 1, "bool", 9},   {DType::kUInt8, 1, "u8", 2},  {DType::kInt8, 1, "i8", 3},
-    {DType::kFloat16, 2, "f16", 10},
+    {DType::kFloat16, 2, "f16", 10}, {DType::kBFloat16, 2, "bf16", 16},
 };
 const DTypeInfo& info(DType d) { return kDTypes[static_cast<size_t>(d)]; }
 }  // namespace
@@ -78,6 +78,25 @@ uint16_t float_to_half(float f) {
   const uint32_t rest = man & 0x1fff;
   if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent: still right
   return static_cast<uint16_t>(sign | half);
+}
+
+float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+uint16_t float_to_bfloat16(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);  // NaN: quiet
+  // Round to nearest even on the 16 bits dropped; a carry may reach the
+  // exponent (and inf), which is the right answer.
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+float half_float_to_float(DType d, uint16_t bits) {
+  return d == DType::kBFloat16 ? bfloat16_to_float(bits) : half_to_float(bits);
+}
+
+uint16_t float_to_half_float(DType d, float f) {
+  return d == DType::kBFloat16 ? float_to_bfloat16(f) : float_to_half(f);
 }
 
 }  // namespace hetsched

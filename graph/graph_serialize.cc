@@ -26,7 +26,8 @@ static_assert(static_cast<uint8_t>(fbg::DType::Float32) == static_cast<uint8_t>(
                   static_cast<uint8_t>(fbg::DType::Bool) == static_cast<uint8_t>(DType::kBool) &&
                   static_cast<uint8_t>(fbg::DType::UInt8) == static_cast<uint8_t>(DType::kUInt8) &&
                   static_cast<uint8_t>(fbg::DType::Int8) == static_cast<uint8_t>(DType::kInt8) &&
-                  static_cast<uint8_t>(fbg::DType::Float16) == static_cast<uint8_t>(DType::kFloat16),
+                  static_cast<uint8_t>(fbg::DType::Float16) == static_cast<uint8_t>(DType::kFloat16) &&
+                  static_cast<uint8_t>(fbg::DType::BFloat16) == static_cast<uint8_t>(DType::kBFloat16),
               "graph.fbs DType must number dtypes as hetsched::DType does");
 
 // --- writing -------------------------------------------------------------------

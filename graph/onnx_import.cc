@@ -82,12 +82,14 @@ class Importer {
     HS_RETURN_IF_ERROR(add_outputs(g));
     Status valid = report_.graph.validate();
     if (!valid.is_ok()) return valid.with_context(prefix());
-    // fp16 models run in f32 behind their f16 interface (passes/compute_f16_in_f32.h).
-    std::vector<bool> f16_outputs;
+    // fp16 and bf16 models run in f32 behind their 16-bit interface
+    // (passes/compute_f16_in_f32.h).
+    std::vector<DType> output_dtypes;
     for (const auto& out : g.output())
-      f16_outputs.push_back(out.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT16);
-    if (has_f16_tensors(report_.graph) || std::find(f16_outputs.begin(), f16_outputs.end(), true) != f16_outputs.end()) {
-      Result<Graph> widened = compute_f16_in_f32(report_.graph, f16_outputs);
+      output_dtypes.push_back(dtype_from_onnx(out.type().tensor_type().elem_type()).value_or(DType::kFloat32));
+    if (has_f16_tensors(report_.graph) ||
+        std::any_of(output_dtypes.begin(), output_dtypes.end(), [](DType d) { return is_half_float(d); })) {
+      Result<Graph> widened = compute_f16_in_f32(report_.graph, output_dtypes);
       if (!widened.is_ok()) return widened.status().with_context(prefix());
       report_.graph = std::move(widened).value();
     }

@@ -9,7 +9,7 @@ namespace hetsched::onnx_import {
 
 namespace {
 
-std::string supported_dtypes() { return "FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16"; }
+std::string supported_dtypes() { return "FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16, BFLOAT16"; }
 
 // Copies a typed repeated field of t.num_elements() values into `t`,
 // converting each element to T.
@@ -104,7 +104,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::stri
       copy_typed<int8_t>(proto.int32_data(), t);
       break;
     case DType::kFloat16:
-      // ONNX keeps the 16 bits of each half in the low bits of an int32_data entry.
+    case DType::kBFloat16:
+      // ONNX keeps the 16 bits of each half (or bfloat16) in the low bits of an int32_data entry.
       copy_typed<uint16_t>(proto.int32_data(), t);
       break;
   }

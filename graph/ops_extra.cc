@@ -84,21 +84,13 @@ const std::vector<DType> kNumeric = {DType::kFloat32, DType::kInt64, DType::kInt
 Status cast_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_ASSIGN_OR_RETURN(const int64_t to, ctx.attrs().require_int("to"));
   const std::optional<DType> dtype = dtype_from_onnx(static_cast<int>(to));
-  // f16 to and from f32 only: the edges of an fp16 model computed in f32
-  // (graph/passes/compute_f16_in_f32.h).
-  const DType from = ctx.input_type(0).dtype;
-  if (from == DType::kFloat16 || dtype == DType::kFloat16) {
-    if (!((from == DType::kFloat16 && dtype == DType::kFloat32) || (from == DType::kFloat32 && dtype == DType::kFloat16) ||
-          (from == DType::kFloat16 && dtype == DType::kFloat16)))
-      return unsupported("f16 casts go to and from f32 only, got " + ctx.input_type(0).to_string() + " to ONNX type " +
-                         std::to_string(to));
-    outputs[0] = TensorType{*dtype, ctx.input_type(0).shape};
-    return Status::ok();
-  }
-  HS_RETURN_IF_ERROR(require_dtype(ctx.input_type(0), kCastTypes, "input"));
-  if (!dtype || std::find(kCastTypes.begin(), kCastTypes.end(), *dtype) == kCastTypes.end())
+  // Every dtype to every other; f16 and bf16 through f32 (the CPU kernel).
+  const std::vector<DType> types = {DType::kFloat32, DType::kInt64, DType::kInt32,   DType::kBool,
+                                    DType::kUInt8,   DType::kInt8,  DType::kFloat16, DType::kBFloat16};
+  HS_RETURN_IF_ERROR(require_dtype(ctx.input_type(0), types, "input"));
+  if (!dtype || std::find(types.begin(), types.end(), *dtype) == types.end())
     return unsupported("attribute 'to' = " + std::to_string(to) + " is not a supported target (accepted: " +
-                       dtype_list(kCastTypes) + ", ONNX types 1, 7, 6, 9, 2, 3)");
+                       dtype_list(types) + ", ONNX types 1, 7, 6, 9, 2, 3, 10, 16)");
   outputs[0] = TensorType{*dtype, ctx.input_type(0).shape};
   return Status::ok();
 }

@@ -134,7 +134,8 @@ int64_t Tensor::int_at(int64_t i) const {
     case DType::kInt8: return data<int8_t>()[i];
     case DType::kBool: return data<uint8_t>()[i];
     case DType::kFloat32: return static_cast<int64_t>(data<float>()[i]);
-    case DType::kFloat16: break;
+    case DType::kFloat16:
+    case DType::kBFloat16: break;
   }
   return 0;
 }

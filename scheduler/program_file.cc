@@ -29,7 +29,8 @@ static_assert(static_cast<uint8_t>(fbp::DType::Float32) == static_cast<uint8_t>(
                   static_cast<uint8_t>(fbp::DType::Bool) == static_cast<uint8_t>(DType::kBool) &&
                   static_cast<uint8_t>(fbp::DType::UInt8) == static_cast<uint8_t>(DType::kUInt8) &&
                   static_cast<uint8_t>(fbp::DType::Int8) == static_cast<uint8_t>(DType::kInt8) &&
-                  static_cast<uint8_t>(fbp::DType::Float16) == static_cast<uint8_t>(DType::kFloat16),
+                  static_cast<uint8_t>(fbp::DType::Float16) == static_cast<uint8_t>(DType::kFloat16) &&
+                  static_cast<uint8_t>(fbp::DType::BFloat16) == static_cast<uint8_t>(DType::kBFloat16),
               "program.fbs DType must number dtypes as hetsched::DType does");
 static_assert(static_cast<uint8_t>(fbp::StepKind::RunIsland) == static_cast<uint8_t>(StepKind::kRunIsland) &&
                   static_cast<uint8_t>(fbp::StepKind::Handoff) == static_cast<uint8_t>(StepKind::kHandoff),

@@ -272,7 +272,7 @@ TEST(OnnxImportTest, AConstantOfAnElementTypeWithoutDtypeIsListedAsUnsupported) 
   ASSERT_EQ(r->unsupported.size(), 1u);
   EXPECT_EQ(r->unsupported[0].describe(),
             "node 'double_const' (Constant, opset 13): attribute 'value' has element type DOUBLE, which hetsched has "
-            "no dtype for (supported: FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16)");
+            "no dtype for (supported: FLOAT, INT64, INT32, BOOL, UINT8, INT8, FLOAT16, BFLOAT16)");
 }
 
 TEST(OnnxImportTest, NodeNamesAreMadeUniqueAndNonEmpty) {

@@ -51,6 +51,11 @@ Status write_model_with_frozen_inputs(const OnnxNodeTest& test, const std::vecto
 
 // A serialized onnx TensorProto file as a Tensor; its name into `name` when given.
 Result<Tensor> read_tensor_proto_file(const std::filesystem::path& path, std::string* name = nullptr);
+// The same, for a tensor the model declares of ONNX type `declared_type`
+// (0: not known): BFLOAT16 data that ONNX 1.12 stored as UINT16 are read as
+// bf16.
+Result<Tensor> read_tensor_proto_file_as(const std::filesystem::path& path, int declared_type,
+                                         std::string* name = nullptr);
 
 // An ONNX Runtime reference made by scripts/ort/make_reference.js.
 struct ModelReference {

@@ -26,6 +26,9 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kTransposeConv2d: return "transpose_conv2d";
     case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
     case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
+    case Kernel::kCastWords: return "cast_words";
+    case Kernel::kCastToBool: return "cast_to_bool";
+    case Kernel::kCastFromBool: return "cast_from_bool";
     case Kernel::kCustom: return "custom";
   }
   return "unknown";
@@ -68,7 +71,10 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kResize: return 8;
     case Kernel::kSelect: return 2 + 4 * kMaxRank;
     case Kernel::kCastF16ToF32:
-    case Kernel::kCastF32ToF16: return 1;
+    case Kernel::kCastF32ToF16: return 2;
+    case Kernel::kCastWords:
+    case Kernel::kCastToBool:
+    case Kernel::kCastFromBool: return 3;
     case Kernel::kCustom: return 0;
   }
   return 0;
@@ -416,8 +422,19 @@ class Planner {
     const uint32_t x = op.inputs[0];
     const uint64_t count = static_cast<uint64_t>(res(y).elements());
     if (op.op == OpCode::kCast) {
-      const Kernel k = res(x).dtype == DType::kFloat16 ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
-      add(out, k, {x, y}, {u32(res(y).elements())}, count);
+      const DType from = res(x).dtype, to = res(y).dtype;
+      if (is_half_float(from) || is_half_float(to)) {
+        const Kernel k = is_half_float(from) ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
+        const uint32_t bf16 = from == DType::kBFloat16 || to == DType::kBFloat16 ? 1 : 0;
+        add(out, k, {x, y}, {u32(res(y).elements()), bf16}, count);
+        return;
+      }
+      // The word kinds of shared_gpu/shaders/cast_bits.glsl.
+      auto kind = [](DType d) -> uint32_t { return d == DType::kInt32 ? 1 : d == DType::kInt64 ? 2 : 0; };
+      const Kernel k = to == DType::kBool     ? Kernel::kCastToBool
+                       : from == DType::kBool ? Kernel::kCastFromBool
+                                              : Kernel::kCastWords;
+      add(out, k, {x, y}, {u32(res(y).elements()), kind(from), kind(to)}, count);
       return;
     }
     if (is_unary(op.op)) {

@@ -39,6 +39,9 @@ enum class Kernel : uint8_t {
   kTransposeConv2d,
   kCastF16ToF32,  // cast (storageBuffer16BitAccess)
   kCastF32ToF16,
+  kCastWords,     // cast between f32, i32 and i64 (32-bit words; i64 as pairs)
+  kCastToBool,    // cast f32, i32 or i64 -> bool (storageBuffer8BitAccess)
+  kCastFromBool,  // cast bool -> f32, i32 or i64
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

@@ -81,12 +81,15 @@ std::vector<size_t> data_inputs(const Node& n) {
   return all;
 }
 
-// Tensors are f32, except the f16 side of a Cast (`f16_ok`): an fp16
-// model's edges, which a TOSA cast converts.
-Status check_tensor(const Graph& g, ValueId v, const std::string& what, bool f16_ok = false) {
+// Tensors are f32, except either side of a Cast (`cast`): an fp16 model's
+// edges and the i32, i64 and bool tensors a model casts to or from, which
+// TOSA casts convert.
+Status check_tensor(const Graph& g, ValueId v, const std::string& what, bool cast = false) {
   const Value& val = g.value(v);
   if (!val.type_known || !val.type.is_static()) return unsupported(what + " has no static shape");
-  if (val.type.dtype != DType::kFloat32 && !(val.type.dtype == DType::kFloat16 && f16_ok))
+  const DType d = val.type.dtype;
+  const bool cast_dtype = is_half_float(d) || d == DType::kInt32 || d == DType::kInt64 || d == DType::kBool;
+  if (d != DType::kFloat32 && !(cast && cast_dtype))
     return unsupported(what + " is " + val.type.to_string() + ": VGF graphs here are f32 only");
   if (val.type.rank() > kMaxRank)
     return unsupported(what + " " + val.type.to_string() + " has rank above " + std::to_string(kMaxRank));
@@ -577,18 +580,25 @@ class Lowerer {
     if (op == "Gather") return lower_gather(n);
     if (op == "Expand" || op == "Tile") return lower_tile(n);
     if (op == "Cast") {
-      // f16 <-> f32 is a TOSA cast, elementwise, so in the operand's layout;
-      // f32 -> f32 (the fp16 pass's rewrite of a model's casts) is nothing.
+      // A TOSA cast, elementwise, so in the operand's layout; f16 or bf16
+      // <-> anything but f32 is two (through f32, as the CPU kernel); f32 ->
+      // f32 (the fp16 pass's rewrite of a model's casts) is nothing.
       HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
+      const DType from = file_.resources[x.id].dtype;
       const DType to = g_.value(n.outputs[0]).type.dtype;
-      if (file_.resources[x.id].dtype == to) {
+      if (from == to) {
         bind(x);
         return Status::ok();
       }
-      Operand y{add_resource(ResourceKind::kIntermediate, file_.resources[x.id].shape, x.nhwc, "", to), x.logical,
-                x.nhwc};
-      emit(OpCode::kCast, {x.id}, y.id);
-      bind(y);
+      auto cast = [&](const Operand& in, DType dtype) {
+        Operand out{add_resource(ResourceKind::kIntermediate, file_.resources[in.id].shape, in.nhwc, "", dtype),
+                    in.logical, in.nhwc};
+        emit(OpCode::kCast, {in.id}, out.id);
+        return out;
+      };
+      const bool half = is_half_float(from) || is_half_float(to);
+      if (half && from != DType::kFloat32 && to != DType::kFloat32) x = cast(x, DType::kFloat32);
+      bind(cast(x, to));
       return Status::ok();
     }
     if (op == "Dropout") {

@@ -28,7 +28,8 @@
 //     Gather (constant increasing indices) → one slice per strided run of
 //     the indices, concat, reshape; Expand / Tile →
 //     tile; ConvTranspose → transpose_conv2d with weights folded to OHWI;
-//     Cast f16 <-> f32 → cast (an fp16 model's edges), f32 -> f32 → nothing.
+//     Cast between f32, f16, bf16, i32, i64 and bool → cast (16-bit floats
+//     <-> integers or bool: two, through f32), f32 -> f32 → nothing.
 #pragma once
 
 #include "delegates/delegate.h"

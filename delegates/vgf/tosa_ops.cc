@@ -384,15 +384,18 @@ Status check_operator(const Operator& op, const std::vector<Resource>& resources
   Operands s;
   for (uint32_t id : op.inputs) s.in.push_back(&resources[id].shape);
   for (uint32_t id : op.outputs) s.out.push_back(&resources[id].shape);
-  // The shaders read and write f32, except cast's f16 side: an operator on
-  // a resource of another dtype would read past its end.
+  // The shaders read and write f32, except cast's other side: an operator
+  // on a resource of another dtype would read past its end.
   if (op.op == OpCode::kCast) {
     HS_RETURN_IF_ERROR(arity(op, 1, 1, 1));
     HS_RETURN_IF_ERROR(require_no_attr(op));
     const DType from = resources[op.inputs[0]].dtype, to = resources[op.outputs[0]].dtype;
-    if (!((from == DType::kFloat16 && to == DType::kFloat32) || (from == DType::kFloat32 && to == DType::kFloat16)))
+    // f16 and bf16 only with f32 (their shaders); f32, i32, i64 and bool
+    // among themselves.
+    const bool half = is_half_float(from) || is_half_float(to);
+    if (from == to || (half && from != DType::kFloat32 && to != DType::kFloat32))
       return invalid_argument("cast from " + std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)) +
-                              ": only f16 <-> f32 casts are supported");
+                              ": casts go between f16 or bf16 and f32, or between two of f32, i32, i64 and bool");
     return same_shape(s.i(0), s.o(0), "output");
   }
   for (const auto* ids : {&op.inputs, &op.outputs})

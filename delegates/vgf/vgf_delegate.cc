@@ -90,8 +90,12 @@ class VgfDelegate final : public Delegate {
 
   Capability supports(const Graph& graph, NodeId node) const override {
     Capability c = check_lowerable(graph, node);
-    if (c.supported && touches_f16(graph, node) && !storage_buffer_16bit_access())
-      return Capability::no("f16 Cast needs storageBuffer16BitAccess, which this device lacks");
+    if (c.supported && (touches(graph, node, DType::kFloat16) || touches(graph, node, DType::kBFloat16)) &&
+        !device_features().storage_buffer_16bit_access)
+      return Capability::no("f16 or bf16 Cast needs storageBuffer16BitAccess, which this device lacks");
+    if (c.supported && touches(graph, node, DType::kBool) && node_is_cast(graph, node) &&
+        !device_features().storage_buffer_8bit_access)
+      return Capability::no("bool Cast needs storageBuffer8BitAccess, which this device lacks");
     return c;
   }
 
@@ -148,29 +152,34 @@ class VgfDelegate final : public Delegate {
   }
 
  private:
-  static bool touches_f16(const Graph& graph, NodeId node) {
+  static bool touches(const Graph& graph, NodeId node, DType dtype) {
     const Node& n = graph.node(node);
     for (const auto* ids : {&n.inputs, &n.outputs})
       for (ValueId v : *ids)
-        if (v != kNoValue && graph.value(v).type.dtype == DType::kFloat16) return true;
+        if (v != kNoValue && graph.value(v).type.dtype == dtype) return true;
     return false;
   }
 
-  // Whether the context islands will run on has storageBuffer16BitAccess
-  // enabled: one this delegate or another (a borrowed host context: what
-  // its host enabled) already uses, else the device the options select,
-  // probed once (a context made for it enables every feature it has).
-  bool storage_buffer_16bit_access() const {
+  // Where's bool condition is a constant folded into select's table; only
+  // a Cast binds a bool resource.
+  static bool node_is_cast(const Graph& graph, NodeId node) { return graph.node(node).op == "Cast"; }
+
+  // The features of the context islands will run on (storageBuffer16BitAccess
+  // for f16 casts, storageBuffer8BitAccess for bool ones): one this delegate
+  // or another (a borrowed host context: what its host enabled) already
+  // uses, else the device the options select, probed once (a context made
+  // for it enables every feature it has; none when there is no device).
+  GpuFeatures device_features() const {
     std::lock_guard lock(probe_mutex_);
     const std::string key = settings_.spec.key();
-    if (auto context = SharedGpuContextRegistry::get().lookup(key)) return context->features().storage_buffer_16bit_access;
-    if (!probed_16bit_) {
+    if (auto context = SharedGpuContextRegistry::get().lookup(key)) return context->features();
+    if (!probed_features_) {
       Result<std::vector<DeviceInfo>> devices = enumerate_devices();
       Result<uint32_t> chosen = devices.is_ok() ? select_device(*devices, settings_.options.device)
                                                 : Result<uint32_t>(devices.status());
-      probed_16bit_ = chosen.is_ok() && (*devices)[*chosen].features.storage_buffer_16bit_access;
+      probed_features_ = chosen.is_ok() ? (*devices)[*chosen].features : GpuFeatures{};
     }
-    return *probed_16bit_;
+    return *probed_features_;
   }
 
   struct Gpu {
@@ -200,7 +209,7 @@ class VgfDelegate final : public Delegate {
 
   GpuSettings settings_;
   mutable std::mutex probe_mutex_;
-  mutable std::optional<bool> probed_16bit_;  // guarded by probe_mutex_
+  mutable std::optional<GpuFeatures> probed_features_;  // guarded by probe_mutex_
   mutable std::once_flag device_class_once_;
   mutable std::string device_class_;
   std::mutex mutex_;

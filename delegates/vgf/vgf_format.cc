@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/flatbuffers_read.h"
@@ -85,6 +86,28 @@ std::string ids_text(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
+// Resource dtypes and their container codes.
+constexpr std::pair<DType, fb::DataType> kDataTypes[] = {
+    {DType::kFloat32, fb::DataType::F32}, {DType::kFloat16, fb::DataType::F16}, {DType::kInt32, fb::DataType::I32},
+    {DType::kInt64, fb::DataType::I64},   {DType::kBool, fb::DataType::Bool}, {DType::kBFloat16, fb::DataType::BF16},
+};
+
+bool is_vgf_dtype(DType d) {
+  return std::any_of(std::begin(kDataTypes), std::end(kDataTypes), [d](const auto& p) { return p.first == d; });
+}
+
+fb::DataType to_fb_dtype(DType d) {
+  for (const auto& [dtype, code] : kDataTypes)
+    if (dtype == d) return code;
+  return fb::DataType::F32;  // check_vgf refused it before
+}
+
+std::optional<DType> from_fb_dtype(fb::DataType code) {
+  for (const auto& [dtype, c] : kDataTypes)
+    if (c == code) return dtype;
+  return std::nullopt;
+}
+
 std::string resource_label(const std::vector<Resource>& resources, uint32_t id) {
   std::string s = "resource " + std::to_string(id);
   if (id < resources.size() && !resources[id].name.empty()) s += " ('" + resources[id].name + "')";
@@ -94,8 +117,9 @@ std::string resource_label(const std::vector<Resource>& resources, uint32_t id) 
 Status check_resource(const VgfFile& file, size_t id) {
   const Resource& r = file.resources[id];
   const std::string what = resource_label(file.resources, static_cast<uint32_t>(id));
-  if (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat16)
-    return invalid_argument(what + " has dtype " + std::string(dtype_name(r.dtype)) + ", only f32 and f16 are supported");
+  if (!is_vgf_dtype(r.dtype))
+    return invalid_argument(what + " has dtype " + std::string(dtype_name(r.dtype)) +
+                            ", only f32, f16, bf16, i32, i64 and bool are supported");
   if (r.shape.size() > kMaxRank)
     return invalid_argument(what + " has rank " + std::to_string(r.shape.size()) + ", more than " +
                             std::to_string(kMaxRank));
@@ -402,7 +426,7 @@ std::vector<uint8_t> encode_resources(const VgfFile& file) {
   std::vector<flatbuffers::Offset<fb::Resource>> resources;
   for (const Resource& r : file.resources)
     resources.push_back(fb::CreateResource(b, static_cast<fb::ResourceKind>(r.kind),
-                                           r.dtype == DType::kFloat16 ? fb::DataType::F16 : fb::DataType::F32,
+                                           to_fb_dtype(r.dtype),
                                            ints(b, r.shape), ints(b, r.strides),
                                            r.layout == TensorLayout::kNhwc ? fb::Layout::Nhwc : fb::Layout::Nchw,
                                            r.alias_group, r.constant_offset, r.constant_size,
@@ -619,9 +643,9 @@ Status decode_resources(const fb::ResourceTable& table, VgfFile& file) {
     const auto kind = static_cast<int>(fr.kind());
     if (kind < 0 || kind > static_cast<int>(ResourceKind::kConstant)) return corrupt(who + " has unknown kind " + std::to_string(kind));
     r.kind = static_cast<ResourceKind>(kind);
-    if (fr.dtype() != fb::DataType::F32 && fr.dtype() != fb::DataType::F16)
-      return corrupt(who + " has unknown dtype " + std::to_string(static_cast<int>(fr.dtype())));
-    r.dtype = fr.dtype() == fb::DataType::F16 ? DType::kFloat16 : DType::kFloat32;
+    const std::optional<DType> dtype = from_fb_dtype(fr.dtype());
+    if (!dtype) return corrupt(who + " has unknown dtype " + std::to_string(static_cast<int>(fr.dtype())));
+    r.dtype = *dtype;
     if (fr.layout() != fb::Layout::Nchw && fr.layout() != fb::Layout::Nhwc)
       return corrupt(who + " has unknown layout " + std::to_string(static_cast<int>(fr.layout())));
     r.layout = fr.layout() == fb::Layout::Nhwc ? TensorLayout::kNhwc : TensorLayout::kNchw;

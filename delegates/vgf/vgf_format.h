@@ -73,7 +73,7 @@ enum class OpCode : uint16_t {
   kSelect,  // select(cond, a, b): TOSA SELECT, the condition as f32 (non-zero: a)
   kTile,    // TOSA TILE, its multiples the output's dims over the input's
   kTransposeConv2d,  // ConvAttr: pad (top, bottom, left, right) of the output, may be negative
-  kCast,             // TOSA CAST, f32 <-> f16 (the only operator that touches f16 resources)
+  kCast,             // TOSA CAST, f32 <-> f16, i32, i64, bool (the only operator that touches non-f32 resources)
 };
 inline constexpr uint16_t kMaxOpCode = static_cast<uint16_t>(OpCode::kCast);
 // TOSA spelling: "conv2d", "avg_pool2d", "reduce_sum", ...
@@ -161,7 +161,7 @@ std::string_view resource_kind_name(ResourceKind kind);  // "input", ...
 
 struct Resource {
   ResourceKind kind = ResourceKind::kIntermediate;
-  DType dtype = DType::kFloat32;  // f32, or f16 (read or written by a cast only)
+  DType dtype = DType::kFloat32;  // f32, or f16, bf16, i32, i64, bool (read or written by a cast only)
   std::vector<int64_t> shape;     // memory order
   std::vector<int64_t> strides;   // elements; dense row-major over shape
   TensorLayout layout = TensorLayout::kNchw;

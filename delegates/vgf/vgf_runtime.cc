@@ -9,6 +9,9 @@
 #include "delegates/vgf/shaders/binary_spv.h"
 #include "delegates/vgf/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vgf/shaders/cast_f32_to_f16_spv.h"
+#include "delegates/vgf/shaders/cast_from_bool_spv.h"
+#include "delegates/vgf/shaders/cast_to_bool_spv.h"
+#include "delegates/vgf/shaders/cast_words_spv.h"
 #include "delegates/vgf/shaders/copy_spv.h"
 #include "delegates/vgf/shaders/matmul_spv.h"
 #include "delegates/vgf/shaders/pad_spv.h"
@@ -45,6 +48,9 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kTransposeConv2d: return kTransposeConv2dSpv;
     case Kernel::kCastF16ToF32: return kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return kCastF32ToF16Spv;
+    case Kernel::kCastWords: return kCastWordsSpv;
+    case Kernel::kCastToBool: return kCastToBoolSpv;
+    case Kernel::kCastFromBool: return kCastFromBoolSpv;
     case Kernel::kCustom: break;
   }
   return {};
@@ -118,9 +124,13 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement, const Dispa
   const uint64_t max_range = context_->limits().maxStorageBufferRange;
   for (size_t id = 0; id < resources.size(); ++id) {
     // A file made elsewhere (run-vgf) may hold casts this device cannot run.
-    if (resources[id].dtype == DType::kFloat16 && !context_->features().storage_buffer_16bit_access)
+    if (is_half_float(resources[id].dtype) && !context_->features().storage_buffer_16bit_access)
+      return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') is " +
+                         std::string(dtype_name(resources[id].dtype)) +
+                         ": its cast needs storageBuffer16BitAccess, which this device lacks");
+    if (resources[id].dtype == DType::kBool && !context_->features().storage_buffer_8bit_access)
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name +
-                         "') is f16: its cast needs storageBuffer16BitAccess, which this device lacks");
+                         "') is bool: its cast needs storageBuffer8BitAccess, which this device lacks");
     if (resources[id].bytes() > max_range)
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') of " +
                          std::to_string(resources[id].bytes()) + " bytes exceeds the device's maxStorageBufferRange (" +

@@ -14,6 +14,9 @@
 namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/cast_f16_to_f32_spv.h"
 #include "delegates/vulkan/shaders/cast_f32_to_f16_spv.h"
+#include "delegates/vulkan/shaders/cast_from_bool_spv.h"
+#include "delegates/vulkan/shaders/cast_to_bool_spv.h"
+#include "delegates/vulkan/shaders/cast_words_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
@@ -51,6 +54,9 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
     case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
+    case Kernel::kCastWords: return spirv::kCastWordsSpv;
+    case Kernel::kCastToBool: return spirv::kCastToBoolSpv;
+    case Kernel::kCastFromBool: return spirv::kCastFromBoolSpv;
   }
   return {};
 }

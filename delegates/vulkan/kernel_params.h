@@ -146,9 +146,17 @@ struct PoolPush {
   uint32_t mode;  // 0 max, 1 average over input taps, 2 average counting the explicit pads
 };
 
-// cast_f16_to_f32.comp, cast_f32_to_f16.comp: elements to convert.
+// cast_f16_to_f32.comp, cast_f32_to_f16.comp: elements to convert, and
+// whether the 16-bit side is bfloat16 (1) rather than f16 (0).
 struct CastPush {
-  uint32_t count;
+  uint32_t count, bf16;
+};
+
+// cast_words.comp, cast_to_bool.comp, cast_from_bool.comp: elements to
+// convert and the word kinds either side (0 f32, 1 i32, 2 i64: the kCast*
+// constants of shared_gpu/shaders/cast_bits.glsl; the bool side's is unused).
+struct CastWordsPush {
+  uint32_t count, from, to;
 };
 
 // softmax.comp.

@@ -40,6 +40,9 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
     case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
+    case Kernel::kCastWords: return "cast_words";
+    case Kernel::kCastToBool: return "cast_to_bool";
+    case Kernel::kCastFromBool: return "cast_from_bool";
   }
   return "?";
 }
@@ -62,7 +65,10 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kPool2d:
     case Kernel::kSoftmax:
     case Kernel::kCastF16ToF32:
-    case Kernel::kCastF32ToF16: return 2;
+    case Kernel::kCastF32ToF16:
+    case Kernel::kCastWords:
+    case Kernel::kCastToBool:
+    case Kernel::kCastFromBool: return 2;
   }
   return 0;
 }
@@ -86,6 +92,9 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
     case Kernel::kCastF32ToF16: return sizeof(CastPush);
+    case Kernel::kCastWords:
+    case Kernel::kCastToBool:
+    case Kernel::kCastFromBool: return sizeof(CastWordsPush);
   }
   return 0;
 }
@@ -177,7 +186,7 @@ std::vector<uint32_t> words_of(const T& value) {
 
 // Nodes whose output is their input's bytes. A Cast is one when it keeps
 // the dtype (f32 to f32: the fp16 pass turns a model's casts to f16 into
-// those); f16 <-> f32 Casts are dispatches (emit_cast). Dropout at inference
+// those); other Casts are dispatches (emit_cast). Dropout at inference
 // is the identity, as in the CPU kernel.
 bool is_alias_node(const Graph& g, const Node& n) {
   if (n.op == "Cast") return g.value(n.inputs[0]).type.dtype == g.value(n.outputs[0]).type.dtype;
@@ -1256,13 +1265,59 @@ class Lowering {
     return Status::ok();
   }
 
-  // f16 <-> f32 (op_support.cc admits no other dtype change).
+  // Between f32, f16, bf16, i32, i64 and bool (what op_support.cc admits).
+  // The 16-bit floats have their own kernels to and from f32; to or from
+  // anything else they go through an f32 intermediate (exact: every f16 and
+  // bf16 is an f32, and the CPU kernel goes through f32 too).
   Status emit_cast(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     const DType from = g_.value(n.inputs[0]).type.dtype;
-    const CastPush p{u32(g_.value(group.output).type.num_elements())};
-    const Kernel kernel = from == DType::kFloat16 ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
-    return emit_simple(kernel, words_of(p), n.inputs[0], group.output, grid_1d(ceil_div(p.count, kGenericGroupSize)));
+    const DType to = g_.value(group.output).type.dtype;
+    const uint32_t count = u32(g_.value(group.output).type.num_elements());
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
+    const bool one_step =
+        (!is_half_float(from) && !is_half_float(to)) || from == DType::kFloat32 || to == DType::kFloat32;
+    if (one_step) {
+      add_cast_step(from, to, count, in, new_value_buffer(group.output));
+      return Status::ok();
+    }
+    const int wide = new_temp_buffer(uint64_t{count} * 4, g_.value(group.output).name + "/f32");
+    add_cast_step(from, DType::kFloat32, count, in, wide);
+    add_cast_step(DType::kFloat32, to, count, wide, new_value_buffer(group.output));
+    return Status::ok();
+  }
+
+  // One cast dispatch of `count` elements from buffer `in` to `out`: one of
+  // the pairs the cast kernels take (f16 and bf16 with f32 only).
+  void add_cast_step(DType from, DType to, uint32_t count, int in, int out) {
+    auto kind = [](DType d) -> uint32_t { return d == DType::kInt32 ? 1 : d == DType::kInt64 ? 2 : 0; };
+    Kernel kernel = Kernel::kCastWords;
+    std::vector<uint32_t> push = words_of(CastWordsPush{count, kind(from), kind(to)});
+    if (is_half_float(from) || is_half_float(to)) {
+      kernel = is_half_float(from) ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
+      const bool bf16 = from == DType::kBFloat16 || to == DType::kBFloat16;
+      push = words_of(CastPush{count, bf16 ? 1u : 0u});
+    } else if (to == DType::kBool) {
+      kernel = Kernel::kCastToBool;
+    } else if (from == DType::kBool) {
+      kernel = Kernel::kCastFromBool;
+    }
+    Step step = dispatch(kernel, std::move(push), grid_1d(ceil_div(count, kGenericGroupSize)));
+    step.bindings = {in, out};
+    step.reads = {in};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+  }
+
+  // A scratch buffer of `bytes` that holds no graph value (a cast's f32
+  // intermediate).
+  int new_temp_buffer(uint64_t bytes, std::string name) {
+    BufferPlan plan;
+    plan.role = BufferPlan::Role::kIntermediate;
+    plan.bytes = bytes;
+    plan.name = std::move(name);
+    out_.buffers.push_back(std::move(plan));
+    return static_cast<int>(out_.buffers.size()) - 1;
   }
 
   // One input, one output, push constants only.

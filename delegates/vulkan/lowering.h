@@ -56,9 +56,12 @@ enum class Kernel : uint8_t {
   kConvTranspose2d,
   kCastF16ToF32,  // Cast of an fp16 model's f16 edges (storageBuffer16BitAccess)
   kCastF32ToF16,
+  kCastWords,     // Cast between f32, i32 and i64 (32-bit words; i64 as pairs)
+  kCastToBool,    // f32, i32 or i64 -> bool (storageBuffer8BitAccess)
+  kCastFromBool,  // bool -> f32, i32 or i64
   kConv2dCoopmat,  // conv2d on the tensor cores (precision fp16): conv2d_coopmat.comp
 };
-inline constexpr size_t kKernelCount = 17;
+inline constexpr size_t kKernelCount = 20;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);

@@ -39,14 +39,23 @@ bool is_meta_input(std::string_view op, size_t i) {
   return false;
 }
 
+// The dtypes either side of a Cast may have (cast_*.comp; f16 or bf16 <->
+// anything but f32 goes through f32 in two dispatches).
+bool is_cast_dtype(DType d) {
+  return d == DType::kFloat32 || is_half_float(d) || d == DType::kInt32 || d == DType::kInt64 || d == DType::kBool;
+}
+
 // The checks every tensor a node reads as data or writes must pass. Tensors
-// are f32, except the f16 side of a Cast (`f16_ok`): an fp16 model's edges.
-std::string check_tensor(const Value& v, const char* role, const DeviceLimits& limits, bool f16_ok = false) {
+// are f32, except either side of a Cast (`cast`): an fp16 model's edges, and
+// the integer and bool tensors a model casts to or from.
+std::string check_tensor(const Value& v, const char* role, const DeviceLimits& limits, bool cast = false) {
   const std::string who = std::string(role) + " '" + v.name + "'";
   if (!v.type_known) return "shape of " + who + " is not inferred";
-  if (v.type.dtype == DType::kFloat16 && f16_ok && !limits.storage_buffer_16bit_access)
-    return "f16 " + who + " needs storageBuffer16BitAccess, which this device lacks";
-  if (v.type.dtype != DType::kFloat32 && !(v.type.dtype == DType::kFloat16 && f16_ok))
+  if (is_half_float(v.type.dtype) && cast && !limits.storage_buffer_16bit_access)
+    return std::string(dtype_name(v.type.dtype)) + " " + who + " needs storageBuffer16BitAccess, which this device lacks";
+  if (v.type.dtype == DType::kBool && cast && !limits.storage_buffer_8bit_access)
+    return "bool " + who + " needs storageBuffer8BitAccess, which this device lacks";
+  if (v.type.dtype != DType::kFloat32 && !(cast && is_cast_dtype(v.type.dtype)))
     return "dtype " + std::string(dtype_name(v.type.dtype)) + " not supported (" + who + ")";
   if (!v.type.is_static()) return "dynamic shape " + shape_to_string(v.type.shape) + " not supported (" + who + ")";
   if (v.type.num_elements() == 0) return "empty tensor " + v.type.to_string() + " not supported (" + who + ")";
@@ -177,8 +186,8 @@ Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& 
     if (n.op == "BatchNormalization") return Capability::no("BatchNormalization training outputs not supported");
     if (n.op == "Dropout") return Capability::no("Dropout's mask output not supported (inference only)");
   }
-  // Cast converts between f32 and f16 (cast_*.comp); any other dtype is
-  // refused by check_tensor like everywhere else.
+  // Cast converts between f32, f16, i32, i64 and bool (cast_*.comp); any
+  // other dtype is refused by check_tensor like everywhere else.
   const bool f16_ok = n.op == "Cast";
   for (ValueId out : n.outputs) {
     const std::string why = check_tensor(graph.value(out), "output", limits, f16_ok);

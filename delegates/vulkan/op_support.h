@@ -21,16 +21,18 @@ struct DeviceLimits {
   // borrowed context's host enabled): f16 tensors, which only Cast reads or
   // writes, need it.
   bool storage_buffer_16bit_access = false;
+  // storageBuffer8BitAccess, likewise: bool tensors (Cast's) need it.
+  bool storage_buffer_8bit_access = false;
 };
 
-// The ops the delegate implements (f32 tensors; Cast also f16 <-> f32), in the
-// foundation op set's order.
+// The ops the delegate implements (f32 tensors; Cast between f32, f16, i32,
+// i64 and bool), in the foundation op set's order.
 std::span<const std::string_view> vulkan_ops();
 
 // Whether node `node` of `graph` (shape-inferred) runs on the delegate.
 // Reasons name what is missing: "op X not implemented", "dtype i64 not
 // supported (input 'x')", "f16 input 'x' needs storageBuffer16BitAccess,
-// which this device lacks", "tensor 'x' of N bytes exceeds
+// which this device lacks" (bool: storageBuffer8BitAccess), "tensor 'x' of N bytes exceeds
 // maxStorageBufferRange M", "weight W must be a constant", ...
 Capability vulkan_supports(const Graph& graph, NodeId node, const DeviceLimits& limits);
 

@@ -109,6 +109,7 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
 DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk, const GpuFeatures& features) {
   DeviceLimits limits;
   limits.storage_buffer_16bit_access = features.storage_buffer_16bit_access;
+  limits.storage_buffer_8bit_access = features.storage_buffer_8bit_access;
   limits.max_storage_buffer_range = vk.maxStorageBufferRange;
   limits.max_workgroups_per_dim =
       std::min({vk.maxComputeWorkGroupCount[0], vk.maxComputeWorkGroupCount[1], vk.maxComputeWorkGroupCount[2]});
@@ -178,6 +179,7 @@ class VulkanDelegate final : public Delegate {
     unbounded.max_storage_buffer_range = std::numeric_limits<uint64_t>::max();
     unbounded.max_workgroups_per_dim = std::numeric_limits<uint32_t>::max();
     unbounded.storage_buffer_16bit_access = true;
+    unbounded.storage_buffer_8bit_access = true;
     for (NodeId id : island.nodes) {
       const Capability c = vulkan_supports(*island.graph, id, unbounded);
       if (!c.supported)

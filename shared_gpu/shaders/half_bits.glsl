@@ -1,5 +1,5 @@
-// IEEE binary16 <-> binary32 on raw bits, shared by the Vulkan delegate's
-// cast.comp and the VGF delegate's cast.comp. Integer arithmetic rather than
+// IEEE binary16 and bfloat16 <-> binary32 on raw bits, shared by the
+// Vulkan and VGF delegates' cast_f16_to_f32.comp / cast_f32_to_f16.comp. Integer arithmetic rather than
 // the GPU's own float conversion: SPIR-V leaves the rounding mode of an
 // f32 -> f16 OpFConvert to the implementation (RTE only with float controls)
 // and a device may flush subnormals, while graph/dtype.h (the CPU's
@@ -51,4 +51,16 @@ uint float_bits_to_half_bits(uint f) {
   const uint halfway = 1u << (shift - 1u);
   const uint up = (rest > halfway || (rest == halfway && (bits & 1u) != 0u)) ? 1u : 0u;
   return sign | (bits + up);
+}
+
+// bfloat16 (the upper 16 bits of an f32, in the low 16 bits of `b`) -> f32
+// bits: exact.
+uint bfloat16_bits_to_float_bits(uint b) { return b << 16; }
+
+// The bfloat16 bits nearest f32 bits `f`, ties to even (overflow to inf);
+// NaN stays NaN (sign and top payload bits, made quiet), as graph/dtype.h's
+// float_to_bfloat16.
+uint float_bits_to_bfloat16_bits(uint f) {
+  if ((f & 0x7fffffffu) > 0x7f800000u) return (f >> 16) | 0x40u;
+  return (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
 }

@@ -40,36 +40,30 @@ Status cast_kernel(const KernelContext& ctx) {
   if (!dtype) return unsupported("attribute 'to' = " + std::to_string(to) + " is not a supported target");
   HS_RETURN_IF_ERROR(check_single_output(ctx, TensorType{*dtype, x.shape()}));
   Tensor& y = ctx.out(0);
-  const bool from_float = x.dtype() == DType::kFloat32;
-  // Halves only to and from f32: the edges of an fp16 model computed in f32
-  // (graph/passes/compute_f16_in_f32.h).
-  if (x.dtype() == DType::kFloat16 || *dtype == DType::kFloat16) {
-    if (x.dtype() == DType::kFloat16 && *dtype == DType::kFloat32) {
-      parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) y.data<float>()[i] = half_to_float(x.data<uint16_t>()[i]);
-      });
-      return Status::ok();
-    }
-    if (x.dtype() == DType::kFloat32 && *dtype == DType::kFloat16) {
-      parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) y.data<uint16_t>()[i] = float_to_half(x.data<float>()[i]);
-      });
-      return Status::ok();
-    }
-    if (x.dtype() == *dtype) {
-      std::memcpy(y.raw(), x.raw(), x.byte_size());
-      return Status::ok();
-    }
-    return unsupported("f16 casts go to and from f32 only, got " + x.type().to_string() + " to " +
-                       std::string(dtype_name(*dtype)));
+  if (x.dtype() == *dtype) {
+    std::memcpy(y.raw(), x.raw(), x.byte_size());
+    return Status::ok();
   }
+  // 16-bit floats (f16, bf16) go through f32: widened exactly on the way in,
+  // rounded to nearest even from the f32 result on the way out. An integer
+  // becomes an f16 exactly as directly (every integer below 65520 is an
+  // exact f32; above, both give inf); a bf16 gets the f32 rounding first,
+  // as ONNX Runtime's does.
+  const bool from_float = x.dtype() == DType::kFloat32 || is_half_float(x.dtype());
   parallel_chunks(x.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const double f = from_float ? static_cast<double>(x.data<float>()[i]) : 0.0;
+      const float fx = x.dtype() == DType::kFloat32 ? x.data<float>()[i]
+                       : from_float                 ? half_float_to_float(x.dtype(), x.data<uint16_t>()[i])
+                                                    : 0.f;
+      const double f = static_cast<double>(fx);
       const int64_t n = from_float ? float_to_int64(f) : x.int_at(i);
       switch (*dtype) {
         case DType::kFloat32:
-          y.data<float>()[i] = from_float ? static_cast<float>(f) : static_cast<float>(n);
+          y.data<float>()[i] = from_float ? fx : static_cast<float>(n);
+          break;
+        case DType::kFloat16:
+        case DType::kBFloat16:
+          y.data<uint16_t>()[i] = float_to_half_float(*dtype, from_float ? fx : static_cast<float>(n));
           break;
         case DType::kBool:
           y.data<uint8_t>()[i] = from_float ? (f != 0.0) : (n != 0);
@@ -85,8 +79,6 @@ Status cast_kernel(const KernelContext& ctx) {
           break;
         case DType::kInt8:
           store_int<int8_t>(y, i, n);
-          break;
-        case DType::kFloat16:
           break;
       }
     }

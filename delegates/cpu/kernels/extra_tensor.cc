@@ -208,7 +208,8 @@ Status pad_kernel(const KernelContext& ctx) {
       pad_typed<int8_t>(x, ctx.out(0), maps, static_cast<int8_t>(p.value));
       break;
     case DType::kFloat16:
-      return unsupported("f16 data is not supported");
+    case DType::kBFloat16:
+      return unsupported(std::string(dtype_name(x.dtype())) + " data is not supported");
   }
   return Status::ok();
 }
