@@ -54,14 +54,18 @@ const char* step_kind(const Step& step) {
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
 // that have XNNPACK segments.
 using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
+// Gives the pool the fast kernels split their work over (fast/task_pool.h);
+// called only by islands that have fast kernels.
+using TaskPoolSource = std::function<fast::SharedTaskPool()>;
 
 class CpuIslandHandle final : public IslandHandle {
  public:
   static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id,
-                                                      bool profile_ops, const ThreadpoolSource& threadpool) {
+                                                      bool profile_ops, const ThreadpoolSource& threadpool,
+                                                      const TaskPoolSource& task_pool) {
     auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
     handle->profile_ops_ = profile_ops;
-    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool));
+    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool, task_pool));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
 
@@ -142,7 +146,7 @@ class CpuIslandHandle final : public IslandHandle {
   // runtime per segment and binds each portable node to its kernel, so
   // execute() does no lookups or allocations. A segment XNNPACK will not
   // take runs on the portable kernels instead, with a warning.
-  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool) {
+  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool, const TaskPoolSource& task_pool) {
     for (ValueId v : graph_.inputs()) tensor(v);
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
@@ -161,6 +165,7 @@ class CpuIslandHandle final : public IslandHandle {
         plan = xnnpack::portable_plan(graph_, "XNNPACK has no thread pool");
       }
     }
+    if (any_fast && threadpool_) task_pool_ = task_pool();
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
@@ -205,7 +210,7 @@ class CpuIslandHandle final : public IslandHandle {
         if (fast_plan.in_linear.count(n)) continue;  // runs with its group's matmul
         if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
           const fast::LinearGroup& group = fast_plan.linear[g->second];
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, group));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), task_pool_.get(), tensor_of}, group));
           if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
           coverage_.portable_ops += static_cast<int>(group.nodes().size());
@@ -213,7 +218,7 @@ class CpuIslandHandle final : public IslandHandle {
           continue;
         }
         if (on_fast[n]) {
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), task_pool_.get(), tensor_of}));
           if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
             op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
@@ -335,6 +340,7 @@ class CpuIslandHandle final : public IslandHandle {
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   std::unordered_map<ValueId, Tensor> tensors_;
   xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it; shared with the delegate's other islands
+  fast::SharedTaskPool task_pool_;  // the fast kernels split over it; shared likewise
   // Points into graph_, tensors_ and threadpool_: declared after them.
   std::vector<Step> steps_;
   std::vector<std::vector<xnnpack::Segment*>> direct_readers_;  // by island input (find_direct_readers)
@@ -389,7 +395,7 @@ class CpuDelegate final : public Delegate {
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
     return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id, ctx.profile_ops,
-                                   [this] { return shared_threadpool(); });
+                                   [this] { return shared_threadpool(); }, [this] { return shared_task_pool(); });
   }
 
  private:
@@ -402,10 +408,17 @@ class CpuDelegate final : public Delegate {
     return threadpool_;
   }
 
+  fast::SharedTaskPool shared_task_pool() {
+    std::lock_guard<std::mutex> lock(threadpool_mutex_);
+    if (!task_pool_) task_pool_ = std::make_shared<fast::TaskPool>(threads_);
+    return task_pool_;
+  }
+
   int threads_;
   CpuEngine engine_;
   std::mutex threadpool_mutex_;
   xnnpack::Threadpool threadpool_;  // islands hold it too, so it outlives their runtimes
+  fast::SharedTaskPool task_pool_;   // likewise
 };
 
 }  // namespace

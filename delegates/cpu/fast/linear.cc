@@ -43,7 +43,7 @@ bool is_row_bias(const Graph& graph, ValueId v, int64_t n) {
 class Linear final : public FastOp {
  public:
   Linear(const Tensor& a, Tensor& c, const Tensor* residual, int64_t k, int64_t n, const std::vector<float>& filter,
-         std::vector<float> bias, pthreadpool_t pool)
+         std::vector<float> bias, TaskPool* pool)
       : FastOp(c), a_(a), residual_(residual), k_(k), n_(n), bias_(std::move(bias)), pool_(pool) {
     m_ = a.num_elements() / k;
     blocks_ = (n + kBlockColumns - 1) / kBlockColumns;
@@ -75,7 +75,7 @@ class Linear final : public FastOp {
   int64_t m_ = 0, k_, n_, blocks_ = 0;
   std::vector<float> bias_;  // the layer's own and the folded Add's, summed
   AlignedBuffer panels_;     // the weights, packed once (gemm.h)
-  pthreadpool_t pool_;
+  TaskPool* pool_;
 };
 
 }  // namespace

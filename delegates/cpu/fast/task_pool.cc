@@ -1,0 +1,119 @@
+#include "delegates/cpu/fast/task_pool.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HETSCHED_CPU_RELAX() _mm_pause()
+#else
+#define HETSCHED_CPU_RELAX() ((void)0)
+#endif
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+// How long a worker spins for the next job before it sleeps: the split ops
+// of a transformer block come a few microseconds apart (the small ops
+// between them run on the caller), and waking a sleeping worker costs
+// about as much as a small op.
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+// How long the caller spins for joined workers before it yields its core
+// (a joined worker that the scheduler took off its core needs one back).
+constexpr int kCallerSpins = 2000;
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+TaskPool::TaskPool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+TaskPool::~TaskPool() {
+  stop_.store(true, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&generation_);
+  for (std::thread& t : workers_) t.join();
+}
+
+void TaskPool::run(size_t tasks, Fn fn, void* context) {
+  // Busy with another caller's job: this one runs alone rather than wait.
+  if (workers_.empty() || tasks < 2 || !caller_.try_lock()) {
+    for (size_t i = 0; i < tasks; ++i) fn(context, i);
+    return;
+  }
+  tasks_ = tasks;
+  fn_ = fn;
+  context_ = context;
+  next_.store(0, std::memory_order_relaxed);
+  const uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+  state_.store(generation << 32, std::memory_order_release);  // open, nobody joined
+  // seq_cst against the workers' sleepers_ then generation_: either this
+  // sees a sleeper, or the sleeper sees the new generation.
+  generation_.store(static_cast<uint32_t>(generation), std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&generation_);
+
+  run_tasks();
+
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  for (int spins = 0; (state_.load(std::memory_order_acquire) & kJoinedMask) != 0; ++spins) {
+    if (spins < kCallerSpins)
+      HETSCHED_CPU_RELAX();
+    else
+      sched_yield();
+  }
+  caller_.unlock();
+}
+
+void TaskPool::run_tasks() {
+  for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < tasks_;
+       i = next_.fetch_add(1, std::memory_order_relaxed))
+    fn_(context_, i);
+}
+
+bool TaskPool::try_join(uint64_t state) {
+  do {
+    if (state & kClosed) return false;
+  } while (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+  run_tasks();
+  state_.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
+void TaskPool::worker_loop() {
+  uint32_t seen = 0;
+  while (!stop_.load(std::memory_order_acquire)) {
+    uint32_t generation = generation_.load(std::memory_order_acquire);
+    const auto spin_until = std::chrono::steady_clock::now() + kWorkerSpin;
+    for (int spins = 1; generation == seen; ++spins) {
+      HETSCHED_CPU_RELAX();
+      generation = generation_.load(std::memory_order_acquire);
+      if (spins % 64 == 0 && std::chrono::steady_clock::now() > spin_until) break;
+    }
+    if (generation == seen) {
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      if (generation_.load(std::memory_order_seq_cst) == seen && !stop_.load(std::memory_order_seq_cst))
+        futex_wait(&generation_, seen);
+      sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+      continue;
+    }
+    seen = generation;
+    try_join(state_.load(std::memory_order_acquire));
+  }
+}
+
+}  // namespace hetsched::cpu::fast
