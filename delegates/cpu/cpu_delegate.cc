@@ -54,8 +54,9 @@ const char* step_kind(const Step& step) {
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
 // that have XNNPACK segments.
 using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
-// Gives the pool the fast kernels split their work over (fast/task_pool.h);
-// called only by islands that have fast kernels.
+// Gives the pool the fast kernels and the island's edge copies split their
+// work over (fast/task_pool.h); called only by islands that have a thread
+// pool.
 using TaskPoolSource = std::function<fast::SharedTaskPool()>;
 
 class CpuIslandHandle final : public IslandHandle {
@@ -79,7 +80,7 @@ class CpuIslandHandle final : public IslandHandle {
                               std::to_string(outputs.size()));
     // Island edges: inputs read only by XNNPACK segments go straight from
     // the caller's bytes into the segments' staging; the rest, and the
-    // outputs, are copied on the thread pool (one core streams a few GB/s:
+    // outputs, are copied on the task pool (one core streams a few GB/s:
     // a 6 MiB edge cost ~1 ms on one thread of the H100 machine's Xeon).
     for (size_t i = 0; i < gin.size(); ++i) {
       if (!direct_readers_[i].empty()) {
@@ -87,7 +88,7 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       Tensor& t = tensors_.at(gin[i]);
-      xnnpack::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), threadpool_.get());
+      fast::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), task_pool_.get());
     }
     Status status;
     std::vector<OpTiming>* timings = profile_ops_ ? ctx.op_timings : nullptr;
@@ -113,7 +114,7 @@ class CpuIslandHandle final : public IslandHandle {
     HS_RETURN_IF_ERROR(status);
     for (size_t i = 0; i < gout.size(); ++i) {
       const Tensor& t = value_tensor(gout[i]);
-      xnnpack::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), threadpool_.get());
+      fast::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), task_pool_.get());
     }
     spdlog::debug("[CPU] execute: island {}, {} ops", island_id_, graph_.num_nodes());
     return Status::ok();
@@ -165,7 +166,10 @@ class CpuIslandHandle final : public IslandHandle {
         plan = xnnpack::portable_plan(graph_, "XNNPACK has no thread pool");
       }
     }
-    if (any_fast && threadpool_) task_pool_ = task_pool();
+    // The fast kernels and the island's edge copies split over it:
+    // pthreadpool's caller spins until every worker has checked in, which on
+    // a loaded machine held a 0.8 ms MatMul island for 16 ms.
+    if (threadpool_) task_pool_ = task_pool();
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);

@@ -5,8 +5,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,6 +29,8 @@ constexpr auto kWorkerSpin = std::chrono::microseconds(50);
 // How long the caller spins for joined workers before it yields its core
 // (a joined worker that the scheduler took off its core needs one back).
 constexpr int kCallerSpins = 2000;
+// parallel_copy's piece of work per task.
+constexpr size_t kChunk = 256 * 1024;
 
 void futex_wait(std::atomic<uint32_t>* word, uint32_t expected) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
@@ -114,6 +118,27 @@ void TaskPool::worker_loop() {
     seen = generation;
     try_join(state_.load(std::memory_order_acquire));
   }
+}
+
+void parallel_copy(const void* src, void* dst, size_t bytes, TaskPool* pool) {
+  // An empty tensor has no buffer, and memcpy to null is undefined even for
+  // 0 bytes (UBSan in scripts/asan.sh: the conformance tests' empty tensors).
+  if (bytes == 0) return;
+  if (!pool || bytes < 2 * kChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  struct Copy {
+    const std::byte* src;
+    std::byte* dst;
+    size_t bytes;
+  } c{static_cast<const std::byte*>(src), static_cast<std::byte*>(dst), bytes};
+  pool->run((bytes + kChunk - 1) / kChunk,
+            [](void* context, size_t i) {
+              const Copy& c = *static_cast<const Copy*>(context);
+              std::memcpy(c.dst + i * kChunk, c.src + i * kChunk, std::min(kChunk, c.bytes - i * kChunk));
+            },
+            &c);
 }
 
 }  // namespace hetsched::cpu::fast
