@@ -1,6 +1,7 @@
 #include "delegates/cpu/fast/linear.h"
 
 #include <algorithm>
+#include <string>
 
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/vector_math.h"
@@ -98,7 +99,7 @@ std::vector<NodeId> LinearGroup::nodes() const {
 
 std::vector<LinearGroup> find_linear_groups(const Graph& graph) {
   std::vector<LinearGroup> groups;
-  if (!cpu_has_avx512f()) return groups;
+  if (std::string(gemm_isa()) == "plain") return groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& node = graph.node(id);
     if (node.op != "MatMul" && node.op != "Gemm") continue;
@@ -135,7 +136,7 @@ std::vector<LinearGroup> find_linear_groups(const Graph& graph) {
 std::map<NodeId, std::string> linear_keep_out(const std::vector<LinearGroup>& groups) {
   std::map<NodeId, std::string> keep_out;
   for (const LinearGroup& g : groups)
-    for (NodeId n : g.nodes()) keep_out[n] = "part of a linear layer on the fast GEMM (AVX-512)";
+    for (NodeId n : g.nodes()) keep_out[n] = "part of a linear layer on the fast GEMM";
   return keep_out;
 }
 
