@@ -107,7 +107,11 @@ def build(kind, a):
         return EncDec(a.d_model, a.heads, a.seq), torch.randn(1, a.seq, a.d_model)
     if kind == "vit_b16":
         from torchvision.models import vit_b_16
-        return vit_b_16(), torch.randn(1, 3, 224, 224)
+        vit = vit_b_16()
+        # torchvision starts the classifier at zero: every output would be 0,
+        # and a comparison with ONNX Runtime would check nothing.
+        nn.init.normal_(vit.heads.head.weight, std=0.02)
+        return vit, torch.randn(1, 3, 224, 224)
     if kind == "vit":
         from torchvision.models import VisionTransformer
         return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
