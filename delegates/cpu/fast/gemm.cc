@@ -89,7 +89,9 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const flo
     l##i = _mm256_fmadd_ps(ar, b0, l##i);                  \
     h##i = _mm256_fmadd_ps(ar, b1, h##i);                  \
   }
+  const float* next = e.next_panels;
   for (int64_t p = 0; p < k; ++p) {
+    if (next) _mm_prefetch(reinterpret_cast<const char*>(next + p * kPanel), _MM_HINT_T1);
     const __m256 b0 = _mm256_load_ps(panel + p * kPanel);
     const __m256 b1 = _mm256_load_ps(panel + p * kPanel + 8);
     HETSCHED_AVX2_ROW(0) HETSCHED_AVX2_ROW(1) HETSCHED_AVX2_ROW(2)
@@ -113,7 +115,12 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const
   const float* p1 = panels + k * kPanel;
   __m512 x[Rows], y[Rows];
   for (int64_t r = 0; r < Rows; ++r) x[r] = y[r] = _mm512_setzero_ps();
+  const float* next = e.next_panels;
   for (int64_t p = 0; p < k; ++p) {
+    if (next) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + p * kPanel), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(next + (k + p) * kPanel), _MM_HINT_T1);
+    }
     const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
     const __m512 b1 = _mm512_load_ps(p1 + p * kPanel);
     for (int64_t r = 0; r < Rows; ++r) {
@@ -193,14 +200,16 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
   for (int64_t j = 0; j < columns; j += set.columns) {
     const int64_t width = std::min(set.columns, columns - j);
     const float* panel = panels + j / kPanel * k * kPanel;
-    const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr};
+    const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
+                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr};
     int64_t i = 0;
     for (; i + set.rows <= m; i += set.rows) {
-      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr};
+      // Only the first row tile prefetches: the next panels fit L2 once.
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr};
       set.kernels[set.rows - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
     }
     if (i < m) {
-      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr};
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr};
       set.kernels[m - i - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
     }
   }

@@ -55,8 +55,8 @@ class Linear final : public FastOp {
       : FastOp(c), a_(a), residual_(residual), k_(k), n_(n), bias_(std::move(bias)), pool_(pool) {
     m_ = a.num_elements() / k;
     blocks_ = (n + kBlockColumns - 1) / kBlockColumns;
-    const int threads = pool ? pool->threads() : 1;
-    task_rows_ = m_ <= kMaxTaskRows && blocks_ >= kBlocksPerThread * threads ? m_ : kTaskRows;
+    threads_ = pool ? pool->threads() : 1;
+    task_rows_ = m_ <= kMaxTaskRows && blocks_ >= kBlocksPerThread * threads_ ? m_ : kTaskRows;
     panels_ = AlignedBuffer(static_cast<size_t>(blocks_ * k * kBlockColumns) * sizeof(float));
     float* panels = reinterpret_cast<float*>(panels_.data());
     for (int64_t j = 0; j < n; j += kPanel) pack_panel(k, n, filter.data(), k, true, j, panels + j * k);
@@ -72,7 +72,10 @@ class Linear final : public FastOp {
     parallel_tasks(pool_, tasks, 2.0 * static_cast<double>(m_ * n_ * k_), [&](size_t t) {
       const int64_t j0 = static_cast<int64_t>(t) % blocks_ * kBlockColumns;
       const int64_t i0 = static_cast<int64_t>(t) / blocks_ * task_rows_;
-      const Epilogue e{bias_.data() + j0, residual ? residual + i0 * n_ + j0 : nullptr};
+      // The block this thread likely takes next (tasks go out in order).
+      const int64_t next = j0 + threads_ * kBlockColumns;
+      const Epilogue e{bias_.data() + j0, residual ? residual + i0 * n_ + j0 : nullptr,
+                       i0 == 0 && next < n_ ? panels + next * k_ : nullptr};
       gemm_block(std::min(task_rows_, m_ - i0), k_, std::min(kBlockColumns, n_ - j0), a + i0 * k_, k_,
                  panels + j0 * k_, e, c + i0 * n_ + j0, n_);
     });
@@ -82,7 +85,7 @@ class Linear final : public FastOp {
  private:
   const Tensor& a_;
   const Tensor* residual_;
-  int64_t m_ = 0, k_, n_, blocks_ = 0, task_rows_ = kTaskRows;
+  int64_t m_ = 0, k_, n_, blocks_ = 0, task_rows_ = kTaskRows, threads_ = 1;
   std::vector<float> bias_;  // the layer's own and the folded Add's, summed
   AlignedBuffer panels_;     // the weights, packed once (gemm.h)
   TaskPool* pool_;
