@@ -21,11 +21,15 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// How long a worker spins for the next job before it sleeps: the split ops
-// of a transformer block come a few microseconds apart (the small ops
-// between them run on the caller), and waking a sleeping worker costs
-// about as much as a small op.
-constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+// How long a worker spins for the next job before it sleeps. The split ops
+// of a transformer block come microseconds apart, but runs come further
+// apart, and a worker woken from its futex often lands on the caller's own
+// core (the kernel places a wakee near its waker) and runs only when the
+// caller stops: with 50 or 300 us, the encoder and BERT blocks at 2 threads
+// on the development machine ran no faster than at 1 (0.142 against 0.09
+// ms with pthreadpool, whose workers spin for ~1M pauses); from 1 ms they
+// matched it.
+constexpr auto kWorkerSpin = std::chrono::milliseconds(2);
 // How long the caller spins for joined workers before it yields its core
 // (a joined worker that the scheduler took off its core needs one back).
 constexpr int kCallerSpins = 2000;

@@ -11,8 +11,9 @@
 // while it is open, the caller closes it when no task is left, and waits
 // only for the workers that joined (each is running a task).
 //
-// Workers spin for a short while after a job (a transformer block's next
-// split op comes a few microseconds later), then sleep on a futex.
+// Workers spin for 2 ms after a job (a transformer block's next split op
+// comes microseconds later, and a woken worker is slow to get a core of its
+// own), then sleep on a futex.
 #pragma once
 
 #include <atomic>
