@@ -23,9 +23,9 @@ namespace {
 
 // How long a worker spins for the next job before it sleeps. The split ops
 // of a transformer block come microseconds apart, but runs come further
-// apart, and a worker woken from its futex often lands on the caller's own
-// core (the kernel places a wakee near its waker) and runs only when the
-// caller stops: with 50 or 300 us, the encoder and BERT blocks at 2 threads
+// apart, and a worker woken from its futex seems to land on the caller's
+// own core (the kernel places a wakee near its waker) and run only when
+// the caller stops: with 50 or 300 us, the encoder and BERT blocks at 2 threads
 // on the development machine ran no faster than at 1 (0.142 against 0.09
 // ms with pthreadpool, whose workers spin for ~1M pauses); from 1 ms they
 // matched it.
