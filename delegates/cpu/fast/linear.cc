@@ -18,7 +18,8 @@ constexpr int64_t kTaskRows = 96;
 // Up to this many rows, and when there are enough column blocks to keep
 // every thread busy, a task runs every row of its block: the weights, often
 // bigger than the L2 (BERT-base's FF layer: 9.4 MB), stream from memory
-// once instead of once per row band (128 x 768 x 3072: 6.9 -> ? ms).
+// once instead of once per row band (96 rows, then 32 of a 128-token
+// sequence).
 constexpr int64_t kMaxTaskRows = 512;
 constexpr int64_t kBlocksPerThread = 4;
 
@@ -55,8 +56,10 @@ class Linear final : public FastOp {
       : FastOp(c), a_(a), residual_(residual), k_(k), n_(n), bias_(std::move(bias)), pool_(pool) {
     m_ = a.num_elements() / k;
     blocks_ = (n + kBlockColumns - 1) / kBlockColumns;
-    threads_ = pool ? pool->threads() : 1;
-    task_rows_ = m_ <= kMaxTaskRows && blocks_ >= kBlocksPerThread * threads_ ? m_ : kTaskRows;
+    const int64_t threads = pool ? pool->threads() : 1;
+    task_rows_ = m_ <= kMaxTaskRows && blocks_ >= kBlocksPerThread * threads ? m_ : kTaskRows;
+    const size_t tasks = static_cast<size_t>(blocks_ * ((m_ + task_rows_ - 1) / task_rows_));
+    next_block_ = worth_splitting(pool, tasks, work()) ? threads : 1;
     panels_ = AlignedBuffer(static_cast<size_t>(blocks_ * k * kBlockColumns) * sizeof(float));
     float* panels = reinterpret_cast<float*>(panels_.data());
     for (int64_t j = 0; j < n; j += kPanel) pack_panel(k, n, filter.data(), k, true, j, panels + j * k);
@@ -69,11 +72,11 @@ class Linear final : public FastOp {
     float* c = out();
     const int64_t row_tasks = (m_ + task_rows_ - 1) / task_rows_;
     const size_t tasks = static_cast<size_t>(blocks_ * row_tasks);
-    parallel_tasks(pool_, tasks, 2.0 * static_cast<double>(m_ * n_ * k_), [&](size_t t) {
+    parallel_tasks(pool_, tasks, work(), [&](size_t t) {
       const int64_t j0 = static_cast<int64_t>(t) % blocks_ * kBlockColumns;
       const int64_t i0 = static_cast<int64_t>(t) / blocks_ * task_rows_;
       // The block this thread likely takes next (tasks go out in order).
-      const int64_t next = j0 + threads_ * kBlockColumns;
+      const int64_t next = j0 + next_block_ * kBlockColumns;
       const Epilogue e{bias_.data() + j0, residual ? residual + i0 * n_ + j0 : nullptr,
                        i0 == 0 && next < n_ ? panels + next * k_ : nullptr};
       gemm_block(std::min(task_rows_, m_ - i0), k_, std::min(kBlockColumns, n_ - j0), a + i0 * k_, k_,
@@ -85,7 +88,10 @@ class Linear final : public FastOp {
  private:
   const Tensor& a_;
   const Tensor* residual_;
-  int64_t m_ = 0, k_, n_, blocks_ = 0, task_rows_ = kTaskRows, threads_ = 1;
+  double work() const { return 2.0 * static_cast<double>(m_ * n_ * k_); }
+
+  int64_t m_ = 0, k_, n_, blocks_ = 0, task_rows_ = kTaskRows;
+  int64_t next_block_ = 1;  // how many blocks ahead a task's prefetch reads: the threads splitting them
   std::vector<float> bias_;  // the layer's own and the folded Add's, summed
   AlignedBuffer panels_;     // the weights, packed once (gemm.h)
   TaskPool* pool_;
