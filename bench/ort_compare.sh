@@ -8,10 +8,18 @@
 #
 # usage: bench/ort_compare.sh [--build DIR] [--threads "1 2"] [--runs N] [--warmup N]
 #                             [--rounds N] [--engine xnnpack|portable] [--bench PATH]
-#                             [--model NAME=M.onnx:1x64x128 ...] [--ppocr] [--no-per-op]
+#                             [--model NAME=M.onnx:1x64x128 ...] [--list FILE ...] [--ppocr]
+#                             [--no-per-op]
 # Models: the PP-OCR det and cls models (the default, or --ppocr beside
-# --model), and each --model (a name for the table, the file, the first
-# input's shape). Needs model_bench built (configure with
+# --model or --list), each --model (a name for the table, the file, the
+# first input's shape) and each line of a --list file (NAME=M.onnx:SHAPE as
+# for --model; a relative M.onnx is taken from the list file's folder, '#'
+# starts a comment, and a line whose file is missing is skipped with a note,
+# so one list can name models that only some machines have;
+# bench/models/transformers.list is docs/models.md's transformer table).
+# Beside the medians the table gives each side's fastest run (median over
+# the rounds) and their ratio: on a machine other jobs share, the median
+# measures the neighbours too. Needs model_bench built (configure with
 # -DHETSCHED_BUILD_BENCH=ON, then `ninja -C DIR model_bench`; --bench names
 # another build of it, e.g. a baseline's), and fetches the PP-OCR models and
 # onnxruntime-node through scripts/ort/setup_models.sh. Inputs: PP-OCR's
@@ -28,7 +36,7 @@ warmup=3
 rounds=3
 engine=xnnpack
 bench=""
-extra=()      # NAME=FILE:SHAPE from --model
+extra=()      # NAME=FILE:SHAPE from --model and --list
 ppocr=""
 per_op=1
 while [ $# -gt 0 ]; do
@@ -41,9 +49,22 @@ while [ $# -gt 0 ]; do
     --engine) engine="$2"; shift 2 ;;
     --bench) bench="$2"; shift 2 ;;
     --model) extra+=("$2"); shift 2 ;;
+    --list)
+      [ -f "$2" ] || { echo "ort_compare: list file '$2' not found" >&2; exit 2; }
+      list_dir="$(cd "$(dirname "$2")" && pwd)"
+      while IFS= read -r line || [ -n "$line" ]; do
+        line="${line%%#*}"; line="$(echo "$line" | xargs)"
+        [ -n "$line" ] || continue
+        case "$line" in *=*:*) ;; *) echo "ort_compare: $2: '$line' is not NAME=FILE:SHAPE" >&2; exit 2 ;; esac
+        name="${line%%=*}"; rest="${line#*=}"; file="${rest%:*}"
+        case "$file" in /*) ;; *) file="$list_dir/$file" ;; esac
+        if [ ! -f "$file" ]; then echo "# ort_compare: skipping $name: $file not found" >&2; continue; fi
+        extra+=("$name=$file:${rest##*:}")
+      done <"$2"
+      shift 2 ;;
     --ppocr) ppocr=1; shift ;;
     --no-per-op) per_op=""; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ort_compare: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -63,8 +84,8 @@ if ! grep -q '^status=ready' "$manifest"; then
 fi
 value() { sed -n "s/^$1=//p" "$manifest"; }
 
-json_field() {  # json_field NAME < line
-  sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"
+json_field() {  # json_field NAME < line: the first NAME (model_bench's steps repeat median_ms)
+  grep -o "\"$1\":[0-9.e+-]*" | head -1 | cut -d: -f2
 }
 
 input_shape() {  # input_shape reference.json → 1x3x640x640
@@ -77,7 +98,7 @@ median() {  # median of the arguments
 
 echo "# hetsched $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') engine=$engine vs ONNX Runtime (CPU EP)"
 echo "# host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# per measurement: $warmup warm-up + $runs timed runs, median; $rounds alternating rounds, median of medians"
+echo "# per measurement: $warmup warm-up + $runs timed runs, median and min; $rounds alternating rounds, median of those"
 # The models as "key model shape input" lines.
 models=()
 if [ -n "$ppocr" ]; then
@@ -99,28 +120,34 @@ details=()
 for entry in "${models[@]}"; do
   read -r key model shape input <<<"$entry"
   for t in $threads_list; do
-    hs=(); ort=()
+    hs=(); ort=(); hs_min=(); ort_min=()
     for ((r = 0; r < rounds; ++r)); do
       out="$("$bench" --model "$model" --shape "$shape" --input "$input" --threads "$t" --engine "$engine" \
               --warmup "$warmup" --runs "$runs")"
       line="$(grep '^json: ' <<<"$out")"
       hs+=("$(json_field median_ms <<<"$line")")
+      hs_min+=("$(json_field min_ms <<<"$line")")
       ort_line="$(HETSCHED_ORT_MODULES="$(value ort_modules)" \
                   node "$root/scripts/ort/bench.js" --model "$model" --shape "$shape" --input "$input" \
                   --threads "$t" --warmup "$warmup" --runs "$runs")"
       ort+=("$(json_field median_ms <<<"$ort_line")")
+      ort_min+=("$(json_field min_ms <<<"$ort_line")")
     done
     hs_ms="$(median "${hs[@]}")"
     ort_ms="$(median "${ort[@]}")"
-    rows+=("$(printf '%-8s %-12s %7s %12.3f %12.3f %8.2f' "$key" "$shape" "$t" "$hs_ms" "$ort_ms" \
-              "$(awk -v a="$hs_ms" -v b="$ort_ms" 'BEGIN {print a / b}')")")
+    hs_min_ms="$(median "${hs_min[@]}")"
+    ort_min_ms="$(median "${ort_min[@]}")"
+    rows+=("$(printf '%-12s %-14s %7s %12.3f %12.3f %8.2f %12.3f %12.3f %8.2f' "$key" "$shape" "$t" "$hs_ms" "$ort_ms" \
+              "$(awk -v a="$hs_ms" -v b="$ort_ms" 'BEGIN {print a / b}')" "$hs_min_ms" "$ort_min_ms" \
+              "$(awk -v a="$hs_min_ms" -v b="$ort_min_ms" 'BEGIN {print a / b}')")")
     details+=("$key threads=$t: hetsched rounds ${hs[*]} ms; ORT rounds ${ort[*]} ms")
     details+=("$(grep -E '^  (step|cpu island)' <<<"$out" | sed "s/^/  $key threads=$t (last round) /")")
   done
 done
 
 echo
-printf '%-8s %-12s %7s %12s %12s %8s\n' model input threads hetsched_ms ort_ms ratio
+printf '%-12s %-14s %7s %12s %12s %8s %12s %12s %8s\n' model input threads hetsched_ms ort_ms ratio \
+  hetsched_min ort_min ratio
 printf '%s\n' "${rows[@]}"
 echo
 echo "# rounds and hetsched's per-step breakdown (RunStats: one step per island and handoff)"

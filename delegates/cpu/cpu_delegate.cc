@@ -54,14 +54,19 @@ const char* step_kind(const Step& step) {
 // Gives the thread pool XNNPACK runtimes run on; called only by islands
 // that have XNNPACK segments.
 using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
+// Gives the pool the fast kernels and the island's edge copies split their
+// work over (fast/task_pool.h); called only by islands that have a thread
+// pool.
+using TaskPoolSource = std::function<fast::SharedTaskPool()>;
 
 class CpuIslandHandle final : public IslandHandle {
  public:
   static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id,
-                                                      bool profile_ops, const ThreadpoolSource& threadpool) {
+                                                      bool profile_ops, const ThreadpoolSource& threadpool,
+                                                      const TaskPoolSource& task_pool) {
     auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
     handle->profile_ops_ = profile_ops;
-    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool));
+    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool, task_pool));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
 
@@ -75,7 +80,7 @@ class CpuIslandHandle final : public IslandHandle {
                               std::to_string(outputs.size()));
     // Island edges: inputs read only by XNNPACK segments go straight from
     // the caller's bytes into the segments' staging; the rest, and the
-    // outputs, are copied on the thread pool (one core streams a few GB/s:
+    // outputs, are copied on the task pool (one core streams a few GB/s:
     // a 6 MiB edge cost ~1 ms on one thread of the H100 machine's Xeon).
     for (size_t i = 0; i < gin.size(); ++i) {
       if (!direct_readers_[i].empty()) {
@@ -83,7 +88,7 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       Tensor& t = tensors_.at(gin[i]);
-      xnnpack::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), threadpool_.get());
+      fast::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), task_pool_.get());
     }
     Status status;
     std::vector<OpTiming>* timings = profile_ops_ ? ctx.op_timings : nullptr;
@@ -109,7 +114,7 @@ class CpuIslandHandle final : public IslandHandle {
     HS_RETURN_IF_ERROR(status);
     for (size_t i = 0; i < gout.size(); ++i) {
       const Tensor& t = value_tensor(gout[i]);
-      xnnpack::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), threadpool_.get());
+      fast::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), task_pool_.get());
     }
     spdlog::debug("[CPU] execute: island {}, {} ops", island_id_, graph_.num_nodes());
     return Status::ok();
@@ -142,7 +147,7 @@ class CpuIslandHandle final : public IslandHandle {
   // runtime per segment and binds each portable node to its kernel, so
   // execute() does no lookups or allocations. A segment XNNPACK will not
   // take runs on the portable kernels instead, with a warning.
-  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool) {
+  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool, const TaskPoolSource& task_pool) {
     for (ValueId v : graph_.inputs()) tensor(v);
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
@@ -161,6 +166,10 @@ class CpuIslandHandle final : public IslandHandle {
         plan = xnnpack::portable_plan(graph_, "XNNPACK has no thread pool");
       }
     }
+    // The fast kernels and the island's edge copies split over it:
+    // pthreadpool's caller spins until every worker has checked in, which on
+    // a loaded machine held a 0.8 ms MatMul island for 16 ms.
+    if (threadpool_) task_pool_ = task_pool();
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
@@ -205,7 +214,7 @@ class CpuIslandHandle final : public IslandHandle {
         if (fast_plan.in_linear.count(n)) continue;  // runs with its group's matmul
         if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
           const fast::LinearGroup& group = fast_plan.linear[g->second];
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), threadpool_.get(), tensor_of}, group));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), task_pool_.get(), tensor_of}, group));
           if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
           coverage_.portable_ops += static_cast<int>(group.nodes().size());
@@ -213,7 +222,7 @@ class CpuIslandHandle final : public IslandHandle {
           continue;
         }
         if (on_fast[n]) {
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), threadpool_.get(), tensor_of}));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), task_pool_.get(), tensor_of}));
           if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
             op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
@@ -335,6 +344,7 @@ class CpuIslandHandle final : public IslandHandle {
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   std::unordered_map<ValueId, Tensor> tensors_;
   xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it; shared with the delegate's other islands
+  fast::SharedTaskPool task_pool_;  // the fast kernels split over it; shared likewise
   // Points into graph_, tensors_ and threadpool_: declared after them.
   std::vector<Step> steps_;
   std::vector<std::vector<xnnpack::Segment*>> direct_readers_;  // by island input (find_direct_readers)
@@ -389,7 +399,7 @@ class CpuDelegate final : public Delegate {
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
     return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id, ctx.profile_ops,
-                                   [this] { return shared_threadpool(); });
+                                   [this] { return shared_threadpool(); }, [this] { return shared_task_pool(); });
   }
 
  private:
@@ -402,10 +412,17 @@ class CpuDelegate final : public Delegate {
     return threadpool_;
   }
 
+  fast::SharedTaskPool shared_task_pool() {
+    std::lock_guard<std::mutex> lock(threadpool_mutex_);
+    if (!task_pool_) task_pool_ = std::make_shared<fast::TaskPool>(threads_);
+    return task_pool_;
+  }
+
   int threads_;
   CpuEngine engine_;
   std::mutex threadpool_mutex_;
   xnnpack::Threadpool threadpool_;  // islands hold it too, so it outlives their runtimes
+  fast::SharedTaskPool task_pool_;   // likewise
 };
 
 }  // namespace

@@ -6,13 +6,23 @@ for the opset 18+ import tests and model tables:
   python3 scripts/models/export_transformers.py decoder -o dec.onnx   # causal mask (Where)
   python3 scripts/models/export_transformers.py vit -o vit.onnx       # tiny torchvision ViT, 1x3x32x32
   python3 scripts/models/export_transformers.py bert -o bert.onnx --seq 128 --d-model 256
+  python3 scripts/models/export_transformers.py bert -o bert_base4.onnx --seq 128 --d-model 768 --heads 12 --layers 4
+  python3 scripts/models/export_transformers.py gpt -o gpt.onnx --seq 128 --d-model 512 --heads 8 --layers 2
+  python3 scripts/models/export_transformers.py encdec -o t5.onnx --seq 64 --d-model 512 --heads 8
+  python3 scripts/models/export_transformers.py vit_b16 -o vit_b16.onnx --opset 17   # torchvision, 1x3x224x224
 
 encoder: nn.TransformerEncoderLayer(norm_first=True, gelu) on 1xSEQxD.
 decoder: a GPT-style pre-norm block, attention with a causal mask written
   as masked_fill(-inf) (Where) and exact GELU, on 1xSEQxD.
-bert: a BERT-style encoder: 2 post-norm layers (LayerNorm after each
+bert: a BERT-style encoder: --layers (2) post-norm layers (LayerNorm after each
   residual, as BERT), exact GELU, on the hidden states 1xSEQxD (the
   embedding lookup, which takes integer ids, is left out).
+gpt: --layers (2) decoder blocks as above, then a final LayerNorm.
+encdec: a whisper/T5-style pair: one post-norm encoder layer over the
+  input, then one nn.TransformerDecoderLayer (pre-norm, exact GELU) whose
+  target is the input again, with a causal mask, and whose memory (the
+  cross-attention's keys and values) is the encoder's output.
+vit_b16: torchvision.models.vit_b_16 (random weights) on 1x3x224x224.
 vit: torchvision.models.VisionTransformer, image 32, patch 8, 2 layers,
   hidden 64, 4 heads, MLP 128, 10 classes.
 
@@ -50,6 +60,30 @@ class DecoderBlock(nn.Module):
         return h + self.ff2(nn.functional.gelu(self.ff1(self.ln2(h))))
 
 
+class Gpt(nn.Module):
+    def __init__(self, d, heads, seq, layers):
+        super().__init__()
+        self.blocks = nn.ModuleList(DecoderBlock(d, heads, seq) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.ln(x)
+
+
+class EncDec(nn.Module):
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.enc = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True)
+        self.dec = nn.TransformerDecoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                              norm_first=True)
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1))
+
+    def forward(self, x):
+        return self.dec(x, self.enc(x), tgt_mask=self.mask)
+
+
 def build(kind, a):
     if kind == "encoder":
         return nn.TransformerEncoderLayer(a.d_model, a.heads, 4 * a.d_model, dropout=0.0, activation="gelu",
@@ -57,9 +91,27 @@ def build(kind, a):
     if kind == "bert":
         layer = nn.TransformerEncoderLayer(a.d_model, a.heads, 4 * a.d_model, dropout=0.0, activation="gelu",
                                            batch_first=True, norm_first=False)
-        return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), torch.randn(1, a.seq, a.d_model)
+        enc = nn.TransformerEncoder(layer, a.layers, enable_nested_tensor=False)
+        # The layers start as copies of one; give each its own weights, or
+        # the exporter writes one set for all (a model 1/layers the size).
+        for m in enc.layers.modules():
+            for reset in ("reset_parameters", "_reset_parameters"):
+                if hasattr(m, reset):
+                    getattr(m, reset)()
+        return enc, torch.randn(1, a.seq, a.d_model)
     if kind == "decoder":
         return DecoderBlock(a.d_model, a.heads, a.seq), torch.randn(1, a.seq, a.d_model)
+    if kind == "gpt":
+        return Gpt(a.d_model, a.heads, a.seq, a.layers), torch.randn(1, a.seq, a.d_model)
+    if kind == "encdec":
+        return EncDec(a.d_model, a.heads, a.seq), torch.randn(1, a.seq, a.d_model)
+    if kind == "vit_b16":
+        from torchvision.models import vit_b_16
+        vit = vit_b_16()
+        # torchvision starts the classifier at zero: every output would be 0,
+        # and a comparison with ONNX Runtime would check nothing.
+        nn.init.normal_(vit.heads.head.weight, std=0.02)
+        return vit, torch.randn(1, 3, 224, 224)
     if kind == "vit":
         from torchvision.models import VisionTransformer
         return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
@@ -69,12 +121,13 @@ def build(kind, a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=["encoder", "bert", "decoder", "vit"])
+    p.add_argument("model", choices=["encoder", "bert", "decoder", "gpt", "encdec", "vit", "vit_b16"])
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--opset", type=int, default=18)
     p.add_argument("--d-model", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--seq", type=int, default=64)
+    p.add_argument("--layers", type=int, default=2, help="bert and gpt: how many layers")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dynamo", action="store_true", help="torch.onnx.export(..., dynamo=True) (PyTorch 2.x)")
     a = p.parse_args()
@@ -86,8 +139,10 @@ def main():
         kwargs["dynamo"] = a.dynamo
     elif a.dynamo:
         raise SystemExit("this PyTorch has no dynamo exporter")
-    with torch.no_grad():
-        torch.onnx.export(model, (x,), a.output, **kwargs)
+    # Gradients stay on: under no_grad, PyTorch 1.13's TransformerEncoderLayer
+    # takes its fused fast path (aten::_transformer_encoder_layer_fwd), which
+    # has no ONNX export.
+    torch.onnx.export(model, (x,), a.output, **kwargs)
 
 
 if __name__ == "__main__":

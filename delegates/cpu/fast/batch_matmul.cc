@@ -44,7 +44,7 @@ std::vector<int64_t> batch_offsets(const Shape& shape, const Shape& batch_dims) 
 
 class BatchMatMul final : public FastOp {
  public:
-  BatchMatMul(const Tensor& a, const Tensor& b, Tensor& c, pthreadpool_t pool) : FastOp(c), a_(a), b_(b), pool_(pool) {
+  BatchMatMul(const Tensor& a, const Tensor& b, Tensor& c, TaskPool* pool) : FastOp(c), a_(a), b_(b), pool_(pool) {
     const Shape& sa = a.shape();
     const Shape& sc = c.shape();
     m_ = sa[sa.size() - 2];
@@ -81,7 +81,7 @@ class BatchMatMul final : public FastOp {
  private:
   const Tensor& a_;
   const Tensor& b_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
   int64_t m_ = 0, k_ = 0, n_ = 0, blocks_ = 0;
   std::vector<int64_t> a_offsets_, b_offsets_;  // by output batch
   AlignedBuffer scratch_;                       // two packed panels per task

@@ -85,8 +85,8 @@ Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
 
 double parallel_work_threshold() { return kParallelWork; }
 
-bool worth_splitting(pthreadpool_t pool, size_t tasks, double work) {
-  return pool && tasks >= 2 && work >= kParallelWork && pthreadpool_get_threads_count(pool) >= 2;
+bool worth_splitting(const TaskPool* pool, size_t tasks, double work) {
+  return pool && tasks >= 2 && work >= kParallelWork && pool->threads() >= 2;
 }
 
 }  // namespace hetsched::cpu::fast

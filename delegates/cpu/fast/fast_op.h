@@ -6,19 +6,18 @@
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
 // A fast op runs between XNNPACK segments like a portable node: on the
-// island's tensors in the graph's order, on the XNNPACK thread pool (split
-// only when the work pays for waking the other threads), with every buffer
-// it needs allocated at init. The CPU delegate uses them with engine
+// island's tensors in the graph's order, on the delegate's TaskPool
+// (task_pool.h; split only when the work pays for waking the other
+// threads), with every buffer it needs allocated at init. The CPU delegate uses them with engine
 // xnnpack for the nodes XNNPACK does not take; engine portable keeps the
 // reference kernels.
 #pragma once
-
-#include <pthreadpool.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "delegates/cpu/fast/task_pool.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "hetsched/status.h"
@@ -49,7 +48,7 @@ class FastOp {
 struct FastOpContext {
   const Graph& graph;
   const Node& node;
-  pthreadpool_t pool;  // not owned; may be nullptr (the calling thread)
+  TaskPool* pool;  // not owned; may be nullptr (the calling thread)
   std::function<Tensor&(ValueId)> tensor_of;
 
   // The island's tensor of an input, or its constant.
@@ -73,7 +72,7 @@ Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
 // Whether [0, tasks) with `work` in all (in the caller's units, ~1 per
 // flop) is worth splitting over `pool`: waking a sleeping worker costs a few
 // microseconds, more than many of a transformer block's ops take.
-bool worth_splitting(pthreadpool_t pool, size_t tasks, double work);
+bool worth_splitting(const TaskPool* pool, size_t tasks, double work);
 // The work below which nothing is split (for XNNPACK segments too).
 double parallel_work_threshold();
 
@@ -81,14 +80,13 @@ double parallel_work_threshold();
 // else on this thread. A template, not std::function: a capturing lambda
 // in a std::function would allocate on every run.
 template <typename Task>
-void parallel_tasks(pthreadpool_t pool, size_t tasks, double work, const Task& task) {
+void parallel_tasks(TaskPool* pool, size_t tasks, double work, const Task& task) {
   if (!worth_splitting(pool, tasks, work)) {
     for (size_t i = 0; i < tasks; ++i) task(i);
     return;
   }
-  pthreadpool_parallelize_1d(
-      pool, [](void* context, size_t i) { (*static_cast<const Task*>(context))(i); },
-      const_cast<Task*>(&task), tasks, 0);
+  pool->run(
+      tasks, [](void* context, size_t i) { (*static_cast<const Task*>(context))(i); }, const_cast<Task*>(&task));
 }
 
 // The ops of each file, for fast_op.cc's table.

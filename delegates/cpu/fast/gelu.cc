@@ -21,7 +21,7 @@ HETSCHED_FAST_INLINE void apply(const float* x, float* y, size_t n) {
 template <bool Gelu>
 class Unary final : public FastOp {
  public:
-  Unary(const Tensor& x, Tensor& y, pthreadpool_t pool) : FastOp(y), x_(x), pool_(pool) {}
+  Unary(const Tensor& x, Tensor& y, TaskPool* pool) : FastOp(y), x_(x), pool_(pool) {}
 
   Status run() override {
     const float* x = x_.data<float>();
@@ -37,7 +37,7 @@ class Unary final : public FastOp {
 
  private:
   const Tensor& x_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
 };
 
 Status supports_f32_unary(const Graph& graph, const Node& node) {

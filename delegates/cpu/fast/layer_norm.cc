@@ -31,7 +31,7 @@ HETSCHED_FAST_INLINE void normalize_rows(const float* x, float* y, int64_t rows,
 class LayerNorm final : public FastOp {
  public:
   LayerNorm(const Tensor& x, const Tensor& scale, const Tensor* bias, Tensor& y, int64_t d, float epsilon,
-            pthreadpool_t pool)
+            TaskPool* pool)
       : FastOp(y), x_(x), scale_(scale), bias_(bias), d_(d), epsilon_(epsilon), pool_(pool) {}
 
   Status run() override {
@@ -56,7 +56,7 @@ class LayerNorm final : public FastOp {
   const Tensor* bias_;
   int64_t d_;
   float epsilon_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
 };
 
 // The normalised row length: the product of X's dims from `axis` on.

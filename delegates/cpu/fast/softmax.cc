@@ -24,7 +24,7 @@ HETSCHED_FAST_INLINE void softmax_rows(const float* __restrict x, float* __restr
 
 class Softmax final : public FastOp {
  public:
-  Softmax(const Tensor& x, Tensor& y, int64_t n, pthreadpool_t pool) : FastOp(y), x_(x), n_(n), pool_(pool) {}
+  Softmax(const Tensor& x, Tensor& y, int64_t n, TaskPool* pool) : FastOp(y), x_(x), n_(n), pool_(pool) {}
 
   Status run() override {
     const int64_t rows = x_.num_elements() / n_;
@@ -43,7 +43,7 @@ class Softmax final : public FastOp {
  private:
   const Tensor& x_;
   int64_t n_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
 };
 
 // Elements per normalised row.

@@ -73,7 +73,7 @@ Reduced reduce(const Shape& shape, const std::vector<int64_t>& perm) {
 
 class Transpose final : public FastOp {
  public:
-  Transpose(const Tensor& x, Tensor& y, const Reduced& r, pthreadpool_t pool) : FastOp(y), x_(x), pool_(pool) {
+  Transpose(const Tensor& x, Tensor& y, const Reduced& r, TaskPool* pool) : FastOp(y), x_(x), pool_(pool) {
     const size_t rank = r.dims.size();
     total_ = x.num_elements();
     if (rank <= 1) return;  // a plain copy
@@ -119,7 +119,7 @@ class Transpose final : public FastOp {
 
  private:
   const Tensor& x_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
   int64_t total_ = 0, row_ = 0, step_ = 1;
   std::vector<int64_t> offsets_;  // input offset of each output row; empty: one copy
 };

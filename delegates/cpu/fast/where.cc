@@ -35,7 +35,7 @@ constexpr std::array<RowFn, 8> kRows{select_row<false, false, false>, select_row
 
 class Where final : public FastOp {
  public:
-  Where(const Tensor& c, const Tensor& x, const Tensor& y, Tensor& out, pthreadpool_t pool)
+  Where(const Tensor& c, const Tensor& x, const Tensor& y, Tensor& out, TaskPool* pool)
       : FastOp(out), c_(c), x_(x), y_(y), pool_(pool) {
     const Shape& shape = out.shape();
     const size_t rank = shape.size();
@@ -78,7 +78,7 @@ class Where final : public FastOp {
   const Tensor& c_;
   const Tensor& x_;
   const Tensor& y_;
-  pthreadpool_t pool_;
+  TaskPool* pool_;
   int64_t length_ = 1;
   RowFn row_ = nullptr;
   std::vector<int64_t> offsets_;  // cond, X, Y offsets of each output row
