@@ -68,12 +68,6 @@ Status gelu_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   return unary_f32_infer(ctx, outputs);
 }
 
-Status swish_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
-  HS_ASSIGN_OR_RETURN(const float alpha, ctx.attrs().get_float("alpha", 1.f));
-  (void)alpha;
-  return unary_f32_infer(ctx, outputs);
-}
-
 // Clip changed form at opset 11: its bounds moved from attributes to
 // optional inputs, which may be omitted or computed at run time.
 Status clip_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
@@ -119,9 +113,6 @@ void register_elementwise_ops(OpSchemaTable& table) {
     add_schema(table, op, 1, 1, unary_f32_infer);
   add_schema(table, "HardSigmoid", 1, 1, hard_sigmoid_infer);
   add_schema(table, "Gelu", 1, 1, gelu_infer);
-  // Swish (opset 24, x * Sigmoid(alpha * x)): also what the CPU island
-  // makes of x * Sigmoid(x) (graph/passes/fuse_swish.h).
-  add_schema(table, "Swish", 1, 1, swish_infer);
   add_schema(table, "Clip", 1, 3, clip_infer);
 }
 

@@ -21,7 +21,6 @@
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
 #include "graph/passes/fuse_gelu.h"
-#include "graph/passes/fuse_swish.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
 
@@ -385,10 +384,6 @@ class CpuDelegate final : public Delegate {
       // pass (the portable engine keeps the graph as it came, the oracle).
       HS_ASSIGN_OR_RETURN(const int gelus, fuse_gelu(*graph));
       if (gelus > 0) spdlog::debug("[CPU] init: island {}, {} written-out GELU(s) fused", ctx.island_id, gelus);
-      // x * Sigmoid(x) as one Swish: one pass instead of two, between
-      // XNNPACK segments on NHWC data (xnnpack/nhwc_ops.h).
-      HS_ASSIGN_OR_RETURN(const int swishes, fuse_swish(*graph));
-      if (swishes > 0) spdlog::debug("[CPU] init: island {}, {} x * Sigmoid(x) fused to Swish", ctx.island_id, swishes);
     }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",

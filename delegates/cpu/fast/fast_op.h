@@ -1,6 +1,6 @@
 // Fast kernels: vectorised f32 kernels for the ops of transformer blocks
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
-// run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose, Swish — or runs slower
+// run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h;
 // depthwise convs of kernel sizes it has no micro-kernel for), so that
 // they do not fall back to the portable kernels, which are written to be
@@ -107,7 +107,6 @@ FastOpKind softmax_kind();       // softmax.cc
 FastOpKind where_kind();         // where.cc
 FastOpKind transpose_kind();     // transpose.cc
 FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
-FastOpKind swish_kind();           // swish.cc
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run

@@ -100,16 +100,6 @@ Status hard_sigmoid_kernel(const KernelContext& ctx) {
   return run_unary(ctx, [=](float x) { return std::max(0.f, std::min(1.f, alpha * x + beta)); });
 }
 
-// ONNX Swish (opset 24): x * Sigmoid(alpha * x), in double. The CPU
-// island makes it from x * Sigmoid(x) (graph/passes/fuse_swish.h).
-Status swish_kernel(const KernelContext& ctx) {
-  HS_ASSIGN_OR_RETURN(const float alpha, ctx.attrs().get_float("alpha", 1.f));
-  return run_unary(ctx, [=](float x) {
-    const double v = x;
-    return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(alpha) * v)));
-  });
-}
-
 // ONNX Gelu (opset 20), in double so the reference loses nothing:
 // x/2 (1 + erf(x/sqrt 2)), or with approximate "tanh"
 // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
@@ -180,7 +170,6 @@ void register_elementwise_kernels(KernelTable& table) {
   table["HardSigmoid"] = with_node_context(hard_sigmoid_kernel);
   table["Clip"] = with_node_context(clip_kernel);
   table["Gelu"] = with_node_context(gelu_kernel);
-  table["Swish"] = with_node_context(swish_kernel);
 }
 
 }  // namespace hetsched::cpu

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <string>
 
-#include "delegates/cpu/fast/swish.h"
 #include "graph/op_schema.h"
 #include "graph/resize_taps.h"
 
@@ -79,12 +78,6 @@ Status nhwc_kernel_supports(const Graph& graph, const Node& node) {
       return unsupported("no run-time input");
     return read_nearest(graph, node).status();
   }
-  if (node.op == "Swish") {
-    const ValueId x = node.inputs.empty() ? kNoValue : node.inputs[0];
-    if (x == kNoValue || graph.value(x).is_constant() || !is_f32_rank4(graph, x))
-      return unsupported("only a run-time rank-4 f32 input has an NHWC kernel");
-    return node.attrs.get_float("alpha", 1.f).status();
-  }
   if (node.op != "Concat") return unsupported("op " + node.op + " has no NHWC kernel");
   if (!is_f32_rank4(graph, node.outputs[0])) return unsupported("only rank-4 f32 has an NHWC kernel");
   for (ValueId v : node.inputs)
@@ -107,14 +100,8 @@ Result<std::unique_ptr<NhwcNode>> NhwcNode::create(const Graph& graph, const Nod
   n->out_channels_ = ys[1];
   n->out_h_ = ys[2];
   n->out_w_ = ys[3];
-  if (node.op == "Swish") {
-    n->kind_ = Kind::kSwish;
-    HS_ASSIGN_OR_RETURN(n->alpha_, node.attrs.get_float("alpha", 1.f));
-    n->inputs_.push_back(&tensor_of(node.inputs[0]));
-    return n;
-  }
   if (node.op == "Concat") {
-    n->kind_ = Kind::kConcat;
+    n->concat_ = true;
     n->pixels_ = ys[0] * ys[2] * ys[3];
     for (ValueId v : node.inputs) {
       n->inputs_.push_back(&tensor_of(v));
@@ -161,15 +148,9 @@ void NhwcNode::resize_row(void* context, size_t row) {
 }
 
 Status NhwcNode::run() {
-  if (kind_ == Kind::kSwish) {
-    // Elementwise: the same pass in any layout.
-    fast::swish(inputs_[0]->data<float>(), out_, static_cast<size_t>(inputs_[0]->num_elements()), alpha_, pool_);
-    return Status::ok();
-  }
-  const bool concat = kind_ == Kind::kConcat;
-  const size_t tasks = concat ? static_cast<size_t>((pixels_ + kPixelBlock - 1) / kPixelBlock)
+  const size_t tasks = concat_ ? static_cast<size_t>((pixels_ + kPixelBlock - 1) / kPixelBlock)
                                : static_cast<size_t>(batch_ * out_h_);
-  auto fn = concat ? &NhwcNode::concat_rows : &NhwcNode::resize_row;
+  auto fn = concat_ ? &NhwcNode::concat_rows : &NhwcNode::resize_row;
   if (pool_) {
     pthreadpool_parallelize_1d(pool_, fn, this, tasks, 0);
   } else {

@@ -1,8 +1,6 @@
 // Portable ops run on NHWC data between two XNNPACK segments, so that the
 // values around them need no NCHW <-> NHWC conversion: Concat along the
-// channels and nearest Resize, which this XNNPACK snapshot lacks, and Swish
-// (SiLU fused from x * Sigmoid(x), graph/passes/fuse_swish.h), which it
-// runs as two passes.
+// channels and nearest Resize, which this XNNPACK snapshot lacks.
 #pragma once
 
 #include <pthreadpool.h>
@@ -18,9 +16,8 @@
 namespace hetsched::cpu::xnnpack {
 
 // Whether `node` has an NHWC kernel here: Concat of rank-4 f32 run-time
-// values along axis 1, nearest Resize of a rank-4 f32 value on H and W
-// (opset 11 and later), or Swish of a rank-4 f32 run-time value.
-// kUnsupported with the reason otherwise.
+// values along axis 1, or nearest Resize of a rank-4 f32 value on H and W
+// (opset 11 and later). kUnsupported with the reason otherwise.
 Status nhwc_kernel_supports(const Graph& graph, const Node& node);
 
 class NhwcNode {
@@ -43,9 +40,7 @@ class NhwcNode {
   static void concat_rows(void* context, size_t pixel_block);
   static void resize_row(void* context, size_t row);
 
-  enum class Kind { kConcat, kResize, kSwish };
-  Kind kind_ = Kind::kResize;
-  float alpha_ = 1.f;  // Swish
+  bool concat_ = false;
   pthreadpool_t pool_ = nullptr;
   std::vector<const Tensor*> inputs_;
   std::vector<int64_t> channels_;  // per input (Concat)
