@@ -139,6 +139,25 @@ TEST_P(ThreadpoolTest, EveryVariantVisitsEachTileOnce) {
   check({0}, {1}, "empty 1d");
 }
 
+// Grids of thousands of tiles: threads take runs of items from their own
+// share that cross rows, so the stepped coordinates wrap mid-run.
+TEST_P(ThreadpoolTest, LargeGridsTakenInRunsVisitEachTileOnce) {
+  Visits v;
+  pthreadpool_parallelize_2d_tile_2d(
+      pool(),
+      [](void* c, size_t i, size_t j, size_t ni, size_t nj) { static_cast<Visits*>(c)->add({i, j, ni, nj}); }, &v,
+      301, 70, 2, 3, 0);
+  EXPECT_EQ(v.calls, serial_calls({301, 70}, {2, 3}));
+  v.calls.clear();
+  pthreadpool_parallelize_5d_tile_2d(
+      pool(),
+      [](void* c, size_t i, size_t j, size_t k, size_t l, size_t m, size_t nl, size_t nm) {
+        static_cast<Visits*>(c)->add({i, j, k, l, m, nl, nm});
+      },
+      &v, 3, 5, 7, 11, 13, 4, 5, 0);
+  EXPECT_EQ(v.calls, serial_calls({3, 5, 7, 11, 13}, {1, 1, 1, 4, 5}));
+}
+
 TEST_P(ThreadpoolTest, ThousandsOfSmallJobsBackToBackAllComplete) {
   std::vector<std::atomic<int>> hits(64);
   for (int job = 0; job < 20000; ++job) {
