@@ -33,6 +33,7 @@ add_custom_target(hetsched_static ALL DEPENDS ${static_archive})
 install(FILES ${static_archive} DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # What hetsched::hetsched_static links besides the archive, for the package
-# config: the imported targets of the packages it finds, and XNNPACK and
-# pthreadpool by path (they come without a CMake package).
-set(HETSCHED_STATIC_DEPS "TBB::tbb;spdlog::spdlog;yaml-cpp;flatbuffers::flatbuffers;onnx_proto;protobuf::libprotobuf;${XNNPACK_LIBRARY};${PTHREADPOOL_LIBRARY};Threads::Threads;${CMAKE_DL_LIBS}")
+# config: the imported targets of the packages it finds, and XNNPACK
+# by path (it comes without a CMake package; the archive holds its own
+# pthreadpool API, delegates/cpu/xnnpack/threadpool.h).
+set(HETSCHED_STATIC_DEPS "TBB::tbb;spdlog::spdlog;yaml-cpp;flatbuffers::flatbuffers;onnx_proto;protobuf::libprotobuf;${XNNPACK_LIBRARY};Threads::Threads;${CMAKE_DL_LIBS}")

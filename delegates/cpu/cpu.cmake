@@ -1,8 +1,8 @@
 # The CPU delegate (hetsched_cpu_delegate), included from delegates/CMakeLists.txt:
 # the portable kernels (kernels/), the reference evaluator (cpu_reference.h)
-# XNNPACK segments (xnnpack/: Debian's libxnnpack-dev snapshot and the
-# pthreadpool its runtimes run on, both private to this library) and the fast
-# kernels for what XNNPACK lacks (fast/).
+# XNNPACK segments (xnnpack/: Debian's libxnnpack-dev snapshot, private to
+# this library, on hetsched's own implementation of the pthreadpool API,
+# xnnpack/threadpool.h) and the fast kernels for what XNNPACK lacks (fast/).
 file(GLOB hetsched_cpu_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc
      ${CMAKE_CURRENT_LIST_DIR}/kernels/*.cc ${CMAKE_CURRENT_LIST_DIR}/xnnpack/*.cc ${CMAKE_CURRENT_LIST_DIR}/fast/*.cc)
 hetsched_library(hetsched_cpu_delegate SOURCES ${hetsched_cpu_sources}
@@ -10,9 +10,11 @@ hetsched_library(hetsched_cpu_delegate SOURCES ${hetsched_cpu_sources}
 
 find_path(XNNPACK_INCLUDE_DIR xnnpack.h REQUIRED)
 find_library(XNNPACK_LIBRARY XNNPACK REQUIRED)
-find_library(PTHREADPOOL_LIBRARY pthreadpool REQUIRED)
 target_include_directories(hetsched_cpu_delegate PRIVATE ${XNNPACK_INCLUDE_DIR})
-target_link_libraries(hetsched_cpu_delegate PRIVATE ${XNNPACK_LIBRARY} ${PTHREADPOOL_LIBRARY})
+# Not libpthreadpool: xnnpack/threadpool.cc defines its API, and XNNPACK's
+# calls bind to those definitions (libpthreadpool.so.0 still loads as
+# XNNPACK's dependency, unused).
+target_link_libraries(hetsched_cpu_delegate PRIVATE ${XNNPACK_LIBRARY})
 
 # The fast kernels' loops clamp and select with float compares, which GCC
 # if-converts (and so vectorises) only when it may assume that compares do

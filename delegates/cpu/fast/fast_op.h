@@ -1,7 +1,8 @@
 // Fast kernels: vectorised f32 kernels for the ops of transformer blocks
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
 // run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
-// (Softmax alone in a segment; linear layers on AVX-512, linear.h), so that
+// (Softmax alone in a segment; linear layers on AVX-512, linear.h;
+// depthwise convs of kernel sizes it has no micro-kernel for), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
@@ -103,5 +104,11 @@ FastOpKind erf_kind();           // gelu.cc
 FastOpKind softmax_kind();       // softmax.cc
 FastOpKind where_kind();         // where.cc
 FastOpKind transpose_kind();     // transpose.cc
+FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
+
+// Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
+// kernel: one this XNNPACK has no depthwise micro-kernel for (it would run
+// it as a grouped GEMM of one channel per group). depthwise_conv.cc.
+bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
 }  // namespace hetsched::cpu::fast

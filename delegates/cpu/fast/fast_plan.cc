@@ -33,7 +33,11 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     for (NodeId n : plan_out.linear[i].nodes())
       if (n != plan_out.linear[i].matmul) plan_out.in_linear.insert(n);
   }
-  xnnpack::EnginePlan plan = xnnpack::plan_engine(graph, linear_keep_out(plan_out.linear));
+  std::map<NodeId, std::string> keep_out = linear_keep_out(plan_out.linear);
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+    if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))
+      keep_out[n] = "a depthwise conv whose kernel size XNNPACK has no micro-kernel for; on its fast kernel";
+  xnnpack::EnginePlan plan = xnnpack::plan_engine(graph, keep_out);
   prefer_fast_for_lone_nodes(graph, plan);
   plan_out.on_fast_kernel.assign(graph.num_nodes(), false);
   for (const xnnpack::EngineStep& step : plan.steps)

@@ -22,7 +22,8 @@ struct FastPlan {
 
 // Plans `graph` (an island, engine xnnpack, XNNPACK initialised) for
 // XNNPACK and the fast kernels together: the linear layers worth taking
-// from XNNPACK are kept out of its segments (linear.h), a segment of one
+// from XNNPACK are kept out of its segments (linear.h), and so are the
+// depthwise convs XNNPACK has no micro-kernel for (depthwise_conv.cc); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);
