@@ -61,7 +61,7 @@ HETSCHED_FAST_INLINE void row_block(const float* plane, int64_t stride, const fl
 class DepthwiseConv final : public FastOp {
  public:
   DepthwiseConv(const Tensor& x, Tensor& y, const Geometry& g, std::vector<float> filter, std::vector<float> bias,
-                FusedActivation activation, int64_t planes, int64_t channels, pthreadpool_t pool)
+                FusedActivation activation, int64_t planes, int64_t channels, TaskPool* pool)
       : FastOp(y),
         x_(x),
         g_(g),
@@ -71,7 +71,7 @@ class DepthwiseConv final : public FastOp {
         planes_(planes),
         channels_(channels),
         pool_(pool) {
-    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    const size_t threads = pool ? static_cast<size_t>(pool->threads()) : 1;
     chunks_ = std::min<int64_t>(planes_, static_cast<int64_t>(threads) * 4);
     const size_t plane_floats = static_cast<size_t>(g_.plane_rows * g_.plane_stride);
     // Zeroed once: a chunk rewrites only the input's window, so the border stays zero.
@@ -119,7 +119,7 @@ class DepthwiseConv final : public FastOp {
   FusedActivation activation_;
   int64_t planes_;    // N * C
   int64_t channels_;  // C
-  pthreadpool_t pool_;
+  TaskPool* pool_;
   int64_t chunks_ = 1;
   std::vector<float> scratch_;  // one plane per chunk
 };
