@@ -141,7 +141,10 @@ TEST(VulkanLoweringTest, IndependentDispatchesShareABarrierFreeRun) {
   EXPECT_TRUE(l.steps[3].barrier_before);
 }
 
-TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneGemm) {
+// A linear layer (constant 2-D weights, a bias per column) runs on the conv
+// kernel as a 1x1 conv over the rows: its tiling and split-K serve a
+// classifier's single row.
+TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneLinearLayerOnTheConvKernel) {
   GraphBuilder b("g");
   const ValueId a = b.input("a", {DType::kFloat32, {2, 5, 7}});
   const ValueId w = b.constant("w", random_tensor({7, 3}, 3));
@@ -151,8 +154,26 @@ TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneGemm) {
   b.output(b.op("Relu", {s}, {}, "relu"));
   const LoweredIsland l = lower(build(b));
   ASSERT_EQ(l.steps.size(), 1u);
-  EXPECT_EQ(l.steps[0].kernel, Kernel::kGemm);
+  EXPECT_EQ(l.steps[0].kernel, Kernel::kConv2d);
   EXPECT_EQ(l.steps[0].label, "mm+add+relu");
+}
+
+TEST(VulkanLoweringTest, MatMulOfTwoRunTimeOperandsAndGemmWithAMatrixCStayOnTheGemmKernel) {
+  {
+    GraphBuilder b("g");
+    b.output(b.op("MatMul", {b.input("a", {DType::kFloat32, {5, 7}}), b.input("w", {DType::kFloat32, {7, 3}})}));
+    const LoweredIsland l = lower(build(b));
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].kernel, Kernel::kGemm);
+  }
+  {
+    GraphBuilder b("g");
+    b.output(b.op("Gemm", {b.input("a", {DType::kFloat32, {5, 7}}), b.constant("w", random_tensor({7, 3}, 3)),
+                           b.constant("c", random_tensor({5, 3}, 4))}));
+    const LoweredIsland l = lower(build(b));
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].kernel, Kernel::kGemm);
+  }
 }
 
 TEST(VulkanLoweringTest, DepthwiseConvUsesTheDirectKernel) {

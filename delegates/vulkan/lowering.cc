@@ -629,38 +629,11 @@ class Lowering {
     const std::vector<int64_t> kernel(w.begin() + 2, w.end());
     HS_ASSIGN_OR_RETURN(const Window2d win, window_2d(n.attrs, x.shape, kernel, y, false));
     const int64_t out_channels = w[0];
-    const int64_t group_out = out_channels / groups;
     const int64_t group_channels = x.shape[1] / groups;
-    const int64_t window = win.kernel_h * win.kernel_w;
-    const int64_t group_k = group_channels * window;
+    const int64_t group_k = group_channels * win.kernel_h * win.kernel_w;
 
     HS_ASSIGN_OR_RETURN(const ChannelAffine affine, fold_channel_affine(group, out_channels));
-    const std::vector<float>& scale = affine.scale;
-    const std::vector<float>& bias = affine.bias;
-    const bool has_bias = affine.has_bias;
-
     const std::vector<float> weights = w_value.constant->to_float_vector();
-    const bool depthwise = groups > 1 && group_channels == 1;
-    const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
-    const ConvGemmShape gemm{pixels, group_out, group_k, groups};
-    const ConvTiling tiling = clamp_conv_tiling(options_.conv_tiling.value_or(choose_conv_tiling(gemm)), gemm);
-    // conv2d.comp reads [group][k][channel of group], zero padded to whole
-    // K steps and tiles, k tap-major or as in ONNX; the depthwise shader
-    // keeps ONNX's [channel][k].
-    // Tap-major K (conv2d.comp's kTapMajor) when every step of 16 lies within one tap.
-    const bool tap_major = group_channels % kConvTileK == 0;
-    const int64_t k_rows = conv_k_steps(gemm) * kConvTileK;
-    const int64_t row = ceil_div(group_out, tiling.tile_channels) * int64_t{tiling.tile_channels};
-    std::vector<float> arranged(depthwise ? weights.size() : static_cast<size_t>(groups * k_rows * row), 0.f);
-    for (int64_t oc = 0; oc < out_channels; ++oc) {
-      const int64_t gi = oc / group_out, ocg = oc % group_out;
-      for (int64_t k = 0; k < group_k; ++k) {
-        const float v = weights[oc * group_k + k] * scale[oc];
-        const int64_t tap = k % window, c = k / window;
-        const int64_t gemm_k = tap_major ? tap * group_channels + c : k;
-        arranged[depthwise ? oc * group_k + k : (gi * k_rows + gemm_k) * row + ocg] = v;
-      }
-    }
     ConvPush p{};
     p.batch = u32(x.shape[0]);
     p.channels = u32(x.shape[1]);
@@ -670,7 +643,7 @@ class Lowering {
     p.out_h = u32(win.out_h);
     p.out_w = u32(win.out_w);
     p.group_channels = u32(group_channels);
-    p.group_out = u32(group_out);
+    p.group_out = u32(out_channels / groups);
     p.kernel_h = u32(win.kernel_h);
     p.kernel_w = u32(win.kernel_w);
     p.stride_h = u32(win.stride_h);
@@ -679,53 +652,121 @@ class Lowering {
     p.dilation_w = u32(win.dilation_w);
     p.pad_top = u32(win.pad_top);
     p.pad_left = u32(win.pad_left);
-    p.has_bias = has_bias ? 1 : 0;
+    p.has_bias = affine.has_bias ? 1 : 0;
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
-
     HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
-    const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
-    const int b_buffer = has_bias ? constant_buffer(bytes_of(bias), label_ + "/bias") : kParamsBuffer;
-    const int out = new_value_buffer(group.output);
-    Step step;
-    if (depthwise) {
-      step =
+    auto weight = [&](int64_t oc, int64_t k) { return weights[oc * group_k + k] * affine.scale[oc]; };
+
+    if (groups > 1 && group_channels == 1) {
+      // depthwise_conv2d.comp keeps ONNX's [channel][k].
+      std::vector<float> arranged(weights.size());
+      for (int64_t oc = 0; oc < out_channels; ++oc)
+        for (int64_t k = 0; k < group_k; ++k) arranged[oc * group_k + k] = weight(oc, k);
+      const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
+      const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
+      const int out = new_value_buffer(group.output);
+      const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
+      Step step =
           dispatch(Kernel::kDepthwiseConv2d, words_of(p), grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)));
       step.bindings = {in, w_buffer, b_buffer, out};
       step.reads = {in, w_buffer, b_buffer};
-    } else {
-      // Tap-major convs need no table; the binding then points at the parameter buffer.
-      const int taps =
-          tap_major ? kParamsBuffer : constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
-      const ConvSpecialization spec{tiling.tile_channels / 16, tiling.tile_pixels / 16, tiling.splits,
-                                    tiling.splits == 1 ? p.epilogue_ops : 0, tap_major ? 1u : 0u};
-      const std::array<uint32_t, 3> grid{ceil_div(pixels, tiling.tile_pixels),
-                                         ceil_div(group_out, tiling.tile_channels), u32(groups * tiling.splits)};
-      std::vector<uint32_t> tensor_cores;
-      if (options_.coopmat) tensor_cores = coopmat_specialization(*options_.coopmat, tiling.tile_channels, tiling.tile_pixels);
-      step = dispatch(tensor_cores.empty() ? Kernel::kConv2d : Kernel::kConv2dCoopmat, words_of(p), grid);
-      step.specialization = words_of(spec);
-      step.specialization.insert(step.specialization.end(), tensor_cores.begin(), tensor_cores.end());
-      if (tiling.splits == 1) {
-        step.bindings = {in, w_buffer, b_buffer, out, taps};
-        step.reads = {in, w_buffer, b_buffer, taps};
-      } else {
-        // Slices write partial sums (no bias: binding 2 is unused); the
-        // reduce step adds them, the bias and the epilogue.
-        const int64_t y_elements = shape_elements(y);
-        const int partial = partial_sums_buffer(static_cast<uint64_t>(y_elements) * tiling.splits * sizeof(float));
-        step.bindings = {in, w_buffer, kParamsBuffer, partial, taps};
-        step.reads = {in, w_buffer, taps};
-        step.writes = {partial};
-        out_.steps.push_back(std::move(step));
-        step = dispatch(Kernel::kConv2dReduce, words_of(p), grid_1d(ceil_div(y_elements, kConvGroupSize)));
-        step.specialization = {tiling.splits};
-        step.bindings = {partial, b_buffer, out};
-        step.reads = {partial, b_buffer};
+      step.writes = {out};
+      out_.steps.push_back(std::move(step));
+      return Status::ok();
+    }
+    return emit_implicit_gemm(group, p, win, weight, affine.has_bias ? affine.bias : std::vector<float>{}, in,
+                              w_value.name);
+  }
+
+  // The dispatches of a conv as an implicit GEMM (conv2d.comp, or
+  // conv2d_coopmat.comp at precision fp16; split-K adds conv2d_reduce.comp)
+  // whose push constants are `p` (epilogue packed), window `win`, weights
+  // weight(oc, k) with k = c * taps + tap within oc's group (as ONNX orders
+  // them), bias per output channel (empty: none).
+  template <class WeightAt>
+  Status emit_implicit_gemm(const Group& group, const ConvPush& p, const Window2d& win, WeightAt weight,
+                            const std::vector<float>& bias, int in, const std::string& w_name) {
+    const int64_t groups = p.channels / p.group_channels;
+    const int64_t group_out = p.group_out;
+    const int64_t group_channels = p.group_channels;
+    const int64_t window = win.kernel_h * win.kernel_w;
+    const int64_t group_k = group_channels * window;
+    const int64_t pixels = int64_t{p.batch} * p.out_h * p.out_w;
+    const ConvGemmShape gemm{pixels, group_out, group_k, groups};
+    const ConvTiling tiling = clamp_conv_tiling(options_.conv_tiling.value_or(choose_conv_tiling(gemm)), gemm);
+    // conv2d.comp reads [group][k][channel of group], zero padded to whole
+    // K steps and tiles, k tap-major or as in ONNX.
+    // Tap-major K (conv2d.comp's kTapMajor) when every step of 16 lies within one tap.
+    const bool tap_major = group_channels % kConvTileK == 0;
+    const int64_t k_rows = conv_k_steps(gemm) * kConvTileK;
+    const int64_t row = ceil_div(group_out, tiling.tile_channels) * int64_t{tiling.tile_channels};
+    std::vector<float> arranged(static_cast<size_t>(groups * k_rows * row), 0.f);
+    for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc) {
+      const int64_t gi = oc / group_out, ocg = oc % group_out;
+      for (int64_t k = 0; k < group_k; ++k) {
+        const int64_t tap = k % window, c = k / window;
+        const int64_t gemm_k = tap_major ? tap * group_channels + c : k;
+        arranged[(gi * k_rows + gemm_k) * row + ocg] = weight(oc, k);
       }
+    }
+    const int w_buffer = constant_buffer(bytes_of(arranged), w_name);
+    const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
+    const int out = new_value_buffer(group.output);
+    // Tap-major convs need no table; the binding then points at the parameter buffer.
+    const int taps =
+        tap_major ? kParamsBuffer : constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
+    const ConvSpecialization spec{tiling.tile_channels / 16, tiling.tile_pixels / 16, tiling.splits,
+                                  tiling.splits == 1 ? p.epilogue_ops : 0, tap_major ? 1u : 0u};
+    const std::array<uint32_t, 3> grid{ceil_div(pixels, tiling.tile_pixels), ceil_div(group_out, tiling.tile_channels),
+                                       u32(groups * tiling.splits)};
+    std::vector<uint32_t> tensor_cores;
+    if (options_.coopmat)
+      tensor_cores = coopmat_specialization(*options_.coopmat, tiling.tile_channels, tiling.tile_pixels);
+    Step step = dispatch(tensor_cores.empty() ? Kernel::kConv2d : Kernel::kConv2dCoopmat, words_of(p), grid);
+    step.specialization = words_of(spec);
+    step.specialization.insert(step.specialization.end(), tensor_cores.begin(), tensor_cores.end());
+    if (tiling.splits == 1) {
+      step.bindings = {in, w_buffer, b_buffer, out, taps};
+      step.reads = {in, w_buffer, b_buffer, taps};
+    } else {
+      // Slices write partial sums (no bias: binding 2 is unused); the
+      // reduce step adds them, the bias and the epilogue.
+      const int64_t y_elements = pixels * p.out_channels;
+      const int partial = partial_sums_buffer(static_cast<uint64_t>(y_elements) * tiling.splits * sizeof(float));
+      step.bindings = {in, w_buffer, kParamsBuffer, partial, taps};
+      step.reads = {in, w_buffer, taps};
+      step.writes = {partial};
+      out_.steps.push_back(std::move(step));
+      step = dispatch(Kernel::kConv2dReduce, words_of(p), grid_1d(ceil_div(y_elements, kConvGroupSize)));
+      step.specialization = {tiling.splits};
+      step.bindings = {partial, b_buffer, out};
+      step.reads = {partial, b_buffer};
     }
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // A linear layer — Y[m, n] = sum_k A[m, k] W[n, k] + bias[n], A the
+  // island's row-major [M, K] tensor, W constant — as a 1x1 conv over M
+  // images of K channels, so it gets the conv kernel's tiling and split-K (a
+  // classifier's M = 1 row: gemm.comp ran ResNet-50's 2048 -> 1000 layer in
+  // 0.2 ms on an H100, 16 workgroups walking K alone) and the tensor cores
+  // at precision fp16.
+  template <class WeightAt>
+  Status emit_linear(const Group& group, int a_buffer, int64_t m, int64_t k, int64_t n, WeightAt weight,
+                     const std::vector<float>& bias) {
+    ConvPush p{};
+    p.batch = u32(m);
+    p.channels = u32(k);
+    p.in_h = p.in_w = p.out_h = p.out_w = 1;
+    p.out_channels = u32(n);
+    p.group_channels = u32(k);
+    p.group_out = u32(n);
+    p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
+    p.has_bias = bias.empty() ? 0 : 1;
+    pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
+    return emit_implicit_gemm(group, p, Window2d{}, weight, bias, a_buffer, label_ + "/linear");
   }
 
   // A conv's (or ConvTranspose's) per-output-channel scale and bias after
@@ -860,6 +901,20 @@ class Lowering {
     const int64_t k = trans_a ? a.type.shape[0] : a.type.shape[1];
     const int64_t nn = trans_b ? b.type.shape[0] : b.type.shape[1];
 
+    // A linear layer (constant B, a C that is a bias per column) runs on
+    // the conv kernel.
+    if (b.is_constant() && !a.is_constant() && !trans_a) {
+      const bool fused_c = n.inputs.size() <= 2 || n.inputs[2] == kNoValue;
+      const ValueId c = fused_c ? (group.bias_adds.empty() ? kNoValue : group.bias_adds[0]) : n.inputs[2];
+      if (std::optional<std::vector<float>> bias = column_bias(c, nn, fused_c ? 1.f : beta)) {
+        HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(n.inputs[0]));
+        const std::vector<float> w = b.constant->to_float_vector();
+        return emit_linear(group, a_buffer, m, k, nn,
+                           [&](int64_t col, int64_t kk) { return alpha * (trans_b ? w[col * k + kk] : w[kk * nn + col]); },
+                           *bias);
+      }
+    }
+
     GemmPush p{};
     p.m = u32(m);
     p.n = u32(nn);
@@ -916,9 +971,37 @@ class Lowering {
     }
     p.alpha = p.beta = 1.f;
     HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(n.inputs[0]));
-    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(n.inputs[1]));
     const ValueId c = group.bias_adds.empty() ? kNoValue : group.bias_adds[0];
+    const Value& b = g_.value(n.inputs[1]);
+    // A constant 2-D B has no batch dims: A's rows, batches included, are
+    // one contiguous [M, K] matrix.
+    if (b.is_constant() && bs.size() == 2 && !g_.value(n.inputs[0]).is_constant()) {
+      if (std::optional<std::vector<float>> bias = column_bias(c, layout.n, 1.f)) {
+        const std::vector<float> w = b.constant->to_float_vector();
+        const int64_t cols = layout.n, depth = layout.k;
+        return emit_linear(group, a_buffer, layout.m * layout.batch_count(), depth, cols,
+                           [&](int64_t col, int64_t kk) { return w[kk * cols + col]; }, *bias);
+      }
+    }
+    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(n.inputs[1]));
     return finish_gemm(group, p, a_buffer, b_buffer, c, layout.batch_count());
+  }
+
+  // beta * C as a bias per output column when C (kNoValue: none, an empty
+  // bias) is a constant that varies along its last dim alone, or a scalar;
+  // nullopt otherwise (gemm.comp then reads C as a matrix).
+  std::optional<std::vector<float>> column_bias(ValueId c, int64_t columns, float beta) const {
+    if (c == kNoValue) return std::vector<float>{};
+    const Value& v = g_.value(c);
+    if (!v.is_constant() || v.type.dtype != DType::kFloat32) return std::nullopt;
+    const Shape& shape = v.type.shape;
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+      if (shape[d] != 1) return std::nullopt;
+    const std::vector<float> values = v.constant->to_float_vector();
+    if (values.size() != 1 && static_cast<int64_t>(values.size()) != columns) return std::nullopt;
+    std::vector<float> bias(static_cast<size_t>(columns));
+    for (int64_t i = 0; i < columns; ++i) bias[i] = beta * values[values.size() == 1 ? 0 : i];
+    return bias;
   }
 
   Status finish_gemm(const Group& group, GemmPush& p, int a_buffer, int b_buffer, ValueId c, int64_t batches) {
