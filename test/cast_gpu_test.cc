@@ -250,13 +250,7 @@ TEST_P(CastGpuTest, BorrowedDeviceWithoutStorageBuffer8BitAccessRefusesBoolCasts
   std::shared_ptr<SharedGpuContext> host = make_context();
   ASSERT_NE(host, nullptr);
   ASSERT_TRUE(host->features().storage_buffer_8bit_access) << "lavapipe has it; the test needs a device that does";
-  SharedGpuContextCreateInfo info;
-  info.instance = host->instance();
-  info.physical_device = host->physical_device();
-  info.device = host->device();
-  info.queue = host->queue();
-  info.queue_family_index = host->queue_family_index();
-  info.enabled_features = host->features();
+  SharedGpuContextCreateInfo info = hetsched::testing::lend_info(*host);
   info.enabled_features.storage_buffer_8bit_access = false;
   struct Unregister {
     ~Unregister() { SharedGpuContextRegistry::get().clear_for_testing(); }

@@ -222,13 +222,7 @@ TEST_P(Fp16GpuTest, BorrowedDeviceWithoutStorageBuffer16BitAccessKeepsTheCastsOf
   std::shared_ptr<SharedGpuContext> host = make_context();
   ASSERT_NE(host, nullptr);
   ASSERT_TRUE(host->features().storage_buffer_16bit_access) << "lavapipe has it; the test needs a device that does";
-  SharedGpuContextCreateInfo info;
-  info.instance = host->instance();
-  info.physical_device = host->physical_device();
-  info.device = host->device();
-  info.queue = host->queue();
-  info.queue_family_index = host->queue_family_index();
-  info.enabled_features = host->features();
+  SharedGpuContextCreateInfo info = hetsched::testing::lend_info(*host);
   info.enabled_features.storage_buffer_16bit_access = false;
   // Declared after `host`, so the lent context (and the pipelines and
   // timeline it made) goes before the device it borrows.

@@ -19,6 +19,20 @@
 
 namespace hetsched::testing {
 
+// What a host application would hand SharedGpuContext::borrow to lend
+// `host`'s device, with the features `host` enabled (tests then switch one
+// off to see a delegate refuse what needs it).
+inline SharedGpuContextCreateInfo lend_info(const SharedGpuContext& host) {
+  SharedGpuContextCreateInfo info;
+  info.instance = host.instance();
+  info.physical_device = host.physical_device();
+  info.device = host.device();
+  info.queue = host.queue();
+  info.queue_family_index = host.queue_family_index();
+  info.enabled_features = host.features();
+  return info;
+}
+
 class VkTest : public ::testing::Test {
  protected:
   // A validated context on `device` ("auto", an index, a name substring).
