@@ -1080,8 +1080,18 @@ class Lowering {
     Shape kept_dims, red_dims;
     Strides kept_strides, red_strides;
     for (size_t d = 0; d < x.size(); ++d) {
-      (reduced[d] ? red_dims : kept_dims).push_back(x[d]);
-      (reduced[d] ? red_strides : kept_strides).push_back(strides[d]);
+      Shape& dims = reduced[d] ? red_dims : kept_dims;
+      Strides& dim_strides = reduced[d] ? red_strides : kept_strides;
+      // A dim that continues the one before it in memory merges into it
+      // (the walk's order is the same): a global pool's H and W become one
+      // run of stride 1, which reduce.comp walks without dividing.
+      if (!dims.empty() && dim_strides.back() == strides[d] * x[d]) {
+        dims.back() *= x[d];
+        dim_strides.back() = strides[d];
+        continue;
+      }
+      dims.push_back(x[d]);
+      dim_strides.push_back(strides[d]);
     }
     p.outputs = u32(shape_elements(kept_dims));
     p.count = u32(shape_elements(red_dims));

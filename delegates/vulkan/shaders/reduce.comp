@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd and
-// GlobalAveragePool: each workgroup of 64 invocations reduces one output
+// GlobalAveragePool: each workgroup of 256 invocations reduces one output
 // over any set of axes (kept and reduced dims with their input strides),
 // in a tree through shared memory. The op is a specialisation constant
 // (kReduceOp: 0 sum times the block's scale, 1 max, 2 min, 3 product).
@@ -9,7 +9,8 @@
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
+const uint kGroup = 256u;
 
 layout(constant_id = 0) const uint kReduceOp = 0u;
 
@@ -30,7 +31,7 @@ const uint kKeptStrides = 16u;
 const uint kReducedDims = 24u;
 const uint kReducedStrides = 32u;
 
-shared float partial[64];
+shared float partial[kGroup];
 
 // As the CPU kernel folds (std::max(acc, v) keeps acc unless acc < v).
 float combine(float acc, float v) {
@@ -60,7 +61,12 @@ void main() {
   }
   const uint reduced_rank = params[base + kReducedRank];
   float acc = identity();
-  for (uint i = gl_LocalInvocationID.x; i < count; i += 64u) {
+  if (reduced_rank == 1u) {
+    // One run (the host merges contiguous reduced dims): no index arithmetic.
+    const uint stride = params[base + kReducedStrides];
+    for (uint i = gl_LocalInvocationID.x; i < count; i += kGroup) acc = combine(acc, x[start + i * stride]);
+  }
+  for (uint i = reduced_rank == 1u ? count : gl_LocalInvocationID.x; i < count; i += kGroup) {
     uint offset = start;
     uint r = i;
     for (uint d = reduced_rank; d-- > 0u;) {
@@ -72,7 +78,7 @@ void main() {
   }
   partial[gl_LocalInvocationID.x] = acc;
   barrier();
-  for (uint s = 32u; s > 0u; s >>= 1) {
+  for (uint s = kGroup / 2u; s > 0u; s >>= 1) {
     if (gl_LocalInvocationID.x < s)
       partial[gl_LocalInvocationID.x] = combine(partial[gl_LocalInvocationID.x], partial[gl_LocalInvocationID.x + s]);
     barrier();
