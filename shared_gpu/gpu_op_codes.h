@@ -32,6 +32,7 @@ enum class OpCode : uint32_t {
   kCeil = 18,
   kLog = 19,
   kRound = 20,  // halves to even
+  kSwish = 21,  // x * Sigmoid(x): a Mul(x, Sigmoid(x)) pair fused (SiLU)
   kAdd = 32,
   kSub = 33,
   kMul = 34,

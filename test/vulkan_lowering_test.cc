@@ -176,6 +176,17 @@ TEST(VulkanLoweringTest, MatMulOfTwoRunTimeOperandsAndGemmWithAMatrixCStayOnTheG
   }
 }
 
+TEST(VulkanLoweringTest, ConvSigmoidMulIsOneConvWithASwishEpilogue) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 6, 6}});
+  const ValueId y = b.op("Conv", {x, b.constant("w", random_tensor({8, 4, 3, 3}, 5))}, {}, "conv");
+  b.output(b.op("Mul", {y, b.op("Sigmoid", {y}, {}, "sig")}, {}, "mul"));
+  const LoweredIsland l = lower(build(b));
+  ASSERT_EQ(l.steps.size(), 1u);
+  EXPECT_EQ(l.steps[0].kernel, Kernel::kConv2d);
+  EXPECT_EQ(l.steps[0].label, "conv+sig+mul");
+}
+
 TEST(VulkanLoweringTest, DepthwiseConvUsesTheDirectKernel) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 6, 6}});

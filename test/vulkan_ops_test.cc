@@ -573,6 +573,30 @@ std::vector<OpCase> cases() {
                  b.output(b.op("Cast", {b.op("Neg", {in(b, "x", {4, 5})})}, {{"to", int64_t{1}}}));
                },
                17, -1, 1, 1});
+  // Swish (SiLU), x * Sigmoid(x), fuses into the conv before it (one
+  // dispatch, either Mul operand order) and into an elementwise chain; a
+  // Sigmoid whose x is read elsewhere too stays apart.
+  c.push_back({"ConvSwishFused",
+               [](GraphBuilder& b) {
+                 const ValueId y = b.op("Conv", {in(b, "x", {1, 5, 7, 9}), cst(b, "w", {6, 5, 3, 3}, 1), cst(b, "b", {6}, 2)},
+                                        {{"pads", ints({1, 1, 1, 1})}});
+                 b.output(b.op("Mul", {b.op("Sigmoid", {y}), y}));
+               },
+               17, -4, 4, 1});
+  c.push_back({"SwishInAChain",
+               [](GraphBuilder& b) {
+                 const ValueId y = b.op("Add", {in(b, "x", {3, 11}), in(b, "z", {3, 11})});
+                 b.output(b.op("Mul", {y, b.op("Sigmoid", {y})}));
+               },
+               17, -6, 6, 1});
+  c.push_back({"SigmoidReadTwiceIsNoSwish",
+               [](GraphBuilder& b) {
+                 const ValueId y = b.op("Neg", {in(b, "x", {4, 6})});
+                 const ValueId s = b.op("Sigmoid", {y});
+                 b.output(b.op("Mul", {y, s}));
+                 b.output(s);
+               },
+               17, -3, 3, -1});
   // --- a small network -----------------------------------------------------------
   c.push_back({"SmallResidualNetwork",
                [](GraphBuilder& b) {

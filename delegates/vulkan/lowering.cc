@@ -258,9 +258,51 @@ class Lowering {
  private:
   // --- pass 1: grouping ---------------------------------------------------
 
+  // The Mul that makes Sigmoid node `id` half of a Swish, x * Sigmoid(x),
+  // when x is read by those two nodes alone and the Sigmoid by the Mul
+  // alone; kNoNode otherwise.
+  NodeId swish_mul(NodeId id) const {
+    const Node& sig = g_.node(id);
+    if (sig.op != "Sigmoid" || sig.inputs.size() != 1) return kNoNode;
+    const ValueId x = sig.inputs[0], s = sig.outputs[0];
+    if (uses_.at(x) != 2 || uses_.count(s) == 0 || uses_.at(s) != 1 || is_output_.count(x) || is_output_.count(s))
+      return kNoNode;
+    for (NodeId m = id + 1; m < static_cast<NodeId>(g_.num_nodes()); ++m) {
+      const Node& mul = g_.node(m);
+      if (mul.op == "Mul" && mul.inputs.size() == 2 &&
+          ((mul.inputs[0] == x && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == x)))
+        return m;
+    }
+    return kNoNode;
+  }
+
+  // Fuses Sigmoid node `id` and its Swish Mul into the group that makes
+  // their x, as one epilogue (or chain) op: EfficientNet's SiLU after every
+  // conv would otherwise be two dispatches. Returns whether it did.
+  bool fuse_swish(NodeId id) {
+    const NodeId mul = swish_mul(id);
+    if (mul == kNoNode) return false;
+    auto it = group_of_output_.find(g_.node(id).inputs[0]);
+    if (it == group_of_output_.end()) return false;
+    Group& group = groups_[it->second];
+    const bool epilogue = group.kind == GroupKind::kConv || group.kind == GroupKind::kGemm;
+    if (!epilogue && group.kind != GroupKind::kElementwise) return false;
+    if (group.ops.size() >= (epilogue ? kMaxEpilogueOps : kMaxChainOps)) return false;
+    group.ops.push_back(ChainOp{OpCode::kSwish, 0.f, 0.f});
+    group.nodes.push_back(id);
+    group.nodes.push_back(mul);
+    group.output = g_.node(mul).outputs[0];
+    group_of_output_.erase(it);
+    group_of_output_.emplace(group.output, &group - groups_.data());
+    fused_later_.insert(mul);
+    return true;
+  }
+
   Status group_nodes() {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
       const Node& n = g_.node(id);
+      if (fused_later_.count(id) != 0) continue;  // the Mul of a fused Swish
+      if (fuse_swish(id)) continue;
       bool fused = false;
       // Where's chain value may be X or Y (inputs 1 and 2); input 0 is its condition.
       const size_t fusible = n.op == "Where" ? 3 : 2;
@@ -1629,6 +1671,7 @@ class Lowering {
   std::map<ValueId, int> buffer_of_value_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
+  std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)
   std::string label_;
   std::vector<std::string> node_names_, node_ops_;  // of the group being emitted
   int next_write_group_ = 0;

@@ -30,6 +30,7 @@ const uint OP_FLOOR = 17u;
 const uint OP_CEIL = 18u;
 const uint OP_LOG = 19u;
 const uint OP_ROUND = 20u;
+const uint OP_SWISH = 21u;
 const uint OP_ADD = 32u;
 const uint OP_SUB = 33u;
 const uint OP_MUL = 34u;
@@ -87,6 +88,8 @@ float apply_unary(uint op, float x, float p0, float p1) {
     case OP_CEIL: return ceil(x);
     case OP_LOG: return log(x);
     case OP_ROUND: return roundEven(x);
+    // As the CPU runs Mul(x, Sigmoid(x)): the sigmoid, then the product.
+    case OP_SWISH: return x * (1.0 / (1.0 + exp(-x)));
     default: return x;
   }
 }
