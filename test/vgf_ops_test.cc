@@ -956,7 +956,7 @@ TEST_F(VgfOpsTest, LookupOrCreateRegistersTheContextItCreates) {
   auto delegate = make_vgf_delegate({{"gpu_shared_context_token", "fresh"},
                                      {"gpu_shared_group_id", "5"},
                                      {"gpu_shared_context_mode", "lookup_or_create"},
-                                     {"validation", "1"}});
+                                     {"validation", validation_wanted() ? "1" : "0"}});
   ASSERT_TRUE(delegate.is_ok());
   Result<Graph> g = chain_graph();
   ASSERT_TRUE(g.is_ok());
@@ -977,7 +977,7 @@ TEST_F(VgfOpsTest, LookupOrCreateRegistersTheContextItCreates) {
 TEST_F(VgfOpsTest, DisabledModeMakesAPrivateContext) {
   auto delegate = make_vgf_delegate({{"gpu_shared_context_token", "vgf-test"},
                                      {"gpu_shared_context_mode", "disabled"},
-                                     {"validation", "1"}});
+                                     {"validation", validation_wanted() ? "1" : "0"}});
   ASSERT_TRUE(delegate.is_ok());
   Result<Graph> g = chain_graph();
   ASSERT_TRUE(g.is_ok());
