@@ -716,51 +716,31 @@ class Lowering {
       out_.steps.push_back(std::move(step));
       return Status::ok();
     }
-    return emit_implicit_gemm(group, p, win, weight, affine.has_bias ? affine.bias : std::vector<float>{}, in,
-                              w_value.name);
+    return emit_implicit_gemm(group, p, weight, affine.has_bias ? affine.bias : std::vector<float>{}, in, w_value.name);
   }
 
   // The dispatches of a conv as an implicit GEMM (conv2d.comp, or
   // conv2d_coopmat.comp at precision fp16; split-K adds conv2d_reduce.comp)
-  // whose push constants are `p` (epilogue packed), window `win`, weights
-  // weight(oc, k) with k = c * taps + tap within oc's group (as ONNX orders
-  // them), bias per output channel (empty: none).
+  // whose push constants are `p` (epilogue packed), weights weight(oc, k)
+  // with k = c * taps + tap within oc's group (as ONNX orders them), bias
+  // per output channel (empty: none). Weights, tap table, tiling and
+  // workgroups as the VGF runtime makes them (shared_gpu/conv_kernel.h).
   template <class WeightAt>
-  Status emit_implicit_gemm(const Group& group, const ConvPush& p, const Window2d& win, WeightAt weight,
-                            const std::vector<float>& bias, int in, const std::string& w_name) {
-    const int64_t groups = p.channels / p.group_channels;
-    const int64_t group_out = p.group_out;
-    const int64_t group_channels = p.group_channels;
-    const int64_t window = win.kernel_h * win.kernel_w;
-    const int64_t group_k = group_channels * window;
-    const int64_t pixels = int64_t{p.batch} * p.out_h * p.out_w;
-    const ConvGemmShape gemm{pixels, group_out, group_k, groups};
+  Status emit_implicit_gemm(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
+                            int in, const std::string& w_name) {
+    const ConvGemmShape gemm = gpu::conv_gemm_shape(p);
     const ConvTiling tiling = clamp_conv_tiling(options_.conv_tiling.value_or(choose_conv_tiling(gemm)), gemm);
-    // conv2d.comp reads [group][k][channel of group], zero padded to whole
-    // K steps and tiles, k tap-major or as in ONNX.
-    // Tap-major K (conv2d.comp's kTapMajor) when every step of 16 lies within one tap.
-    const bool tap_major = group_channels % kConvTileK == 0;
-    const int64_t k_rows = conv_k_steps(gemm) * kConvTileK;
-    const int64_t row = ceil_div(group_out, tiling.tile_channels) * int64_t{tiling.tile_channels};
-    std::vector<float> arranged(static_cast<size_t>(groups * k_rows * row), 0.f);
-    for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc) {
-      const int64_t gi = oc / group_out, ocg = oc % group_out;
-      for (int64_t k = 0; k < group_k; ++k) {
-        const int64_t tap = k % window, c = k / window;
-        const int64_t gemm_k = tap_major ? tap * group_channels + c : k;
-        arranged[(gi * k_rows + gemm_k) * row + ocg] = weight(oc, k);
-      }
-    }
+    const int64_t window = int64_t{p.kernel_h} * p.kernel_w;
+    const std::vector<float> arranged = gpu::arrange_conv_weights(
+        p, tiling, [&](int64_t oc, int64_t c, int64_t tap) { return weight(oc, c * window + tap); });
     const int w_buffer = constant_buffer(bytes_of(arranged), w_name);
     const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
     const int out = new_value_buffer(group.output);
     // Tap-major convs need no table; the binding then points at the parameter buffer.
-    const int taps =
-        tap_major ? kParamsBuffer : constant_buffer(bytes_of(conv_taps(group_channels, win)), label_ + "/taps");
-    const ConvSpecialization spec{tiling.tile_channels / 16, tiling.tile_pixels / 16, tiling.splits,
-                                  tiling.splits == 1 ? p.epilogue_ops : 0, tap_major ? 1u : 0u};
-    const std::array<uint32_t, 3> grid{ceil_div(pixels, tiling.tile_pixels), ceil_div(group_out, tiling.tile_channels),
-                                       u32(groups * tiling.splits)};
+    const std::vector<uint32_t> table = gpu::conv_taps(p, gpu::ConvLayout::kNchw);
+    const int taps = table.empty() ? kParamsBuffer : constant_buffer(bytes_of(table), label_ + "/taps");
+    const ConvSpecialization spec = gpu::conv_specialization(p, tiling, gpu::ConvLayout::kNchw);
+    const std::array<uint32_t, 3> grid = gpu::conv_workgroups(p, tiling);
     std::vector<uint32_t> tensor_cores;
     if (options_.coopmat)
       tensor_cores = coopmat_specialization(*options_.coopmat, tiling.tile_channels, tiling.tile_pixels);
@@ -773,8 +753,8 @@ class Lowering {
     } else {
       // Slices write partial sums (no bias: binding 2 is unused); the
       // reduce step adds them, the bias and the epilogue.
-      const int64_t y_elements = pixels * p.out_channels;
-      const int partial = partial_sums_buffer(static_cast<uint64_t>(y_elements) * tiling.splits * sizeof(float));
+      const int64_t y_elements = gemm.pixels * p.out_channels;
+      const int partial = partial_sums_buffer(gpu::conv_partial_bytes(p, tiling));
       step.bindings = {in, w_buffer, kParamsBuffer, partial, taps};
       step.reads = {in, w_buffer, taps};
       step.writes = {partial};
@@ -808,7 +788,7 @@ class Lowering {
     p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
     p.has_bias = bias.empty() ? 0 : 1;
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
-    return emit_implicit_gemm(group, p, Window2d{}, weight, bias, a_buffer, label_ + "/linear");
+    return emit_implicit_gemm(group, p, weight, bias, a_buffer, label_ + "/linear");
   }
 
   // A conv's (or ConvTranspose's) per-output-channel scale and bias after
@@ -919,18 +899,6 @@ class Lowering {
   // conv2d.comp's table: for each k = (c, kh, kw) of a group, the input
   // offset of that tap from the window's origin and its (row, column)
   // displacement, so the shader gathers patches without dividing.
-  static std::vector<uint32_t> conv_taps(int64_t group_channels, const Window2d& win) {
-    std::vector<uint32_t> table;
-    for (int64_t c = 0; c < group_channels; ++c)
-      for (int64_t kh = 0; kh < win.kernel_h; ++kh)
-        for (int64_t kw = 0; kw < win.kernel_w; ++kw) {
-          const int64_t dh = kh * win.dilation_h, dw = kw * win.dilation_w;
-          table.push_back(u32((c * win.in_h + dh) * win.in_w + dw));
-          table.push_back(u32(dh | dw << 16));
-        }
-    return table;
-  }
-
   Status emit_gemm(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
     const Value& a = g_.value(n.inputs[0]);
