@@ -15,6 +15,7 @@
 #include "partitioner/partitioner.h"
 #include "partitioner/plan_cost.h"
 #include "test/table_delegate.h"
+#include "test/test_util.h"
 
 namespace hetsched {
 namespace {
@@ -62,11 +63,7 @@ struct Fixture {
   std::vector<Delegate*> all() { return {&vgf, &vulkan, &cpu}; }
 };
 
-Graph build(GraphBuilder& b) {
-  Result<Graph> g = b.build();
-  EXPECT_TRUE(g.is_ok()) << g.status().message();
-  return std::move(g).value();
-}
+using hetsched::testing::build;
 
 std::string where(const Graph& g, const PartitionPlan& plan, const std::string& node) {
   return plan.nodes[g.find_node(node)].delegate;

@@ -58,11 +58,7 @@ TEST(CoopmatShapeTest, SubgroupGridCoversTheTileInWholeFragments) {
   EXPECT_TRUE(coopmat_specialization({16, 16, 16, 1}, 64, 64).empty());
 }
 
-Graph build(GraphBuilder& b) {
-  Result<Graph> g = b.build();
-  EXPECT_TRUE(g.is_ok()) << g.status().message();
-  return std::move(g).value();
-}
+using hetsched::testing::build;
 
 Graph conv_net() {
   GraphBuilder b("coopmat_net");

@@ -1,5 +1,7 @@
 #include "test/test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -63,6 +65,12 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
   const auto y = b.span<float>();
   for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
   return worst;
+}
+
+Graph build(GraphBuilder& b) {
+  Result<Graph> g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return g.is_ok() ? std::move(g).value() : Graph();
 }
 
 }  // namespace hetsched::testing

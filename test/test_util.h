@@ -5,9 +5,14 @@
 #include <random>
 #include <string>
 
+#include "graph/builder.h"
 #include "graph/tensor.h"
 
 namespace hetsched::testing {
+
+// The builder's graph; a build error fails the current test (and returns
+// an empty graph).
+Graph build(GraphBuilder& b);
 
 // A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {

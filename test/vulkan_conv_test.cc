@@ -86,11 +86,7 @@ TEST(ConvTilingTest, CountsKStepsOfSixteen) {
 
 // --- lowering ----------------------------------------------------------------
 
-Graph build(GraphBuilder& b) {
-  Result<Graph> g = b.build();
-  EXPECT_TRUE(g.is_ok()) << g.status().message();
-  return std::move(g).value();
-}
+using hetsched::testing::build;
 
 LoweredIsland lower(const Graph& g, std::optional<ConvTiling> tiling, std::optional<CoopMatConv> coopmat = {}) {
   Result<LoweredIsland> l = lower_island(g, LoweringOptions{tiling, coopmat});

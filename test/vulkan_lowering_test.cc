@@ -15,11 +15,7 @@ namespace {
 
 using testing::random_tensor;
 
-Graph build(GraphBuilder& b) {
-  Result<Graph> g = b.build();
-  EXPECT_TRUE(g.is_ok()) << g.status().message();
-  return std::move(g).value();
-}
+using hetsched::testing::build;
 
 LoweredIsland lower(const Graph& g) {
   Result<LoweredIsland> l = lower_island(g);
