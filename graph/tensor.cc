@@ -151,8 +151,8 @@ std::vector<float> Tensor::to_float_vector() const {
   for (size_t i = 0; i < v.size(); ++i) {
     if (dtype() == DType::kFloat32) {
       v[i] = data<float>()[i];
-    } else if (dtype() == DType::kFloat16) {
-      v[i] = half_to_float(data<uint16_t>()[i]);
+    } else if (is_half_float(dtype())) {
+      v[i] = half_float_to_float(dtype(), data<uint16_t>()[i]);
     } else {
       v[i] = static_cast<float>(int_at(static_cast<int64_t>(i)));
     }

@@ -3,9 +3,21 @@
 #include <gtest/gtest.h>
 
 #include "graph/builder.h"
+#include "graph/dtype.h"
 
 namespace hetsched {
 namespace {
+
+// What `run --check` and the output summaries read: 16-bit floats widened
+// exactly, not as integers (bf16 read as 0 before).
+TEST(TensorTest, ToFloatVectorWidensHalvesAndBfloat16s) {
+  for (const DType d : {DType::kFloat16, DType::kBFloat16}) {
+    Tensor t(TensorType{d, {3}});
+    const float values[] = {1.5f, -2.25f, 0.f};
+    for (int i = 0; i < 3; ++i) t.data<uint16_t>()[i] = float_to_half_float(d, values[i]);
+    EXPECT_EQ(t.to_float_vector(), (std::vector<float>{1.5f, -2.25f, 0.f}));
+  }
+}
 
 TEST(GraphTest, ValidateRejectsUseBeforeDefinition) {
   Graph g("g");
