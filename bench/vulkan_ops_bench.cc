@@ -15,8 +15,8 @@
 // --conv-tilings times each conv case once per tiling ("auto", or
 // channels x pixels / splits as in "128x64/4": the delegate's conv_tiling
 // option), to compare them in one run; --precisions likewise for the
-// delegate's precision option (fp16: the tensor-core conv; --check then
-// allows 5e-3).
+// delegate's precision option for the conv and MatMul cases (fp16: the
+// tensor-core kernels; --check then allows 5e-3).
 // Prints one line per case (and tiling):
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
 //   conv3x3 1x256x56x56 [128x64/4]: ...
@@ -110,13 +110,27 @@ Result<Case> middle_conv_case(bool small) {
 Result<Case> deep_conv_case(bool small) { return small ? conv_case(64, 64, 7, 3, 1) : conv_case(512, 512, 7, 3, 1); }
 Result<Case> stem_conv_case(bool small) { return small ? conv_case(3, 16, 32, 7, 2) : conv_case(3, 64, 224, 7, 2); }
 
-Result<Case> matmul_case(bool small) {
-  const int64_t n = small ? 256 : 2048;
+// Square MatMuls of two run-time operands (gemm.comp, or gemm_coopmat.comp
+// at precision fp16): 2048 and the 4096 that cuBLAS figures are quoted at.
+Result<Case> square_matmul_case(int64_t n) {
   GraphBuilder b("matmul");
   b.output(b.op("MatMul", {b.input("a", {DType::kFloat32, {n, n}}), b.input("b", {DType::kFloat32, {n, n}})}));
   HS_ASSIGN_OR_RETURN(Graph g, b.build());
   const std::string s = std::to_string(n);
   return Case{"matmul " + s + "x" + s + "x" + s, std::move(g), 2.0 * static_cast<double>(n) * n * n};
+}
+Result<Case> matmul_case(bool small) { return square_matmul_case(small ? 256 : 2048); }
+Result<Case> big_matmul_case(bool small) { return square_matmul_case(small ? 512 : 4096); }
+
+// Attention's scores at BERT-base's shape: 12 heads of [128 x 64] . [64 x 128].
+Result<Case> attention_case(bool small) {
+  const int64_t heads = small ? 2 : 12, seq = small ? 32 : 128, dim = 64;
+  GraphBuilder b("attention");
+  b.output(b.op("MatMul", {b.input("q", {DType::kFloat32, {1, heads, seq, dim}}),
+                           b.input("k", {DType::kFloat32, {1, heads, dim, seq}})}));
+  HS_ASSIGN_OR_RETURN(Graph g, b.build());
+  return Case{"attention " + std::to_string(heads) + "x" + std::to_string(seq) + "x" + std::to_string(dim), std::move(g),
+              2.0 * static_cast<double>(heads) * seq * seq * dim};
 }
 
 Result<Case> add_case(bool small) {
@@ -233,7 +247,8 @@ int run(const BenchOptions& options) {
   int failures = 0;
   std::string device;
   for (auto make :
-       {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, add_case}) {
+       {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, big_matmul_case,
+        attention_case, add_case}) {
     Result<Case> c = make(options.small);
     if (!c.is_ok()) {
       std::fprintf(stderr, "error: %s\n", c.status().message().c_str());
@@ -241,12 +256,13 @@ int run(const BenchOptions& options) {
     }
     if (!selected(options, c->label)) continue;
     const bool conv = c->graph.node(0).op == "Conv";
+    const bool products = conv || c->graph.node(0).op == "MatMul";  // what `precision` changes
     // The CPU's answer, computed once per case: every variant gets the same inputs.
     std::optional<Result<Tensor>> want;
-    for (const std::string& precision : conv ? options.precisions : std::vector<std::string>{"fp32"})
+    for (const std::string& precision : products ? options.precisions : std::vector<std::string>{"fp32"})
     for (const std::string& tiling : conv ? options.conv_tilings : std::vector<std::string>{"auto"}) {
       const std::string label = c->label + (conv && options.conv_tilings.size() > 1 ? " [" + tiling + "]" : "") +
-                                (conv && options.precisions.size() > 1 ? " " + precision : "");
+                                (products && options.precisions.size() > 1 ? " " + precision : "");
       // fp16 rounds the operands to f16 (2^-11 relative each): sums of
       // thousands of such products stay within a few 1e-3 of the range.
       const double tolerance = precision == "fp32" ? kCheckTolerance : 5e-3;

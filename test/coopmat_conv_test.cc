@@ -104,6 +104,52 @@ TEST(CoopmatLoweringTest, SwapsTheKernelOfEveryNonDepthwiseConvAndKeepsTheBuffer
   for (size_t i = 0; i < f32->buffers.size(); ++i) EXPECT_EQ(f32->buffers[i].bytes, f16->buffers[i].bytes);
 }
 
+// MatMuls of two run-time operands (batched, broadcasting, odd sizes) and a
+// Gemm with transposed operands and a C matrix: gemm.comp's work.
+Graph matmul_net() {
+  GraphBuilder b("coopmat_matmul_net");
+  ValueId a = b.input("a", {DType::kFloat32, {2, 3, 150, 72}});
+  ValueId bb = b.input("b", {DType::kFloat32, {3, 72, 136}});
+  ValueId y = b.op("MatMul", {a, bb});  // [2,3,150,136]: vec4 loads of both
+  ValueId p = b.input("p", {DType::kFloat32, {37, 21}});
+  ValueId q = b.input("q", {DType::kFloat32, {45, 37}});
+  ValueId g = b.op("Gemm", {p, q, b.constant("c", random_tensor({21, 45}, 5))});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("transA", int64_t{1});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("transB", int64_t{1});
+  b.raw().node(b.raw().num_nodes() - 1).attrs.set("alpha", 0.5f);
+  b.output(y);
+  b.output(g);
+  return build(b);
+}
+
+TEST(CoopmatLoweringTest, MatMulsOfRunTimeOperandsRunGemmCoopmatWithTilesAndLoadsByShape) {
+  const Graph g = matmul_net();
+  Result<LoweredIsland> f32 = lower_island(g, {});
+  Result<LoweredIsland> f16 = lower_island(g, LoweringOptions{std::nullopt, CoopMatConv{16, 16, 16, 32}});
+  ASSERT_TRUE(f32.is_ok() && f16.is_ok()) << f32.status().message() << f16.status().message();
+  ASSERT_EQ(f32->steps.size(), f16->steps.size());
+  std::vector<std::vector<uint32_t>> specs;
+  for (size_t i = 0; i < f32->steps.size(); ++i) {
+    const Step& a = f32->steps[i];
+    const Step& b = f16->steps[i];
+    EXPECT_EQ(a.bindings, b.bindings);
+    if (a.kernel != Kernel::kGemm) {
+      EXPECT_EQ(a.kernel, b.kernel);
+      continue;
+    }
+    EXPECT_EQ(b.kernel, Kernel::kGemmCoopmat);
+    specs.push_back(b.specialization);
+    // The grid covers the output in the chosen tiles, one z per batch.
+    EXPECT_EQ(b.groups[2], a.groups[2]);
+  }
+  ASSERT_EQ(specs.size(), 2u);
+  // 150 x 136 outputs in 6 batches: 128-tiles would make 24 workgroups, so
+  // both sides drop to 64; K = 72 and N = 136 are multiples of 4: vec4 loads.
+  EXPECT_EQ(specs[0], (std::vector<uint32_t>{64, 64, 1, 1, 2, 4, 16, 16, 16}));
+  // Gemm: A read transposed (column stride 21 elements), B transposed too.
+  EXPECT_EQ(specs[1], (std::vector<uint32_t>{64, 64, 0, 0, 2, 4, 16, 16, 16}));
+}
+
 class CoopmatConvTest : public hetsched::testing::VkTest {
  protected:
   void SetUp() override {
@@ -186,6 +232,28 @@ TEST_F(CoopmatConvTest, Fp16ConvsMatchTheCpuKernelsWithinF16RoundingOnEveryTilin
     // Operands rounded to f16 (2^-11 relative each), sums of up to 288 terms in f32.
     EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
     // It must not be the f32 kernel: that matches to ~1e-6.
+    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
+  }
+}
+
+TEST_F(CoopmatConvTest, Fp16MatMulsMatchTheCpuKernelsWithinF16Rounding) {
+  if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
+  Result<std::unique_ptr<Delegate>> d = delegate();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Graph g = matmul_net();
+  const std::vector<Tensor> inputs = {random_tensor({2, 3, 150, 72}, 11), random_tensor({3, 72, 136}, 12),
+                                      random_tensor({37, 21}, 13), random_tensor({45, 37}, 14)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  Result<hetsched::testing::GpuIslandDriver> fp16 =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
+  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
+  Result<std::vector<Tensor>> got = fp16->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    const double error = relative_error((*got)[i], (*want)[i]);
+    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
     EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
   }
 }

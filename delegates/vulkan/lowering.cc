@@ -40,6 +40,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCastF16ToF32: return "cast_f16_to_f32";
     case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
+    case Kernel::kGemmCoopmat: return "gemm_coopmat";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -53,6 +54,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2d:
     case Kernel::kConv2dCoopmat: return 5;
     case Kernel::kGemm:
+    case Kernel::kGemmCoopmat:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather:
     case Kernel::kPad:
@@ -81,7 +83,8 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kGather:
     case Kernel::kPad: return sizeof(ParamsPush);
     case Kernel::kNormalize: return sizeof(NormPush);
-    case Kernel::kGemm: return sizeof(GemmPush);
+    case Kernel::kGemm:
+    case Kernel::kGemmCoopmat: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
@@ -1028,13 +1031,49 @@ class Lowering {
     }
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
     const int out = new_value_buffer(group.output);
-    Step step =
-        dispatch(Kernel::kGemm, words_of(p), {ceil_div(p.n, kGemmTile), ceil_div(p.m, kGemmTile), u32(batches)});
+    const std::vector<uint32_t> tensor_cores = gemm_coopmat_specialization(p, batches);
+    Step step = tensor_cores.empty()
+                    ? dispatch(Kernel::kGemm, words_of(p), {ceil_div(p.n, kGemmTile), ceil_div(p.m, kGemmTile), u32(batches)})
+                    : dispatch(Kernel::kGemmCoopmat, words_of(p),
+                               {ceil_div(p.n, tensor_cores[1]), ceil_div(p.m, tensor_cores[0]), u32(batches)});
+    step.specialization = tensor_cores;
     step.bindings = {a_buffer, b_buffer, c_buffer, out};
     step.reads = {a_buffer, b_buffer, c_buffer};
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // gemm_coopmat.comp's specialisation for `p` at precision fp16 (tile rows
+  // and columns, vec4 loads of A and B, then coopmat_specialization's
+  // subgroup grid and fragment shape); empty at f32 or when no grid fits,
+  // and gemm.comp runs. Tiles are 128 x 128 unless that leaves too few
+  // workgroups to fill a large GPU (an H100 has 132 multiprocessors, each
+  // holding one such workgroup at a time): a side then drops to 64.
+  std::vector<uint32_t> gemm_coopmat_specialization(const GemmPush& p, int64_t batches) const {
+    if (!options_.coopmat) return {};
+    constexpr int64_t kBusyWorkgroups = 256;
+    uint32_t tile_m = p.m <= 64 ? 64 : 128, tile_n = p.n <= 64 ? 64 : 128;
+    auto workgroups = [&] { return int64_t{ceil_div(p.m, tile_m)} * ceil_div(p.n, tile_n) * batches; };
+    while (workgroups() < kBusyWorkgroups && (tile_m > 64 || tile_n > 64)) {
+      if (tile_m > 64 && (p.m <= p.n || tile_n == 64)) {
+        tile_m = 64;
+      } else {
+        tile_n = 64;
+      }
+    }
+    const std::vector<uint32_t> grid = coopmat_specialization(*options_.coopmat, tile_m, tile_n);
+    if (grid.empty()) return {};
+    // Four consecutive elements are one aligned vec4 when the operand is
+    // contiguous along that dim and every row and batch starts on 16 bytes.
+    auto aligned = [](int32_t row_stride, const int32_t (&batch)[3], uint32_t length) {
+      return row_stride % 4 == 0 && length % 4 == 0 && batch[0] % 4 == 0 && batch[1] % 4 == 0 && batch[2] % 4 == 0;
+    };
+    const bool vec_a = p.a_col_stride == 1 && aligned(p.a_row_stride, p.a_batch_stride, p.k);
+    const bool vec_b = p.b_col_stride == 1 && aligned(p.b_row_stride, p.b_batch_stride, p.n);
+    std::vector<uint32_t> spec = {tile_m, tile_n, vec_a ? 1u : 0u, vec_b ? 1u : 0u};
+    spec.insert(spec.end(), grid.begin(), grid.end());
+    return spec;
   }
 
   static std::vector<float> transposed(const Tensor& t) {

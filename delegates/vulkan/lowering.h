@@ -60,8 +60,9 @@ enum class Kernel : uint8_t {
   kCastToBool,    // f32, i32 or i64 -> bool (storageBuffer8BitAccess)
   kCastFromBool,  // bool -> f32, i32 or i64
   kConv2dCoopmat,  // conv2d on the tensor cores (precision fp16): conv2d_coopmat.comp
+  kGemmCoopmat,    // gemm on the tensor cores (precision fp16): gemm_coopmat.comp
 };
-inline constexpr size_t kKernelCount = 20;
+inline constexpr size_t kKernelCount = 21;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
@@ -144,7 +145,8 @@ struct LoweringOptions {
   // Set: non-depthwise Convs multiply in f16 on the tensor cores
   // (conv2d_coopmat.comp, f32 accumulation), with the same tiling, buffers
   // and split-K as conv2d.comp, so the island's memory is the same either
-  // way. Unset: f32 (conv2d.comp).
+  // way. MatMul and Gemm of run-time operands likewise run gemm_coopmat.comp
+  // instead of gemm.comp. Unset: f32 (conv2d.comp, gemm.comp).
   std::optional<CoopMatConv> coopmat;
 };
 
