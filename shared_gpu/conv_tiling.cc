@@ -63,12 +63,12 @@ ConvTiling clamp_conv_tiling(ConvTiling tiling, const ConvGemmShape& shape) {
   return tiling;
 }
 
-ConvTiling choose_conv_tiling(const ConvGemmShape& shape) {
+ConvTiling choose_conv_tiling(const ConvGemmShape& shape, uint32_t max_tile_channels) {
   // 128 channels per tile: each input value read from shared memory feeds
   // twice the FMAs, at half the workgroups. Worth it while split-K can
   // still bring those near the target. 128 pixels per tile lost on an H200
   // at every shape measured (bench/vulkan_ops_bench --conv-tilings).
-  if (shape.group_out >= 128) {
+  if (shape.group_out >= 128 && max_tile_channels >= 128) {
     const ConvTiling wide = with_splits(shape, {128, 64, 1});
     if (workgroups(shape, wide) * wide.splits >= kTargetWorkgroups * 3 / 4) return wide;
   }

@@ -35,8 +35,9 @@ struct ConvGemmShape {
 // The tiling for `shape`, tuned on an H200 but for no particular GPU:
 // 64 pixels by 128 channels (when there are that many) or 64, then split-K
 // until there are enough workgroups for a large GPU, while each slice keeps
-// enough K steps to hide its loads and the partial sums stay small.
-ConvTiling choose_conv_tiling(const ConvGemmShape& shape);
+// enough K steps to hide its loads and the partial sums stay small. Tiles
+// keep at most `max_tile_channels` (64 or 128) channels.
+ConvTiling choose_conv_tiling(const ConvGemmShape& shape, uint32_t max_tile_channels = 128);
 
 // K steps (of 16) in one group's sum: the most slices worth making.
 int64_t conv_k_steps(const ConvGemmShape& shape);

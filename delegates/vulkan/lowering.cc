@@ -169,6 +169,10 @@ std::array<uint32_t, 3> grid_1d(uint64_t groups) {
   return {kMaxGroupsPerDim, static_cast<uint32_t>((groups + kMaxGroupsPerDim - 1) / kMaxGroupsPerDim), 1};
 }
 
+// The tile side of the tensor-core kernels (gemm_coopmat.comp,
+// conv2d_coopmat.comp) as the lowering chooses them.
+constexpr uint32_t kCoopmatTile = 64;
+
 uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -732,7 +736,11 @@ class Lowering {
   Status emit_implicit_gemm(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
                             int in, const std::string& w_name) {
     const ConvGemmShape gemm = gpu::conv_gemm_shape(p);
-    const ConvTiling tiling = clamp_conv_tiling(options_.conv_tiling.value_or(choose_conv_tiling(gemm)), gemm);
+    // Tensor-core tiles stay 64 x 64 (gemm_coopmat_specialization says why;
+    // conv2d_coopmat.comp at 1x256x56x56 on an H100: 0.074 ms at 64x64/1,
+    // 0.174 at 128x64/1, 0.254 at 128x128/1).
+    const ConvTiling tiling = clamp_conv_tiling(
+        options_.conv_tiling.value_or(choose_conv_tiling(gemm, options_.coopmat ? kCoopmatTile : 128)), gemm);
     const int64_t window = int64_t{p.kernel_h} * p.kernel_w;
     const std::vector<float> arranged = gpu::arrange_conv_weights(
         p, tiling, [&](int64_t oc, int64_t c, int64_t tap) { return weight(oc, c * window + tap); });
@@ -1031,7 +1039,7 @@ class Lowering {
     }
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
     const int out = new_value_buffer(group.output);
-    const std::vector<uint32_t> tensor_cores = gemm_coopmat_specialization(p, batches);
+    const std::vector<uint32_t> tensor_cores = gemm_coopmat_specialization(p);
     Step step = tensor_cores.empty()
                     ? dispatch(Kernel::kGemm, words_of(p), {ceil_div(p.n, kGemmTile), ceil_div(p.m, kGemmTile), u32(batches)})
                     : dispatch(Kernel::kGemmCoopmat, words_of(p),
@@ -1047,21 +1055,15 @@ class Lowering {
   // gemm_coopmat.comp's specialisation for `p` at precision fp16 (tile rows
   // and columns, vec4 loads of A and B, then coopmat_specialization's
   // subgroup grid and fragment shape); empty at f32 or when no grid fits,
-  // and gemm.comp runs. Tiles are 128 x 128 unless that leaves too few
-  // workgroups to fill a large GPU (an H100 has 132 multiprocessors, each
-  // holding one such workgroup at a time): a side then drops to 64.
-  std::vector<uint32_t> gemm_coopmat_specialization(const GemmPush& p, int64_t batches) const {
+  // and gemm.comp runs. Tiles are 64 x 64, two accumulator fragments per
+  // subgroup of 32: on an H100 (driver 580) more fragments per subgroup ran
+  // the products 5x slower (4096^3 with loads and stores skipped: 160
+  // TFLOP/s at 64 x 64, 31 at 128 x 64 and 128 x 128; with them 44, 29, 29).
+  std::vector<uint32_t> gemm_coopmat_specialization(const GemmPush& p) const {
     if (!options_.coopmat) return {};
-    constexpr int64_t kBusyWorkgroups = 256;
-    uint32_t tile_m = p.m <= 64 ? 64 : 128, tile_n = p.n <= 64 ? 64 : 128;
-    auto workgroups = [&] { return int64_t{ceil_div(p.m, tile_m)} * ceil_div(p.n, tile_n) * batches; };
-    while (workgroups() < kBusyWorkgroups && (tile_m > 64 || tile_n > 64)) {
-      if (tile_m > 64 && (p.m <= p.n || tile_n == 64)) {
-        tile_m = 64;
-      } else {
-        tile_n = 64;
-      }
-    }
+    const uint32_t tile_m = kCoopmatTile, tile_n = kCoopmatTile;
+    // The shader addresses shared memory in groups of eight halves.
+    if (options_.coopmat->frag_k % 8 != 0 || options_.coopmat->frag_n % 8 != 0) return {};
     const std::vector<uint32_t> grid = coopmat_specialization(*options_.coopmat, tile_m, tile_n);
     if (grid.empty()) return {};
     // Four consecutive elements are one aligned vec4 when the operand is

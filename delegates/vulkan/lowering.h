@@ -143,10 +143,11 @@ struct LoweringOptions {
   // instead of choose_conv_tiling's: for benchmarks.
   std::optional<ConvTiling> conv_tiling;
   // Set: non-depthwise Convs multiply in f16 on the tensor cores
-  // (conv2d_coopmat.comp, f32 accumulation), with the same tiling, buffers
-  // and split-K as conv2d.comp, so the island's memory is the same either
-  // way. MatMul and Gemm of run-time operands likewise run gemm_coopmat.comp
-  // instead of gemm.comp. Unset: f32 (conv2d.comp, gemm.comp).
+  // (conv2d_coopmat.comp, f32 accumulation), with conv2d.comp's weights,
+  // tap table and split-K but tiles of at most 64 channels (more fragments
+  // per subgroup ran slower: lowering.cc's kCoopmatTile). MatMul and Gemm of
+  // run-time operands likewise run gemm_coopmat.comp instead of gemm.comp.
+  // Unset: f32 (conv2d.comp, gemm.comp).
   std::optional<CoopMatConv> coopmat;
 };
 

@@ -5,6 +5,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_control_flow_attributes : require
 // 2-D convolution as conv2d.comp computes it (NCHW or NHWC, grouped,
 // strided, padded, dilated; an implicit GEMM per group, same bindings, push
 // constants, weight arrangement, tap table and split-K), with the
@@ -116,7 +117,7 @@ float x_next[kStageSteps][kInputLoads];
 // As conv2d.comp's load_step, into the registers of the stage's step t.
 void load_step(uint step, uint t) {
   const uint k0 = step * kTileK;
-  for (uint s = 0u; s < kWeightLoads; ++s) {
+  [[unroll]] for (uint s = 0u; s < kWeightLoads; ++s) {
     const uint e = tid + s * 256u;
     w_next[t][s] = w[w_base + (k0 + e / kQuadsM) * w_row + quad0 + e % kQuadsM];
   }
@@ -126,7 +127,7 @@ void load_step(uint step, uint t) {
     const bool inside = pixel_valid && uint(ih) < pc.in_h && uint(iw) < pc.in_w;
     const int base = x_origin + int((next_kh * pc.dilation_h) * row_stride + next_kw * pc.dilation_w * column_stride +
                                     (next_c0 + my_row) * channel_stride);
-    for (uint s = 0u; s < kInputLoads; ++s) {
+    [[unroll]] for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[t][s] = 0.0;
       if (inside) x_next[t][s] = x[base + int(s * kRowsPerPass * channel_stride)];
     }
@@ -139,7 +140,7 @@ void load_step(uint step, uint t) {
       }
     }
   } else {
-    for (uint s = 0u; s < kInputLoads; ++s) {
+    [[unroll]] for (uint s = 0u; s < kInputLoads; ++s) {
       const uint k = k0 + my_row + s * kRowsPerPass;
       float v = 0.0;
       if (k < k_total && pixel_valid) {
@@ -156,21 +157,21 @@ void load_step(uint step, uint t) {
 // The stage of steps first.. (kStageSteps of them); steps at or past `end`
 // (the slice's last) load zeros, which add nothing.
 void load_stage(uint first, uint end) {
-  for (uint t = 0u; t < kStageSteps; ++t) {
+  [[unroll]] for (uint t = 0u; t < kStageSteps; ++t) {
     if (first + t < end) {
       load_step(first + t, t);
     } else {
-      for (uint s = 0u; s < kWeightLoads; ++s) w_next[t][s] = vec4(0.0);
-      for (uint s = 0u; s < kInputLoads; ++s) x_next[t][s] = 0.0;
+      [[unroll]] for (uint s = 0u; s < kWeightLoads; ++s) w_next[t][s] = vec4(0.0);
+      [[unroll]] for (uint s = 0u; s < kInputLoads; ++s) x_next[t][s] = 0.0;
     }
   }
 }
 
 // The registers of load_stage, rounded to f16, into buffer `buf`.
 void store_stage(uint buf) {
-  for (uint t = 0u; t < kStageSteps; ++t) {
+  [[unroll]] for (uint t = 0u; t < kStageSteps; ++t) {
     const uint row0 = buf * kStageK + t * kTileK;
-    for (uint s = 0u; s < kWeightLoads; ++s) {
+    [[unroll]] for (uint s = 0u; s < kWeightLoads; ++s) {
       const uint e = tid + s * 256u;
       const uint base = (row0 + e / kQuadsM) * kRowM + 4u * (e % kQuadsM);
       w_tile[base] = float16_t(w_next[t][s].x);
@@ -178,7 +179,7 @@ void store_stage(uint buf) {
       w_tile[base + 2u] = float16_t(w_next[t][s].z);
       w_tile[base + 3u] = float16_t(w_next[t][s].w);
     }
-    for (uint s = 0u; s < kInputLoads; ++s)
+    [[unroll]] for (uint s = 0u; s < kInputLoads; ++s)
       x_tile[(row0 + my_row + s * kRowsPerPass) * kRowN + my_column] = float16_t(x_next[t][s]);
   }
 }
@@ -228,7 +229,7 @@ void main() {
   const uint sub_n = warp_n * kFragsN * kFragN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN> acc[kFragsM * kFragsN];
-  for (uint i = 0u; i < kFragsM * kFragsN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN>(0.0);
+  [[unroll]] for (uint i = 0u; i < kFragsM * kFragsN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN>(0.0);
 
   if (step_begin < step_end) {
     load_stage(step_begin, step_end);
@@ -242,15 +243,15 @@ void main() {
     // before the last barrier.
     const bool more = step + kStageSteps < step_end;
     if (more) load_stage(step + kStageSteps, step_end);
-    for (uint kk = 0u; kk < kStageK; kk += kFragK) {
+    [[unroll]] for (uint kk = 0u; kk < kStageK; kk += kFragK) {
       fcoopmatNV<16, gl_ScopeSubgroup, kFragM, kFragK> a[kFragsM];
       fcoopmatNV<16, gl_ScopeSubgroup, kFragK, kFragN> b[kFragsN];
-      for (uint i = 0u; i < kFragsM; ++i)
+      [[unroll]] for (uint i = 0u; i < kFragsM; ++i)
         coopMatLoadNV(a[i], w_tile, (buf * kStageK + kk) * kRowM + sub_m + i * kFragM, kRowM, true);
-      for (uint j = 0u; j < kFragsN; ++j)
+      [[unroll]] for (uint j = 0u; j < kFragsN; ++j)
         coopMatLoadNV(b[j], x_tile, (buf * kStageK + kk) * kRowN + sub_n + j * kFragN, kRowN, false);
-      for (uint i = 0u; i < kFragsM; ++i)
-        for (uint j = 0u; j < kFragsN; ++j) acc[i * kFragsN + j] = coopMatMulAddNV(a[i], b[j], acc[i * kFragsN + j]);
+      [[unroll]] for (uint i = 0u; i < kFragsM; ++i)
+        [[unroll]] for (uint j = 0u; j < kFragsN; ++j) acc[i * kFragsN + j] = coopMatMulAddNV(a[i], b[j], acc[i * kFragsN + j]);
     }
     if (more) store_stage(buf ^ 1u);
     barrier();
@@ -260,8 +261,8 @@ void main() {
   const uint y_total = pixels * pc.out_channels;
   const vec4 p = vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3);
   const uint stage = warp * kFragSize;
-  for (uint i = 0u; i < kFragsM; ++i) {
-    for (uint j = 0u; j < kFragsN; ++j) {
+  [[unroll]] for (uint i = 0u; i < kFragsM; ++i) {
+    [[unroll]] for (uint j = 0u; j < kFragsN; ++j) {
       // Row r of the fragment is channel r, column c pixel c: row-major.
       coopMatStoreNV(acc[i * kFragsN + j], staging, stage, kFragN, false);
       subgroupMemoryBarrierShared();

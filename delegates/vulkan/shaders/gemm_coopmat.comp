@@ -5,15 +5,17 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_control_flow_attributes : require
 // gemm.comp's batched GEMM (same bindings and push constants: GemmPush in
 // delegates/vulkan/kernel_params.h) with the multiplies on the tensor
 // cores: MatMul and Gemm of run-time operands at `precision: fp16`.
 //
 // A workgroup of 256 invocations computes a kTileM x kTileN tile of Y,
 // walking K in steps of 32. Each step's A and B tiles are loaded from the
-// f32 buffers four consecutive elements per invocation (one vec4 load when
-// the operand is contiguous and 16-byte aligned along that dim: kVecA,
-// kVecB), rounded to f16 into shared memory (double-buffered: the next
+// f32 buffers eight consecutive elements per invocation (two vec4 loads
+// when the operand is contiguous and 16-byte aligned along that dim: kVecA,
+// kVecB), rounded to f16 and stored as one uvec4 into shared memory
+// (double-buffered: the next
 // step's loads are in flight during this step's products, one barrier per
 // step), and multiplied there by VK_NV_cooperative_matrix subgroup products
 // (f16 x f16 + f32 -> f32): only the operands lose precision. Subgroups form
@@ -57,31 +59,33 @@ layout(push_constant) uniform Push {
 } pc;
 
 const uint kTileK = 32u;
-// Groups of four elements each invocation loads per step.
-const uint kQuadsA = kTileM / 32u;  // kTileM * 32 / 4 / 256
-const uint kQuadsB = kTileN / 32u;
+// Each invocation loads groups of eight consecutive elements (two vec4s)
+// and stores them as one uvec4 of eight halves: A's octet q is row q / 4, k
+// 8 * (q % 4); B's octet q is k q / (kTileN / 8), column 8 * (q % (kTileN / 8)).
+const uint kOctetsA = kTileM / 64u;  // kTileM * 32 / 8 / 256
+const uint kOctetsB = kTileN / 64u;
 const uint kFragsM = kTileM / kWarpsM / kFragM;
 const uint kFragsN = kTileN / kWarpsN / kFragN;
 const uint kSubgroups = kWarpsM * kWarpsN;
 const uint kFragSize = kFragM * kFragN;
-// Shared rows are 8 halves (16 bytes) longer than a tile row, so the rows a
-// fragment load reads start on different banks; fragment offsets stay
-// 16-byte aligned.
-const uint kRowA = kTileK + 8u;
-const uint kRowB = kTileN + 8u;
+// Shared tiles hold uvec4s (eight halves); fragment loads count offsets and
+// strides in them. Rows are one uvec4 (16 bytes) longer than a tile row, so
+// the rows a fragment load reads start on different banks.
+const uint kRowA = kTileK / 8u + 1u;
+const uint kRowB = kTileN / 8u + 1u;
 // A as [buffer][row][k] (a row-major M x K fragment source), B as
 // [buffer][k][column] (row-major K x N).
-shared float16_t a_tile[2 * kTileM * kRowA];
-shared float16_t b_tile[2 * kTileK * kRowB];
+shared uvec4 a_tile[2 * kTileM * kRowA];
+shared uvec4 b_tile[2 * kTileK * kRowB];
 shared float staging[kSubgroups * kFragSize];
 
 uint tid;
 uint row0, col0;
 int a_base, b_base;
-vec4 a_next[kQuadsA];
-vec4 b_next[kQuadsB];
+vec4 a_next[2 * kOctetsA];
+vec4 b_next[2 * kOctetsB];
 
-// A's element (r, kk) of the tile at k0, zero outside the matrix.
+// A's element (r, kk), zero outside the matrix.
 float a_at(uint r, uint kk) {
   return (r < pc.m && kk < pc.k) ? a[a_base + int(r) * pc.a_row_stride + int(kk) * pc.a_col_stride] : 0.0;
 }
@@ -89,52 +93,50 @@ float b_at(uint kk, uint col) {
   return (kk < pc.k && col < pc.n) ? b[b_base + int(kk) * pc.b_row_stride + int(col) * pc.b_col_stride] : 0.0;
 }
 
-// Step k0's tiles into registers. Quad q of A is row q / 8, k 4 * (q % 8);
-// quad q of B is k q / (kTileN / 4), column 4 * (q % (kTileN / 4)):
-// consecutive invocations read consecutive memory when the operand is
-// contiguous.
+// Four consecutive elements of A's row r from kk, or of B's row kk from col.
+vec4 a_quad(uint r, uint kk) {
+  if (kVecA) return (r < pc.m && kk < pc.k) ? a4[(a_base + int(r) * pc.a_row_stride + int(kk)) / 4] : vec4(0.0);
+  return vec4(a_at(r, kk), a_at(r, kk + 1u), a_at(r, kk + 2u), a_at(r, kk + 3u));
+}
+vec4 b_quad(uint kk, uint col) {
+  if (kVecB) return (kk < pc.k && col < pc.n) ? b4[(b_base + int(kk) * pc.b_row_stride + int(col)) / 4] : vec4(0.0);
+  return vec4(b_at(kk, col), b_at(kk, col + 1u), b_at(kk, col + 2u), b_at(kk, col + 3u));
+}
+
+// Step k0's tiles into registers: consecutive invocations read consecutive
+// memory when the operand is contiguous.
 void load_step(uint k0) {
-  for (uint s = 0u; s < kQuadsA; ++s) {
+  [[unroll]] for (uint s = 0u; s < kOctetsA; ++s) {
     const uint q = tid + s * 256u;
-    const uint r = row0 + q / 8u;
-    const uint kk = k0 + 4u * (q % 8u);
-    if (kVecA) {
-      a_next[s] = (r < pc.m && kk < pc.k) ? a4[(a_base + int(r) * pc.a_row_stride + int(kk)) / 4] : vec4(0.0);
-    } else {
-      a_next[s] = vec4(a_at(r, kk), a_at(r, kk + 1u), a_at(r, kk + 2u), a_at(r, kk + 3u));
-    }
+    const uint r = row0 + q / 4u;
+    const uint kk = k0 + 8u * (q % 4u);
+    a_next[2u * s] = a_quad(r, kk);
+    a_next[2u * s + 1u] = a_quad(r, kk + 4u);
   }
-  const uint quads_per_row = kTileN / 4u;
-  for (uint s = 0u; s < kQuadsB; ++s) {
+  const uint octets_per_row = kTileN / 8u;
+  [[unroll]] for (uint s = 0u; s < kOctetsB; ++s) {
     const uint q = tid + s * 256u;
-    const uint kk = k0 + q / quads_per_row;
-    const uint col = col0 + 4u * (q % quads_per_row);
-    if (kVecB) {
-      b_next[s] = (kk < pc.k && col < pc.n) ? b4[(b_base + int(kk) * pc.b_row_stride + int(col)) / 4] : vec4(0.0);
-    } else {
-      b_next[s] = vec4(b_at(kk, col), b_at(kk, col + 1u), b_at(kk, col + 2u), b_at(kk, col + 3u));
-    }
+    const uint kk = k0 + q / octets_per_row;
+    const uint col = col0 + 8u * (q % octets_per_row);
+    b_next[2u * s] = b_quad(kk, col);
+    b_next[2u * s + 1u] = b_quad(kk, col + 4u);
   }
+}
+
+uvec4 halves(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 }
 
 // The registers of load_step, rounded to f16, into buffer `buf`.
 void store_step(uint buf) {
-  for (uint s = 0u; s < kQuadsA; ++s) {
+  [[unroll]] for (uint s = 0u; s < kOctetsA; ++s) {
     const uint q = tid + s * 256u;
-    const uint base = (buf * kTileM + q / 8u) * kRowA + 4u * (q % 8u);
-    a_tile[base] = float16_t(a_next[s].x);
-    a_tile[base + 1u] = float16_t(a_next[s].y);
-    a_tile[base + 2u] = float16_t(a_next[s].z);
-    a_tile[base + 3u] = float16_t(a_next[s].w);
+    a_tile[(buf * kTileM + q / 4u) * kRowA + q % 4u] = halves(a_next[2u * s], a_next[2u * s + 1u]);
   }
-  const uint quads_per_row = kTileN / 4u;
-  for (uint s = 0u; s < kQuadsB; ++s) {
+  const uint octets_per_row = kTileN / 8u;
+  [[unroll]] for (uint s = 0u; s < kOctetsB; ++s) {
     const uint q = tid + s * 256u;
-    const uint base = (buf * kTileK + q / quads_per_row) * kRowB + 4u * (q % quads_per_row);
-    b_tile[base] = float16_t(b_next[s].x);
-    b_tile[base + 1u] = float16_t(b_next[s].y);
-    b_tile[base + 2u] = float16_t(b_next[s].z);
-    b_tile[base + 3u] = float16_t(b_next[s].w);
+    b_tile[(buf * kTileK + q / octets_per_row) * kRowB + q % octets_per_row] = halves(b_next[2u * s], b_next[2u * s + 1u]);
   }
 }
 
@@ -154,7 +156,7 @@ void main() {
   const uint sub_n = (warp / kWarpsM) * kFragsN * kFragN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN> acc[kFragsM * kFragsN];
-  for (uint i = 0u; i < kFragsM * kFragsN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN>(0.0);
+  [[unroll]] for (uint i = 0u; i < kFragsM * kFragsN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, kFragM, kFragN>(0.0);
 
   load_step(0u);
   store_step(0u);
@@ -163,15 +165,16 @@ void main() {
   for (uint k0 = 0u; k0 < pc.k; k0 += kTileK) {
     const bool more = k0 + kTileK < pc.k;
     if (more) load_step(k0 + kTileK);
-    for (uint kk = 0u; kk < kTileK; kk += kFragK) {
+    [[unroll]] for (uint kk = 0u; kk < kTileK; kk += kFragK) {
       fcoopmatNV<16, gl_ScopeSubgroup, kFragM, kFragK> fa[kFragsM];
       fcoopmatNV<16, gl_ScopeSubgroup, kFragK, kFragN> fb[kFragsN];
-      for (uint i = 0u; i < kFragsM; ++i)
-        coopMatLoadNV(fa[i], a_tile, (buf * kTileM + sub_m + i * kFragM) * kRowA + kk, kRowA, false);
-      for (uint j = 0u; j < kFragsN; ++j)
-        coopMatLoadNV(fb[j], b_tile, (buf * kTileK + kk) * kRowB + sub_n + j * kFragN, kRowB, false);
-      for (uint i = 0u; i < kFragsM; ++i)
-        for (uint j = 0u; j < kFragsN; ++j) acc[i * kFragsN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * kFragsN + j]);
+      // Offsets in uvec4s: k and columns in eighths.
+      [[unroll]] for (uint i = 0u; i < kFragsM; ++i)
+        coopMatLoadNV(fa[i], a_tile, (buf * kTileM + sub_m + i * kFragM) * kRowA + kk / 8u, kRowA, false);
+      [[unroll]] for (uint j = 0u; j < kFragsN; ++j)
+        coopMatLoadNV(fb[j], b_tile, (buf * kTileK + kk) * kRowB + (sub_n + j * kFragN) / 8u, kRowB, false);
+      [[unroll]] for (uint i = 0u; i < kFragsM; ++i)
+        [[unroll]] for (uint j = 0u; j < kFragsN; ++j) acc[i * kFragsN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * kFragsN + j]);
     }
     if (more) store_step(buf ^ 1u);
     barrier();
@@ -181,8 +184,8 @@ void main() {
   const uint y_base = z * pc.m * pc.n;
   const vec4 p = vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3);
   const uint stage = warp * kFragSize;
-  for (uint i = 0u; i < kFragsM; ++i) {
-    for (uint j = 0u; j < kFragsN; ++j) {
+  [[unroll]] for (uint i = 0u; i < kFragsM; ++i) {
+    [[unroll]] for (uint j = 0u; j < kFragsN; ++j) {
       coopMatStoreNV(acc[i * kFragsN + j], staging, stage, kFragN, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
