@@ -2,12 +2,14 @@
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
 // run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h;
-// depthwise convs of kernel sizes it has no micro-kernel for), so that
+// depthwise convs of kernel sizes it has no micro-kernel for; dense 3x3
+// stride-1 convs, by Winograd: winograd_conv.cc), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
 // A fast op runs between XNNPACK segments like a portable node: on the
-// island's tensors in the graph's order, on the delegate's TaskPool
+// island's tensors in the graph's order (the Winograd conv also on NHWC
+// ones, as an NHWC step between segments), on the delegate's TaskPool
 // (task_pool.h; split only when the work pays for waking the other
 // threads), with every buffer it needs allocated at init. The CPU delegate uses them with engine
 // xnnpack for the nodes XNNPACK does not take; engine portable keeps the
