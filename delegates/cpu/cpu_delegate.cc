@@ -201,6 +201,19 @@ class CpuIslandHandle final : public IslandHandle {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
+        if (on_fast[step.nodes[0]]) {
+          fast::FastOpContext fctx{graph_, nhwc_node, task_pool_.get(), tensor_of};
+          fctx.nhwc = true;
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
+          if (float* staging = sole_reader_staging(nhwc_node.outputs[0], i, plan, segments, step_of))
+            op->write_to(staging);
+          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {step.nodes[0]}});
+          ++coverage_.portable_ops;
+          ++coverage_.fast_ops;
+          spdlog::debug("[CPU] island {}: {} runs on its fast NHWC kernel between segments", island_id_,
+                        graph_.describe_node(step.nodes[0]));
+          continue;
+        }
         HS_ASSIGN_OR_RETURN(auto node, xnnpack::NhwcNode::create(graph_, nhwc_node, threadpool_.get(), tensor_of));
         if (float* staging = sole_reader_staging(graph_.node(step.nodes[0]).outputs[0], i, plan, segments, step_of))
           node->write_to(staging);

@@ -18,14 +18,20 @@ constexpr double kParallelWork = 1 << 20;
 
 const std::vector<FastOpKind>& kinds() {
   static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind(), where_kind(),
-                                                 transpose_kind(), depthwise_conv_kind()};
+                                                 transpose_kind(), depthwise_conv_kind(), winograd_conv_kind()};
   return table;
 }
 
-const FastOpKind* find_kind(const std::string& op) {
-  for (const FastOpKind& k : kinds())
-    if (op == k.op) return &k;
-  return nullptr;
+// The first kind for `node`'s op that supports it; for an op no kind
+// supports, the first one for the op (whose reason is reported), or nullptr.
+const FastOpKind* find_kind(const Graph& graph, const Node& node) {
+  const FastOpKind* first = nullptr;
+  for (const FastOpKind& k : kinds()) {
+    if (node.op != k.op) continue;
+    if (!first) first = &k;
+    if (k.supports(graph, node).is_ok()) return &k;
+  }
+  return first;
 }
 
 // HETSCHED_FAST_ISA=avx2 or =baseline caps the instruction set the fast
@@ -64,7 +70,7 @@ const Tensor& FastOpContext::input(size_t i) const {
 }
 
 Status fast_op_supports(const Graph& graph, const Node& node) {
-  const FastOpKind* kind = find_kind(node.op);
+  const FastOpKind* kind = find_kind(graph, node);
   if (!kind) return unsupported("op " + node.op + " has no fast kernel");
   for (ValueId v : node.outputs)
     if (v != kNoValue && (!graph.value(v).type_known || !graph.value(v).type.is_static()))
@@ -73,12 +79,16 @@ Status fast_op_supports(const Graph& graph, const Node& node) {
 }
 
 bool fast_op_beats_lone_segment(const Graph& graph, const Node& node) {
-  const FastOpKind* kind = find_kind(node.op);
+  const FastOpKind* kind = find_kind(graph, node);
   return kind && kind->beats_lone_segment && fast_op_supports(graph, node).is_ok();
 }
 
+bool fast_op_has_nhwc_kernel(const Graph& graph, const Node& node) {
+  return winograd_conv_leaves_xnnpack(graph, node);
+}
+
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
-  const FastOpKind* kind = find_kind(ctx.node.op);
+  const FastOpKind* kind = find_kind(ctx.graph, ctx.node);
   if (!kind) return unsupported("op " + ctx.node.op + " has no fast kernel");
   return kind->create(ctx);
 }

@@ -2,12 +2,14 @@
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
 // run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h;
-// depthwise convs of kernel sizes it has no micro-kernel for), so that
+// depthwise convs of kernel sizes it has no micro-kernel for; dense 3x3
+// stride-1 convs, by Winograd: winograd_conv.cc), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
 // A fast op runs between XNNPACK segments like a portable node: on the
-// island's tensors in the graph's order, on the delegate's TaskPool
+// island's tensors in the graph's order (the Winograd conv also on NHWC
+// ones, as an NHWC step between segments), on the delegate's TaskPool
 // (task_pool.h; split only when the work pays for waking the other
 // threads), with every buffer it needs allocated at init. The CPU delegate uses them with engine
 // xnnpack for the nodes XNNPACK does not take; engine portable keeps the
@@ -51,6 +53,10 @@ struct FastOpContext {
   const Node& node;
   TaskPool* pool;  // not owned; may be nullptr (the calling thread)
   std::function<Tensor&(ValueId)> tensor_of;
+  // The node's rank-4 input and output hold NHWC data in their tensors
+  // (an NHWC step between XNNPACK segments, xnnpack/segment_plan.h): only
+  // for the ops fast_op_has_nhwc_kernel() names.
+  bool nhwc = false;
 
   // The island's tensor of an input, or its constant.
   const Tensor& input(size_t i) const;
@@ -66,6 +72,9 @@ Status fast_op_supports(const Graph& graph, const Node& node);
 // XNNPACK covers should run here instead. False where XNNPACK's kernel has
 // what the fast one lacks (a Gemm's weights packed once).
 bool fast_op_beats_lone_segment(const Graph& graph, const Node& node);
+
+// Whether `node`'s fast kernel also runs on NHWC data (FastOpContext::nhwc).
+bool fast_op_has_nhwc_kernel(const Graph& graph, const Node& node);
 
 // Needs fast_op_supports() to have passed.
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
@@ -105,10 +114,17 @@ FastOpKind softmax_kind();       // softmax.cc
 FastOpKind where_kind();         // where.cc
 FastOpKind transpose_kind();     // transpose.cc
 FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
+FastOpKind winograd_conv_kind();   // winograd_conv.cc
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run
 // it as a grouped GEMM of one channel per group). depthwise_conv.cc.
 bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+
+// Whether `node` is a dense 3x3 stride-1 Conv that leaves XNNPACK for
+// Winograd F(4x4, 3x3) (winograd_conv.cc): HETSCHED_WINOGRAD and, unset,
+// winograd_rule.h's rule decide. Its kernel reads and writes NHWC as well
+// as the graph's order, so it runs as an NHWC step between segments.
+bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
 }  // namespace hetsched::cpu::fast

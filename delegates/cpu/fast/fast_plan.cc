@@ -34,15 +34,22 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (n != plan_out.linear[i].matmul) plan_out.in_linear.insert(n);
   }
   std::map<NodeId, std::string> keep_out = linear_keep_out(plan_out.linear);
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+  std::set<NodeId> nhwc_kernels;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
     if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))
       keep_out[n] = "a depthwise conv whose kernel size XNNPACK has no micro-kernel for; on its fast kernel";
-  xnnpack::EnginePlan plan = xnnpack::plan_engine(graph, keep_out);
+    if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
+      keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd F(4x4,3x3) kernel";
+      nhwc_kernels.insert(n);
+    }
+  }
+  xnnpack::EnginePlan plan = xnnpack::plan_engine(graph, keep_out, nhwc_kernels);
   prefer_fast_for_lone_nodes(graph, plan);
   plan_out.on_fast_kernel.assign(graph.num_nodes(), false);
   for (const xnnpack::EngineStep& step : plan.steps)
-    if (!step.xnnpack && !step.nhwc)
-      for (NodeId n : step.nodes) plan_out.on_fast_kernel[n] = fast_op_supports(graph, graph.node(n)).is_ok();
+    if (!step.xnnpack)
+      for (NodeId n : step.nodes)
+        plan_out.on_fast_kernel[n] = (!step.nhwc || nhwc_kernels.count(n)) && fast_op_supports(graph, graph.node(n)).is_ok();
   return plan;
 }
 

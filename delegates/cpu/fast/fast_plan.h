@@ -17,13 +17,17 @@ struct FastPlan {
   std::vector<LinearGroup> linear;        // linear layers on the fast GEMM
   std::map<NodeId, size_t> linear_at;     // a group's first node -> its index in `linear`
   std::set<NodeId> in_linear;             // the groups' other nodes (run with their first)
-  std::vector<bool> on_fast_kernel;       // by node: a portable step's node with a fast kernel
+  // By node: a portable step's node with a fast kernel, or an NHWC step's
+  // node whose NHWC kernel is a fast one (the Winograd conv).
+  std::vector<bool> on_fast_kernel;
 };
 
 // Plans `graph` (an island, engine xnnpack, XNNPACK initialised) for
 // XNNPACK and the fast kernels together: the linear layers worth taking
 // from XNNPACK are kept out of its segments (linear.h), and so are the
-// depthwise convs XNNPACK has no micro-kernel for (depthwise_conv.cc); a segment of one
+// depthwise convs XNNPACK has no micro-kernel for (depthwise_conv.cc) and
+// the dense 3x3 convs Winograd runs faster (winograd_conv.cc; these run as
+// NHWC steps between segments where their neighbours allow); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

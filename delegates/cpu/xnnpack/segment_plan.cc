@@ -53,8 +53,12 @@ std::vector<NodeCoverage> judge_nodes(const Graph& graph, const std::map<NodeId,
 // needs NHWC, or a consumer has an NHWC kernel (nhwc_ops.h). Otherwise the graph's order saves the conversions.
 class NhwcPreference {
  public:
-  NhwcPreference(const Graph& graph, const std::vector<NodeCoverage>& coverage)
-      : graph_(graph), coverage_(coverage), consumers_(graph.num_values()), memo_(graph.num_nodes()) {
+  NhwcPreference(const Graph& graph, const std::vector<NodeCoverage>& coverage, const std::set<NodeId>& nhwc_kernels)
+      : graph_(graph),
+        coverage_(coverage),
+        nhwc_kernels_(nhwc_kernels),
+        consumers_(graph.num_values()),
+        memo_(graph.num_nodes()) {
     for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
       for (ValueId v : graph.node(n).inputs)
         if (v != kNoValue) consumers_[v].push_back(n);
@@ -67,7 +71,8 @@ class NhwcPreference {
       for (NodeId c : consumers_[out]) {
         const NodeCoverage& cov = coverage_[c];
         // A portable node with an NHWC kernel may take NHWC (pass 4).
-        if (!cov.covered && nhwc_kernel_supports(graph_, graph_.node(c)).is_ok()) wants = true;
+        if (!cov.covered && (nhwc_kernels_.count(c) || nhwc_kernel_supports(graph_, graph_.node(c)).is_ok()))
+          wants = true;
         if (!cov.covered) continue;
         if (cov.layout == LayoutNeed::kNhwc || (cov.layout == LayoutNeed::kAny && wants_nhwc(c))) wants = true;
       }
@@ -78,6 +83,7 @@ class NhwcPreference {
  private:
   const Graph& graph_;
   const std::vector<NodeCoverage>& coverage_;
+  const std::set<NodeId>& nhwc_kernels_;
   std::vector<std::vector<NodeId>> consumers_;
   std::vector<std::optional<bool>> memo_;
 };
@@ -133,8 +139,8 @@ void add_portable(std::vector<EngineStep>& steps, NodeId node) {
 
 // Pass 2: runs of covered nodes become segments.
 std::vector<EngineStep> form_segments(const Graph& graph, const std::vector<NodeCoverage>& coverage,
-                                      std::vector<PortableReason>& portable) {
-  NhwcPreference preference(graph, coverage);
+                                      const std::set<NodeId>& nhwc_kernels, std::vector<PortableReason>& portable) {
+  NhwcPreference preference(graph, coverage, nhwc_kernels);
   std::vector<EngineStep> steps;
   bool in_segment = false;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
@@ -205,8 +211,8 @@ void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
 
 // Pass 4: NHWC steps for the portable nodes that have an NHWC kernel and
 // sit between NHWC readers and writers only.
-void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& steps,
-                               std::vector<PortableReason>& portable) {
+void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_kernels,
+                               std::vector<EngineStep>& steps, std::vector<PortableReason>& portable) {
   std::vector<int> step_of(graph.num_nodes(), -1);
   for (size_t s = 0; s < steps.size(); ++s)
     for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
@@ -214,7 +220,7 @@ void keep_nhwc_across_portable(const Graph& graph, std::vector<EngineStep>& step
   for (const EngineStep& step : steps)
     if (!step.xnnpack)
       for (NodeId n : step.nodes)
-        if (nhwc_kernel_supports(graph, graph.node(n)).is_ok()) candidates.insert(n);
+        if (nhwc_kernels.count(n) || nhwc_kernel_supports(graph, graph.node(n)).is_ok()) candidates.insert(n);
   if (candidates.empty()) return;
   const std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
   auto segment_nhwc = [&](NodeId n, ValueId v) {
@@ -300,12 +306,13 @@ int EnginePlan::portable_ops() const {
   return n;
 }
 
-EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out) {
+EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out,
+                       const std::set<NodeId>& nhwc_kernels) {
   EnginePlan plan;
   const std::vector<NodeCoverage> coverage = judge_nodes(graph, keep_out);
-  plan.steps = form_segments(graph, coverage, plan.portable);
+  plan.steps = form_segments(graph, coverage, nhwc_kernels, plan.portable);
   find_boundaries(graph, plan.steps);
-  keep_nhwc_across_portable(graph, plan.steps, plan.portable);
+  keep_nhwc_across_portable(graph, nhwc_kernels, plan.steps, plan.portable);
   return plan;
 }
 

@@ -62,7 +62,11 @@ struct EnginePlan {
 //      (nhwc_ops.h) whose inputs and output are all written and read in
 //      NHWC (by segments, or by other such nodes) becomes an NHWC step of
 //      its own, and those values stay NHWC between the steps.
-EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out = {});
+//   `nhwc_kernels`: those of keep_out's nodes that the caller can run on
+//   NHWC data too (the fast Winograd conv), candidates for pass 4 like the
+//   nodes of nhwc_ops.h.
+EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out = {},
+                       const std::set<NodeId>& nhwc_kernels = {});
 
 // Turns `plan`'s NHWC steps back into portable steps and clears every
 // segment's resident_nhwc (for when a segment falls back to the portable

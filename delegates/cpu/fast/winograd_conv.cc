@@ -1,0 +1,405 @@
+// Dense 3x3 stride-1 convs (group 1) by Winograd F(4x4, 3x3): each 4x4
+// block of output pixels comes from a 6x6 block of input pixels through
+// 36 products per (input, output) channel pair instead of 144, so the GEMM
+// does 1/4 of the direct conv's multiply-adds. This XNNPACK snapshot runs
+// these convs as a direct GEMM (its 7x16 AVX-512 kernel, ~180 GFLOP/s on
+// the development machine's EPYC), and ONNX Runtime's MLAS has no f32
+// Winograd on x86 either: ResNet-50's 3x3 convs are 45% of its flops.
+//
+// The transforms are Lavin and Gray's (arXiv:1509.09308), points 0, +-1,
+// +-2 and infinity:
+//   input   V = B^T d B   (d: a 6x6 input tile)
+//   filter  U = G g G^T   (g: the 3x3 filter; at load, in double)
+//   output  Y = A^T M A   (M: the 6x6 element-wise sum over input channels
+//                          of U * V, i.e. 36 GEMMs [tiles x Cin] . [Cin x Cout])
+// Their f32 error is ~3e-6 of the output's range per conv
+// (test/winograd_conv_test.cc) and 2.5e-5 of it on ResNet-50's output
+// against ONNX Runtime (docs/models.md, "Winograd"), inside the 1e-4
+// tolerance, so there is no F(2x2, 3x3) fallback.
+//
+// A run goes over blocks of tiles (all of them when the transformed input
+// and output of the block fit kScratchBudget), each in three parallel
+// phases: the input transform (by tile), the 36 GEMMs on gemm.h's
+// micro-kernels (by transform point and 32-column block; the weights are
+// transformed and packed into panels once, at init) and the output
+// transform with the bias and fused activation (by tile). Channels are
+// the vector lanes of both transforms, so NHWC (between XNNPACK segments)
+// reads and writes whole vectors; in the graph's order (NCHW) the same
+// code gathers with a stride. Every buffer is allocated at init.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/vector_math.h"
+#include "delegates/cpu/fast/winograd_rule.h"
+#include "delegates/cpu/xnnpack/op_params.h"
+#include "graph/passes/fused_activation.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+constexpr int64_t kTile = 4;     // output pixels per tile side
+constexpr int64_t kAlpha = 6;    // input pixels per tile side: kTile + 3 - 1
+constexpr int64_t kPoints = 36;  // kAlpha^2 transform points
+// The transformed input and output of one block of tiles (the GEMMs' A
+// and C): about the L2 of the development machine's cores (1 MiB) plus a
+// share of L3; 2 MiB keeps 64-channel layers of 56x56 in 3 blocks and the
+// 256-channel layers of 14x14 in one.
+constexpr size_t kScratchBudget = size_t{2} << 20;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+struct Geometry {
+  int64_t batch = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0, cin = 0, cout = 0;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t tiles_h = 0, tiles_w = 0, tiles = 0;  // tiles = batch * tiles_h * tiles_w
+  // Element strides of a pixel and a channel: NHWC (C, 1) or NCHW (1, H*W).
+  int64_t in_pixel = 0, in_channel = 0, out_pixel = 0, out_channel = 0;
+  int64_t ldv = 0, ldm = 0;  // row strides of V and M: cin and cout rounded up to whole lanes
+  int64_t block = 0;         // tiles per block
+};
+
+// The 1-D transforms, on 16 channels at a time.
+HETSCHED_FAST_INLINE void bt6(const Lanes* d, int64_t s, Lanes* r, int64_t rs) {
+  const Lanes d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+  const Lanes t1 = d4 - 4.f * d2, t2 = d3 - 4.f * d1, t3 = d4 - d2, t4 = 2.f * (d3 - d1);
+  r[0] = 4.f * d0 - 5.f * d2 + d4;
+  r[rs] = t1 + t2;
+  r[2 * rs] = t1 - t2;
+  r[3 * rs] = t3 + t4;
+  r[4 * rs] = t3 - t4;
+  r[5 * rs] = 4.f * d1 - 5.f * d3 + d5;
+}
+
+HETSCHED_FAST_INLINE void at6(const Lanes* m, int64_t s, Lanes* o, int64_t os) {
+  const Lanes m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+  const Lanes a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
+  o[0] = m0 + a + c;
+  o[os] = b + 2.f * e;
+  o[2 * os] = a + 4.f * c;
+  o[3 * os] = b + 8.f * e + m5;
+}
+
+// The 6x6 input tile at (y0, x0), channels [c0, c0 + width), with zeros
+// outside the image and past `width` (at the image's border, or NCHW, or
+// the last channels).
+HETSCHED_FAST_INLINE void gather_tile(const float* x, const Geometry& g, int64_t y0, int64_t x0, int64_t c0,
+                                      int64_t width, bool whole, Lanes* d) {
+  for (int64_t i = 0; i < kAlpha; ++i)
+    for (int64_t j = 0; j < kAlpha; ++j) {
+      const int64_t y = y0 + i, xx = x0 + j;
+      Lanes lane = {};
+      if (y >= 0 && y < g.in_h && xx >= 0 && xx < g.in_w) {
+        const float* src = x + (y * g.in_w + xx) * g.in_pixel + c0 * g.in_channel;
+        if (whole) {
+          lane = load_lanes(src);
+        } else {
+          for (int64_t k = 0; k < width; ++k) lane[k] = src[k * g.in_channel];
+        }
+      }
+      d[i * kAlpha + j] = lane;
+    }
+}
+
+// V[p][tile][c0..c0+16) for the 36 points p of one tile whose top-left
+// input pixel is (y0, x0) (pads outside the image read as 0). `x` is the
+// tile's image; `v` points at V[0][tile][c0], `point` apart per point.
+HETSCHED_FAST_INLINE void input_tile(const float* x, const Geometry& g, int64_t y0, int64_t x0, int64_t c0, float* v,
+                                     int64_t point) {
+  Lanes d[kPoints];
+  const int64_t width = std::min<int64_t>(kLanes, g.cin - c0);
+  const bool whole = width == kLanes && g.in_channel == 1;
+  if (whole && y0 >= 0 && x0 >= 0 && y0 + kAlpha <= g.in_h && x0 + kAlpha <= g.in_w) {
+    // Inside the image, NHWC, 16 channels: plain vector loads.
+    const float* src = x + (y0 * g.in_w + x0) * g.in_pixel + c0;
+    for (int64_t i = 0; i < kAlpha; ++i)
+      for (int64_t j = 0; j < kAlpha; ++j) d[i * kAlpha + j] = load_lanes(src + (i * g.in_w + j) * g.in_pixel);
+  } else {
+    gather_tile(x, g, y0, x0, c0, width, whole, d);
+  }
+  Lanes t[kPoints];
+  for (int64_t j = 0; j < kAlpha; ++j) bt6(d + j, kAlpha, t + j, kAlpha);  // B^T d, column by column
+  Lanes r[kAlpha];
+  for (int64_t i = 0; i < kAlpha; ++i) {
+    bt6(t + i * kAlpha, 1, r, 1);  // (B^T d) B, row by row
+    for (int64_t j = 0; j < kAlpha; ++j) __builtin_memcpy(v + (i * kAlpha + j) * point, &r[j], sizeof(Lanes));
+  }
+}
+
+// The output tile at (oy0, ox0), channels [c0, c0 + 16), from M[p][tile][c0]
+// (`m`, `point` apart per point): A^T M A + bias, clamped to [lo, hi] (the
+// fused Relu or Clip; other activations are applied by the caller).
+HETSCHED_FAST_INLINE void output_tile(const float* m, int64_t point, const Geometry& g, const float* bias, float lo,
+                                      float hi, int64_t oy0, int64_t ox0, int64_t c0, float* y) {
+  Lanes s[kPoints];
+  for (int64_t p = 0; p < kPoints; ++p) s[p] = load_lanes(m + p * point);
+  Lanes t[kTile * kAlpha];
+  for (int64_t j = 0; j < kAlpha; ++j) at6(s + j, kAlpha, t + j, kAlpha);  // A^T M
+  const Lanes b = load_lanes(bias + c0);
+  const Lanes lov = Lanes{} + lo, hiv = Lanes{} + hi;
+  const int64_t width = std::min<int64_t>(kLanes, g.cout - c0);
+  const bool whole = width == kLanes && g.out_channel == 1;
+  const bool inside = whole && oy0 + kTile <= g.out_h && ox0 + kTile <= g.out_w;
+  for (int64_t i = 0; i < kTile; ++i) {
+    Lanes o[kTile];
+    at6(t + i * kAlpha, 1, o, 1);  // (A^T M) A
+    const int64_t oy = oy0 + i;
+    if (inside) {
+      float* dst = y + (oy * g.out_w + ox0) * g.out_pixel + c0;
+      for (int64_t j = 0; j < kTile; ++j) {
+        Lanes r = o[j] + b;
+        r = r < lov ? lov : r;
+        r = r > hiv ? hiv : r;
+        __builtin_memcpy(dst + j * g.out_pixel, &r, sizeof(r));
+      }
+      continue;
+    }
+    if (oy >= g.out_h) break;
+    for (int64_t j = 0; j < kTile && ox0 + j < g.out_w; ++j) {
+      Lanes r = o[j] + b;
+      r = r < lov ? lov : r;
+      r = r > hiv ? hiv : r;
+      float* dst = y + (oy * g.out_w + ox0 + j) * g.out_pixel + c0 * g.out_channel;
+      if (whole) {
+        __builtin_memcpy(dst, &r, sizeof(r));
+      } else {
+        for (int64_t k = 0; k < width; ++k) dst[k * g.out_channel] = r[k];
+      }
+    }
+  }
+}
+
+// Tiles [first, last) of the block starting at tile `base`, all channels.
+HETSCHED_FAST_INLINE void input_tiles(const float* x, const Geometry* g, int64_t base, int64_t first, int64_t last,
+                                      float* v) {
+  const int64_t per_image = g->tiles_h * g->tiles_w;
+  const int64_t point = g->block * g->ldv;
+  for (int64_t t = first; t < last; ++t) {
+    const int64_t tile = base + t, n = tile / per_image, r = tile % per_image;
+    const float* image = x + n * g->in_h * g->in_w * g->cin;
+    const int64_t y0 = r / g->tiles_w * kTile - g->pad_top, x0 = r % g->tiles_w * kTile - g->pad_left;
+    for (int64_t c0 = 0; c0 < g->cin; c0 += kLanes) input_tile(image, *g, y0, x0, c0, v + t * g->ldv + c0, point);
+  }
+}
+
+HETSCHED_FAST_INLINE void output_tiles(const float* m, const Geometry* g, const float* bias, float lo, float hi,
+                                       int64_t base, int64_t first, int64_t last, float* y) {
+  const int64_t per_image = g->tiles_h * g->tiles_w;
+  const int64_t point = g->block * g->ldm;
+  for (int64_t t = first; t < last; ++t) {
+    const int64_t tile = base + t, n = tile / per_image, r = tile % per_image;
+    float* image = y + n * g->out_h * g->out_w * g->cout;
+    const int64_t oy0 = r / g->tiles_w * kTile, ox0 = r % g->tiles_w * kTile;
+    for (int64_t c0 = 0; c0 < g->cout; c0 += kLanes)
+      output_tile(m + t * g->ldm + c0, point, *g, bias, lo, hi, oy0, ox0, c0, image);
+  }
+}
+
+// U = G g G^T for every (input, output) channel pair, in double, packed per
+// point into gemm.h's panels: point p's panels hold the Cin x Cout matrix
+// U[p], `panels` of them (an even number: gemm_block reads two at a time).
+AlignedBuffer transform_filter(const float* w, int64_t cin, int64_t cout, int64_t panels) {
+  static const double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
+                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                       {0, 0, 1}};
+  std::vector<float> u(static_cast<size_t>(kPoints * cin * cout));  // [p][ci][co]
+  for (int64_t co = 0; co < cout; ++co)
+    for (int64_t ci = 0; ci < cin; ++ci) {
+      const float* g = w + (co * cin + ci) * 9;
+      double gg[kAlpha][3];  // G g
+      for (int64_t i = 0; i < kAlpha; ++i)
+        for (int64_t j = 0; j < 3; ++j) gg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+      for (int64_t i = 0; i < kAlpha; ++i)
+        for (int64_t j = 0; j < kAlpha; ++j) {
+          const double v = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+          u[static_cast<size_t>(((i * kAlpha + j) * cin + ci) * cout + co)] = static_cast<float>(v);
+        }
+    }
+  const int64_t per_point = panels * cin * kPanel;
+  AlignedBuffer packed(static_cast<size_t>(kPoints * per_point) * sizeof(float));  // zeroed: padding panels stay 0
+  float* dst = reinterpret_cast<float*>(packed.data());
+  for (int64_t p = 0; p < kPoints; ++p)
+    for (int64_t j = 0; j < cout; j += kPanel)
+      pack_panel(cin, cout, u.data() + p * cin * cout, cout, false, j, dst + p * per_point + j * cin);
+  return packed;
+}
+
+class WinogradConv final : public FastOp {
+ public:
+  WinogradConv(const Tensor& x, Tensor& y, const Geometry& g, AlignedBuffer filter, std::vector<float> bias,
+               FusedActivation activation, TaskPool* pool)
+      : FastOp(y), x_(x), g_(g), filter_(std::move(filter)), bias_(std::move(bias)), activation_(activation), pool_(pool) {
+    column_blocks_ = (g_.cout + kBlockColumns - 1) / kBlockColumns;
+    v_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldv) * sizeof(float));
+    m_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldm) * sizeof(float));
+    if (activation_.kind == FusedActivation::Kind::kRelu) lo_ = 0.f;
+    if (activation_.kind == FusedActivation::Kind::kClip) {
+      lo_ = activation_.min;
+      hi_ = activation_.max;
+    }
+    clamp_only_ = activation_.kind == FusedActivation::Kind::kNone || activation_.kind == FusedActivation::Kind::kRelu ||
+                  activation_.kind == FusedActivation::Kind::kClip;
+  }
+
+  Status run() override {
+    static const auto in_fn = Clones<input_tiles>::best();
+    static const auto out_fn = Clones<output_tiles>::best();
+    const float* x = x_.data<float>();
+    float* y = out();
+    float* v = reinterpret_cast<float*>(v_.data());
+    float* m = reinterpret_cast<float*>(m_.data());
+    const float* u = reinterpret_cast<const float*>(filter_.data());
+    const int64_t panels = column_blocks_ * 2;
+    for (int64_t base = 0; base < g_.tiles; base += g_.block) {
+      const int64_t count = std::min(g_.block, g_.tiles - base);
+      const int64_t chunks = std::min<int64_t>(count, 4 * (pool_ ? pool_->threads() : 1));
+      const double in_work = static_cast<double>(count * g_.cin) * kPoints * 8;
+      parallel_tasks(pool_, static_cast<size_t>(chunks), in_work, [&](size_t c) {
+        in_fn(x, &g_, base, static_cast<int64_t>(c) * count / chunks, static_cast<int64_t>(c + 1) * count / chunks, v);
+      });
+      const double gemm_work = 2.0 * static_cast<double>(count * g_.cin * g_.cout) * kPoints;
+      parallel_tasks(pool_, static_cast<size_t>(kPoints * column_blocks_), gemm_work, [&](size_t task) {
+        const int64_t p = static_cast<int64_t>(task) / column_blocks_, jb = static_cast<int64_t>(task) % column_blocks_;
+        const int64_t j0 = jb * kBlockColumns;
+        gemm_block(count, g_.cin, std::min(kBlockColumns, g_.cout - j0), v + p * g_.block * g_.ldv, g_.ldv,
+                   u + (p * panels + jb * 2) * g_.cin * kPanel, Epilogue{}, m + p * g_.block * g_.ldm + j0, g_.ldm);
+      });
+      const double out_work = static_cast<double>(count * g_.cout) * kPoints * 6;
+      parallel_tasks(pool_, static_cast<size_t>(chunks), out_work, [&](size_t c) {
+        const int64_t first = static_cast<int64_t>(c) * count / chunks, last = static_cast<int64_t>(c + 1) * count / chunks;
+        out_fn(m, &g_, bias_.data(), lo_, hi_, base, first, last, y);
+        if (!clamp_only_) apply_activation(base + first, base + last, y);
+      });
+    }
+    return Status::ok();
+  }
+
+ private:
+  // The fused activations that are not a clamp, over the pixels of tiles
+  // [first, last) (rare on dense 3x3 convs: Sigmoid, HardSwish, LeakyRelu...).
+  void apply_activation(int64_t first, int64_t last, float* y) const {
+    const int64_t per_image = g_.tiles_h * g_.tiles_w;
+    for (int64_t tile = first; tile < last; ++tile) {
+      const int64_t n = tile / per_image, r = tile % per_image;
+      float* image = y + n * g_.out_h * g_.out_w * g_.cout;
+      const int64_t oy0 = r / g_.tiles_w * kTile, ox0 = r % g_.tiles_w * kTile;
+      for (int64_t oy = oy0; oy < std::min(oy0 + kTile, g_.out_h); ++oy)
+        for (int64_t ox = ox0; ox < std::min(ox0 + kTile, g_.out_w); ++ox)
+          for (int64_t c = 0; c < g_.cout; ++c) {
+            float& e = image[(oy * g_.out_w + ox) * g_.out_pixel + c * g_.out_channel];
+            e = activation_.apply(e);
+          }
+    }
+  }
+
+  const Tensor& x_;
+  Geometry g_;
+  AlignedBuffer filter_;     // U, packed per point (transform_filter)
+  std::vector<float> bias_;  // [ldm], zero past cout
+  FusedActivation activation_;
+  TaskPool* pool_;
+  float lo_ = -std::numeric_limits<float>::infinity();
+  float hi_ = std::numeric_limits<float>::infinity();
+  bool clamp_only_ = true;
+  int64_t column_blocks_ = 0;
+  AlignedBuffer v_;  // [kPoints][block][ldv]: the transformed input of one block of tiles
+  AlignedBuffer m_;  // [kPoints][block][ldm]: the GEMMs' products
+};
+
+Status shape_supported(const Graph& graph, const Node& node) {
+  if (node.op != "Conv") return unsupported("not a Conv");
+  if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& w = graph.value(node.inputs[1]);
+  if (x.is_constant()) return unsupported("the input is a constant");
+  if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() != 4)
+    return unsupported("X is not a static rank-4 f32 tensor");
+  if (!w.is_constant() || w.constant->dtype() != DType::kFloat32) return unsupported("W is not an f32 constant");
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
+    return unsupported("the bias is computed at run time");
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
+  const xnnpack::Window2d& win = p.window;
+  if (p.groups != 1) return unsupported("a grouped conv");
+  if (win.kernel_h != 3 || win.kernel_w != 3) return unsupported("not a 3x3 kernel");
+  if (win.stride_h != 1 || win.stride_w != 1 || win.dilation_h != 1 || win.dilation_w != 1)
+    return unsupported("a stride or dilation other than 1");
+  return read_fused_activation(node.attrs).status();
+}
+
+WinogradShape shape_of(const Graph& graph, const Node& node) {
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  return {x[1], y[1], y[2], y[3]};
+}
+
+Status supports(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(shape_supported(graph, node));
+  const WinogradChoice choice = winograd_choice();
+  if (choice == WinogradChoice::kOff) return unsupported("HETSCHED_WINOGRAD=off");
+  if (choice == WinogradChoice::kRule && !winograd_pays(shape_of(graph, node)))
+    return unsupported("XNNPACK's direct conv is faster at this shape (winograd_rule.h)");
+  return Status::ok();
+}
+
+Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(const FusedActivation activation, read_fused_activation(ctx.node.attrs));
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  Geometry g;
+  g.batch = x.shape()[0];
+  g.cin = x.shape()[1];
+  g.in_h = x.shape()[2];
+  g.in_w = x.shape()[3];
+  g.cout = y.shape()[1];
+  g.out_h = y.shape()[2];
+  g.out_w = y.shape()[3];
+  g.pad_top = p.window.pad_top;
+  g.pad_left = p.window.pad_left;
+  g.tiles_h = (g.out_h + kTile - 1) / kTile;
+  g.tiles_w = (g.out_w + kTile - 1) / kTile;
+  g.tiles = g.batch * g.tiles_h * g.tiles_w;
+  g.in_pixel = ctx.nhwc ? g.cin : 1;
+  g.in_channel = ctx.nhwc ? 1 : g.in_h * g.in_w;
+  g.out_pixel = ctx.nhwc ? g.cout : 1;
+  g.out_channel = ctx.nhwc ? 1 : g.out_h * g.out_w;
+  g.ldv = round_up(g.cin, kLanes);
+  g.ldm = round_up(g.cout, kLanes);
+  // Blocks of whole 12-row micro-kernel tiles, as even as the budget allows.
+  const int64_t per_tile = kPoints * (g.ldv + g.ldm) * static_cast<int64_t>(sizeof(float));
+  const int64_t fit = std::max<int64_t>(12, static_cast<int64_t>(kScratchBudget) / per_tile / 12 * 12);
+  // Each block reads all of U (36 * Cin * Cout floats); where that is more
+  // than the whole scratch, one block of all tiles moves fewer bytes.
+  const int64_t filter_bytes = kPoints * g.cin * g.cout * static_cast<int64_t>(sizeof(float));
+  const int64_t blocks = filter_bytes > g.tiles * per_tile ? 1 : (g.tiles + fit - 1) / fit;
+  g.block = std::min(g.tiles, round_up((g.tiles + blocks - 1) / blocks, 12));
+  const Tensor& w = ctx.input(1);
+  const int64_t panels = (g.cout + kBlockColumns - 1) / kBlockColumns * 2;
+  AlignedBuffer filter = transform_filter(w.data<float>(), g.cin, g.cout, panels);
+  std::vector<float> bias(static_cast<size_t>(g.ldm + kLanes), 0.f);
+  if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue) {
+    const Tensor& b = ctx.input(2);
+    std::copy(b.data<float>(), b.data<float>() + g.cout, bias.begin());
+  }
+  return std::unique_ptr<FastOp>(new WinogradConv(x, y, g, std::move(filter), std::move(bias), activation, ctx.pool));
+}
+
+}  // namespace
+
+bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
+  return node.op == "Conv" && supports(graph, node).is_ok();
+}
+
+FastOpKind winograd_conv_kind() { return {"Conv", false, supports, create}; }
+
+}  // namespace hetsched::cpu::fast

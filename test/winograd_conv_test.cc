@@ -1,0 +1,263 @@
+// The Winograd F(4x4, 3x3) conv (delegates/cpu/fast/winograd_conv.cc)
+// against the portable kernels (the oracle: direct loops, double sums) on
+// odd shapes: H and W not multiples of 4 (partial edge tiles), pads 0, 1
+// and asymmetric, channel counts below, at and past the 16-channel vector
+// and the GEMM's 32-column block, batches, no bias, fused activations, 1
+// and 2 threads; in the graph's order (a conv alone in its island) and NHWC
+// between two XNNPACK segments; then an imported ONNX CNN (BatchNorm, Relu
+// and a residual Add folded and fused by the import passes) where the rule
+// picks Winograd for the wide convs and XNNPACK for the narrow first one.
+//
+// Tolerance: |winograd - portable| <= 2e-5 * max |portable| + 1e-6 per
+// element. Winograd's own f32 error on these shapes is ~1e-6 of the
+// output's range (its transforms scale terms by up to 8 and 1/24); a wrong
+// transform coefficient or an edge tile one pixel off gives errors of the
+// output's own size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/cpu_delegate.h"
+#include "graph/builder.h"
+#include "graph/passes/fused_activation.h"
+#include "test/onnx_model_builder.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing::random_tensor;
+
+TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+struct IslandRun {
+  Tensor output;
+  cpu::CpuEngineCoverage coverage;
+};
+
+// The graph as one CPU island with `engine` and `threads`, run once.
+Result<IslandRun> run_island(const Graph& graph, const Tensor& input, const std::string& engine, int threads) {
+  HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate({{"engine", engine}, {"threads", std::to_string(threads)}}));
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &graph;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
+  island.inputs = graph.inputs();
+  island.outputs = graph.outputs();
+  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
+  HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
+  IslandRun run{Tensor(graph.value(graph.outputs()[0]).type), {}};
+  std::vector<TensorRef> in_refs{{&graph.value(graph.inputs()[0]).type, const_cast<std::byte*>(input.raw())}};
+  std::vector<TensorRef> out_refs{{&run.output.type(), run.output.raw()}};
+  ExecContext ctx;
+  HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
+  run.coverage = *cpu::cpu_engine_coverage(*handle);
+  return run;
+}
+
+// Sets HETSCHED_WINOGRAD for the scope (the delegate reads it at init).
+class ScopedWinograd {
+ public:
+  explicit ScopedWinograd(const char* value) {
+    if (value)
+      setenv("HETSCHED_WINOGRAD", value, 1);
+    else
+      unsetenv("HETSCHED_WINOGRAD");
+  }
+  ~ScopedWinograd() { unsetenv("HETSCHED_WINOGRAD"); }
+};
+
+// Runs `graph` on both engines at 1 and 2 threads and compares; the
+// xnnpack engine must have run `fast` ops on fast kernels in `segments`
+// XNNPACK segments.
+void expect_matches_portable(const Graph& graph, const Shape& x, int fast, int segments) {
+  const Tensor input = random_tensor(x, 1, -2.f, 2.f);
+  auto expected = run_island(graph, input, "portable", 1);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const float* e = expected->output.data<float>();
+  float scale = 0;
+  for (int64_t i = 0; i < expected->output.num_elements(); ++i) scale = std::max(scale, std::abs(e[i]));
+  ASSERT_GT(scale, 0.f);
+  for (int threads : {1, 2}) {
+    auto actual = run_island(graph, input, "xnnpack", threads);
+    ASSERT_TRUE(actual.is_ok()) << actual.status().message();
+    EXPECT_EQ(actual->coverage.fast_ops, fast) << threads << " threads";
+    EXPECT_EQ(actual->coverage.xnnpack_segments, segments) << threads << " threads";
+    ASSERT_EQ(actual->output.type(), expected->output.type());
+    const float* a = actual->output.data<float>();
+    int reported = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < actual->output.num_elements(); ++i) {
+      const float diff = std::abs(a[i] - e[i]);
+      worst = std::max<double>(worst, diff);
+      if (diff <= 2e-5f * scale + 1e-6f || reported >= 5) continue;
+      ADD_FAILURE() << threads << " threads, element " << i << ": winograd " << a[i] << ", portable " << e[i];
+      ++reported;
+    }
+    std::cout << "[winograd] " << graph.name() << " " << threads << " threads: max abs error " << worst
+              << " (max |y| " << scale << ")\n";
+  }
+}
+
+struct ConvCase {
+  Shape x;        // N, Cin, H, W
+  int64_t cout;
+  Ints pads{1, 1, 1, 1};
+  bool bias = true;
+  FusedActivation activation{};
+};
+
+ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, int64_t k, const Ints& pads, bool bias,
+                 const FusedActivation& activation, const std::string& name, uint32_t seed) {
+  // Weights ~ 1/sqrt(fan-in), so that outputs stay of order 1.
+  const float bound = 1.f / std::sqrt(static_cast<float>(cin * k * k));
+  std::vector<ValueId> ins{x, b.constant(name + "_w", random_tensor({cout, cin, k, k}, seed, -bound, bound))};
+  if (bias) ins.push_back(b.constant(name + "_b", random_tensor({cout}, seed + 1)));
+  const ValueId y = b.op("Conv", ins, {{"pads", pads}}, name);
+  write_fused_activation(activation, b.raw().node(b.raw().find_node(name)).attrs);
+  return y;
+}
+
+// One 3x3 conv alone in its island: Winograd in the graph's order (NCHW).
+void expect_conv_agrees(const ConvCase& c) {
+  ScopedWinograd on("on");
+  GraphBuilder b("conv_" + std::to_string(c.x[1]) + "x" + std::to_string(c.cout));
+  const ValueId x = b.input("x", f32_type(c.x));
+  b.output(add_conv(b, x, c.x[1], c.cout, 3, c.pads, c.bias, c.activation, "conv", 2));
+  const Graph graph = testing::build(b);
+  expect_matches_portable(graph, c.x, 1, 0);
+}
+
+TEST(WinogradConvTest, OddSizesAndFewChannelsMatchPortable) {
+  expect_conv_agrees({{1, 5, 13, 11}, 7});
+  expect_conv_agrees({{1, 1, 3, 3}, 1});  // one partial tile
+  expect_conv_agrees({{1, 3, 6, 9}, 2});
+}
+
+TEST(WinogradConvTest, UnpaddedAndAsymmetricPadsMatchPortable) {
+  expect_conv_agrees({{1, 4, 10, 9}, 5, {0, 0, 0, 0}});
+  expect_conv_agrees({{1, 6, 9, 14}, 3, {1, 0, 0, 1}});
+  expect_conv_agrees({{1, 2, 7, 7}, 4, {0, 1, 1, 0}});
+}
+
+TEST(WinogradConvTest, ChannelsPastOneVectorAndOneGemmBlockMatchPortable) {
+  // 17 and 37 input channels: a whole 16-lane vector and a partial one;
+  // 33 and 47 outputs: a whole 32-column GEMM block and a partial one.
+  expect_conv_agrees({{1, 17, 9, 18}, 33});
+  expect_conv_agrees({{1, 37, 11, 7}, 47});
+  expect_conv_agrees({{1, 32, 8, 8}, 32});
+}
+
+TEST(WinogradConvTest, BatchWithoutBiasMatchesPortable) {
+  ConvCase c{{3, 6, 10, 5}, 9};
+  c.bias = false;
+  expect_conv_agrees(c);
+}
+
+TEST(WinogradConvTest, FusedActivationsMatchPortable) {
+  FusedActivation clip{FusedActivation::Kind::kClip};
+  clip.min = -0.5f;
+  clip.max = 0.75f;
+  FusedActivation leaky{FusedActivation::Kind::kLeakyRelu};
+  leaky.alpha = 0.1f;
+  for (const FusedActivation& act : {FusedActivation{FusedActivation::Kind::kRelu}, clip,
+                                     FusedActivation{FusedActivation::Kind::kHardSwish}, leaky}) {
+    SCOPED_TRACE(fused_activation_name(act.kind));
+    ConvCase c{{1, 20, 9, 10}, 18};
+    c.activation = act;
+    expect_conv_agrees(c);
+  }
+}
+
+// 1x1 -> 3x3 -> 1x1: the 3x3 conv runs as an NHWC step between two
+// XNNPACK segments.
+void expect_nhwc_agrees(const Shape& x, int64_t mid, int64_t cout, const Ints& pads, const FusedActivation& act) {
+  ScopedWinograd on("on");
+  GraphBuilder b("nhwc_" + std::to_string(x[1]) + "x" + std::to_string(cout));
+  const ValueId in = b.input("x", f32_type(x));
+  const FusedActivation relu{FusedActivation::Kind::kRelu};
+  const ValueId a = add_conv(b, in, x[1], mid, 1, {0, 0, 0, 0}, true, relu, "pre", 4);
+  const ValueId c = add_conv(b, a, mid, cout, 3, pads, true, act, "conv", 6);
+  b.output(add_conv(b, c, cout, 8, 1, {0, 0, 0, 0}, true, {}, "post", 8));
+  const Graph graph = testing::build(b);
+  expect_matches_portable(graph, x, 1, 2);
+}
+
+TEST(WinogradConvTest, BetweenSegmentsInNhwcMatchesPortable) {
+  expect_nhwc_agrees({1, 8, 15, 17}, 24, 40, {1, 1, 1, 1}, FusedActivation{FusedActivation::Kind::kRelu});
+  expect_nhwc_agrees({2, 5, 9, 6}, 19, 33, {0, 0, 0, 0}, {});
+  expect_nhwc_agrees({1, 6, 23, 10}, 48, 16, {1, 0, 1, 0}, FusedActivation{FusedActivation::Kind::kHardSwish});
+}
+
+TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {
+  ScopedWinograd off("off");
+  GraphBuilder b("off");
+  const ValueId x = b.input("x", f32_type({1, 64, 28, 28}));
+  b.output(add_conv(b, x, 64, 64, 3, {1, 1, 1, 1}, true, {}, "conv", 2));
+  const Graph graph = testing::build(b);
+  auto run = run_island(graph, random_tensor({1, 64, 28, 28}, 1), "xnnpack", 1);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  EXPECT_EQ(run->coverage.fast_ops, 0);
+  EXPECT_EQ(run->coverage.xnnpack_ops, 1);
+}
+
+// An imported CNN: stem conv (3 -> 24, narrow: XNNPACK by the rule),
+// BatchNorm, Relu; two 3x3 convs of 24 -> 32 and 32 -> 32 with BatchNorm
+// (folded into them at import) and Relu (fused), the second closed by a
+// residual Add and Relu; a 1x1 head. The rule sends the two wide convs to
+// Winograd, between XNNPACK segments.
+TEST(WinogradConvTest, ImportedCnnPicksWinogradAndMatchesPortable) {
+  using namespace onnx_test;
+  ScopedWinograd rule(nullptr);
+  OnnxModel m(17);
+  const int64_t h = 19, w = 23;
+  m.input("x", kFloat, {1, 3, h, w});
+  auto conv = [&](const std::string& in, const std::string& out, int64_t cin, int64_t cout, int64_t k, uint32_t seed) {
+    const float bound = 1.f / std::sqrt(static_cast<float>(cin * k * k));
+    const Tensor wt = testing::random_tensor({cout, cin, k, k}, seed, -bound, bound);
+    m.initializer(out + "_w", f32_proto({cout, cin, k, k}, Floats(wt.data<float>(), wt.data<float>() + wt.num_elements()), true));
+    auto& n = m.node("Conv", {in, out + "_w"}, {out}, out);
+    attr(n, "pads", k == 3 ? Ints{1, 1, 1, 1} : Ints{0, 0, 0, 0});
+  };
+  auto bn = [&](const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+    const Tensor scale = testing::random_tensor({c}, seed, 0.5f, 1.5f);
+    const Tensor bias = testing::random_tensor({c}, seed + 1, -0.2f, 0.2f);
+    const Tensor mean = testing::random_tensor({c}, seed + 2, -0.2f, 0.2f);
+    const Tensor var = testing::random_tensor({c}, seed + 3, 0.5f, 2.f);
+    auto v = [](const Tensor& t) { return Floats(t.data<float>(), t.data<float>() + t.num_elements()); };
+    m.initializer(out + "_s", f32_proto({c}, v(scale), true));
+    m.initializer(out + "_b", f32_proto({c}, v(bias), true));
+    m.initializer(out + "_m", f32_proto({c}, v(mean), true));
+    m.initializer(out + "_v", f32_proto({c}, v(var), true));
+    m.node("BatchNormalization", {in, out + "_s", out + "_b", out + "_m", out + "_v"}, {out}, out);
+  };
+  conv("x", "c0", 3, 24, 3, 10);
+  bn("c0", "b0", 24, 20);
+  m.node("Relu", {"b0"}, {"r0"});
+  conv("r0", "c1", 24, 32, 3, 30);
+  bn("c1", "b1", 32, 40);
+  m.node("Relu", {"b1"}, {"r1"});
+  conv("r1", "c2", 32, 32, 3, 50);
+  bn("c2", "b2", 32, 60);
+  m.node("Add", {"b2", "r1"}, {"s2"});
+  m.node("Relu", {"s2"}, {"r2"});
+  conv("r2", "y", 32, 8, 1, 70);
+  m.output("y");
+  testing::TempDir dir;
+  auto graph = load_model(m.save(dir));
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  graph->set_name("imported_cnn");
+  int batch_norms = 0;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph->num_nodes()); ++n)
+    batch_norms += graph->node(n).op == "BatchNormalization";
+  EXPECT_EQ(batch_norms, 0) << "the import passes fold BatchNorm into the convs";
+  // Segments: [stem conv], [the residual Add (+Relu) and the head].
+  expect_matches_portable(*graph, {1, 3, h, w}, 2, 2);
+}
+
+}  // namespace
+}  // namespace hetsched
