@@ -122,6 +122,22 @@ Result<Case> square_matmul_case(int64_t n) {
 Result<Case> matmul_case(bool small) { return square_matmul_case(small ? 256 : 2048); }
 Result<Case> big_matmul_case(bool small) { return square_matmul_case(small ? 512 : 4096); }
 
+// A transformer's linear layer at ViT-B/16's 197 tokens, 768 -> 3072:
+// constant weights (the conv kernel, as a 1x1 conv over the rows) or a
+// run-time B of the same shape (gemm.comp / gemm_coopmat.comp).
+Result<Case> linear_case(bool small, bool constant_weights) {
+  const int64_t m = small ? 37 : 197, k = small ? 64 : 768, n = small ? 96 : 3072;
+  GraphBuilder b("linear");
+  const ValueId a = b.input("a", {DType::kFloat32, {1, m, k}});
+  const ValueId w = constant_weights ? b.constant("w", filled({k, n}, 1)) : b.input("w", {DType::kFloat32, {k, n}});
+  b.output(b.op("MatMul", {a, w}));
+  HS_ASSIGN_OR_RETURN(Graph g, b.build());
+  const std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  return Case{(constant_weights ? "linear " : "matmul ") + shape, std::move(g), 2.0 * static_cast<double>(m) * k * n};
+}
+Result<Case> linear_weights_case(bool small) { return linear_case(small, true); }
+Result<Case> linear_runtime_case(bool small) { return linear_case(small, false); }
+
 // Attention's scores at BERT-base's shape: 12 heads of [128 x 64] . [64 x 128].
 Result<Case> attention_case(bool small) {
   const int64_t heads = small ? 2 : 12, seq = small ? 32 : 128, dim = 64;
@@ -248,7 +264,7 @@ int run(const BenchOptions& options) {
   std::string device;
   for (auto make :
        {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, big_matmul_case,
-        attention_case, add_case}) {
+        attention_case, linear_weights_case, linear_runtime_case, add_case}) {
     Result<Case> c = make(options.small);
     if (!c.is_ok()) {
       std::fprintf(stderr, "error: %s\n", c.status().message().c_str());

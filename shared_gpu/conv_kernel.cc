@@ -25,10 +25,10 @@ std::span<const uint32_t> depthwise_conv2d_spirv() { return spirv::kDepthwiseCon
 std::span<const uint32_t> conv2d_coopmat_spirv() { return spirv::kConv2dCoopmatSpv; }
 
 std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
-                                             uint32_t tile_pixels) {
-  if (coopmat.subgroup_size == 0 || 256 % coopmat.subgroup_size != 0) return {};
+                                             uint32_t tile_pixels, uint32_t invocations) {
+  if (coopmat.subgroup_size == 0 || invocations % coopmat.subgroup_size != 0) return {};
   if (coopmat.frag_k == 0 || 16 % coopmat.frag_k != 0) return {};
-  const uint32_t subgroups = 256 / coopmat.subgroup_size;
+  const uint32_t subgroups = invocations / coopmat.subgroup_size;
   // Prefer the squarest grid: each subgroup's share of the tile is then
   // closest to square and loads the fewest fragments per product.
   std::vector<uint32_t> best;

@@ -44,8 +44,9 @@ struct CoopMatConv {
 // a grid of subgroups over the tile whose every cell holds whole fragments
 // (the squarest such grid). Empty when none fits: the conv then runs
 // conv2d.comp.
+// `invocations` is the workgroup's size (gemm_coopmat.comp's may be larger).
 std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
-                                             uint32_t tile_pixels);
+                                             uint32_t tile_pixels, uint32_t invocations = kConvGroupSize);
 
 // Storage buffers of each kernel: conv2d X, W, bias, Y (or the partial
 // sums), taps; conv2d_reduce partial sums, bias, Y; depthwise X, W, bias, Y.

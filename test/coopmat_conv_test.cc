@@ -150,6 +150,43 @@ TEST(CoopmatLoweringTest, MatMulsOfRunTimeOperandsRunGemmCoopmatWithTilesAndLoad
   EXPECT_EQ(specs[1], (std::vector<uint32_t>{64, 64, 0, 0, 2, 4, 16, 16, 16}));
 }
 
+// The first dispatch's kernel and specialisation for MatMul `a` x `b` (b
+// constant when `weights`); fp16_product_step at fp16 with 16 x 16 x 16
+// fragments and subgroups of 32.
+std::pair<Kernel, std::vector<uint32_t>> product_step(const Shape& a, const Shape& b, bool weights,
+                                                      const LoweringOptions& options) {
+  GraphBuilder gb("product");
+  ValueId x = gb.input("a", {DType::kFloat32, a});
+  ValueId w = weights ? gb.constant("w", random_tensor(b, 3)) : gb.input("b", {DType::kFloat32, b});
+  gb.output(gb.op("MatMul", {x, w}));
+  Result<LoweredIsland> lowered = lower_island(build(gb), options);
+  EXPECT_TRUE(lowered.is_ok()) << lowered.status().message();
+  if (!lowered.is_ok()) return {};
+  for (const Step& step : lowered->steps)
+    if (step.kind == Step::Kind::kDispatch) return {step.kernel, step.specialization};
+  return {};
+}
+
+std::pair<Kernel, std::vector<uint32_t>> fp16_product_step(const Shape& a, const Shape& b, bool weights) {
+  return product_step(a, b, weights, LoweringOptions{std::nullopt, CoopMatConv{16, 16, 16, 32}});
+}
+
+TEST(CoopmatLoweringTest, GemmTilesGrowWithTheWorkAndLongLinearLayersLeaveTheConvKernel) {
+  // 1024 x 1024 outputs: 64 workgroups of 128 x 128 (1024 invocations, a 4 x 8 grid of subgroups).
+  EXPECT_EQ(fp16_product_step({1024, 256}, {256, 1024}, false),
+            std::make_pair(Kernel::kGemmCoopmat1024, std::vector<uint32_t>{128, 128, 1, 1, 4, 8, 16, 16, 16}));
+  // ViT's 197 x 768 -> 3072 linear layer: 96 workgroups of 64 x 128 (512 invocations).
+  EXPECT_EQ(fp16_product_step({1, 197, 768}, {768, 3072}, true),
+            std::make_pair(Kernel::kGemmCoopmat512, std::vector<uint32_t>{64, 128, 1, 1, 2, 8, 16, 16, 16}));
+  // Few outputs: 64 x 64 (256 invocations); A's rows of 30 are not 16-byte aligned.
+  EXPECT_EQ(fp16_product_step({100, 30}, {30, 300}, false),
+            std::make_pair(Kernel::kGemmCoopmat, std::vector<uint32_t>{64, 64, 0, 1, 2, 4, 16, 16, 16}));
+  // A classifier's one row keeps the conv kernel and its split-K.
+  EXPECT_EQ(fp16_product_step({1, 2048}, {2048, 1000}, true).first, Kernel::kConv2dCoopmat);
+  // At f32 every linear layer runs on the conv kernel.
+  EXPECT_EQ(product_step({1, 197, 768}, {768, 3072}, true, {}).first, Kernel::kConv2d);
+}
+
 class CoopmatConvTest : public hetsched::testing::VkTest {
  protected:
   void SetUp() override {
@@ -243,6 +280,40 @@ TEST_F(CoopmatConvTest, Fp16MatMulsMatchTheCpuKernelsWithinF16Rounding) {
   const Graph g = matmul_net();
   const std::vector<Tensor> inputs = {random_tensor({2, 3, 150, 72}, 11), random_tensor({3, 72, 136}, 12),
                                       random_tensor({37, 21}, 13), random_tensor({45, 37}, 14)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  Result<hetsched::testing::GpuIslandDriver> fp16 =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
+  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
+  Result<std::vector<Tensor>> got = fp16->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    const double error = relative_error((*got)[i], (*want)[i]);
+    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
+    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
+  }
+}
+
+// The bigger tiles: a 1030 x 40 x 1030 MatMul on gemm_coopmat_1024 (ragged
+// edges, B's rows not 16-byte aligned) and a 197-row linear layer with a
+// bias on gemm_coopmat_512 (K = 72: a partial last step).
+TEST_F(CoopmatConvTest, Fp16BigTilesMatchTheCpuKernelsWithinF16Rounding) {
+  if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
+  Result<std::unique_ptr<Delegate>> d = delegate();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  GraphBuilder b("big_tiles");
+  ValueId p = b.input("p", {DType::kFloat32, {1030, 40}});
+  ValueId q = b.input("q", {DType::kFloat32, {40, 1030}});
+  b.output(b.op("MatMul", {p, q}));
+  ValueId x = b.input("x", {DType::kFloat32, {1, 197, 72}});
+  ValueId y = b.op("MatMul", {x, b.constant("w", random_tensor({72, 2100}, 21))});
+  b.output(b.op("Add", {y, b.constant("bias", random_tensor({2100}, 22))}));
+  const Graph g = build(b);
+  EXPECT_EQ(fp16_product_step({1030, 40}, {40, 1030}, false).first, Kernel::kGemmCoopmat1024);
+  EXPECT_EQ(fp16_product_step({1, 197, 72}, {72, 2100}, true).first, Kernel::kGemmCoopmat512);
+  const std::vector<Tensor> inputs = {random_tensor({1030, 40}, 23), random_tensor({40, 1030}, 24),
+                                      random_tensor({1, 197, 72}, 25)};
   Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
   ASSERT_TRUE(want.is_ok());
   Result<hetsched::testing::GpuIslandDriver> fp16 =

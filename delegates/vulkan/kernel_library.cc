@@ -20,6 +20,8 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/conv_transpose2d_spv.h"
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_1024_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_512_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_spv.h"
 #include "delegates/vulkan/shaders/gemm_spv.h"
 #include "delegates/vulkan/shaders/normalize_spv.h"
@@ -56,6 +58,8 @@ std::span<const uint32_t> spirv_of(Kernel kernel) {
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
     case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
     case Kernel::kGemmCoopmat: return spirv::kGemmCoopmatSpv;
+    case Kernel::kGemmCoopmat512: return spirv::kGemmCoopmat512Spv;
+    case Kernel::kGemmCoopmat1024: return spirv::kGemmCoopmat1024Spv;
     case Kernel::kCastWords: return spirv::kCastWordsSpv;
     case Kernel::kCastToBool: return spirv::kCastToBoolSpv;
     case Kernel::kCastFromBool: return spirv::kCastFromBoolSpv;

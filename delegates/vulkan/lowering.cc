@@ -41,6 +41,8 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCastF32ToF16: return "cast_f32_to_f16";
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
     case Kernel::kGemmCoopmat: return "gemm_coopmat";
+    case Kernel::kGemmCoopmat512: return "gemm_coopmat_512";
+    case Kernel::kGemmCoopmat1024: return "gemm_coopmat_1024";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -55,6 +57,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2dCoopmat: return 5;
     case Kernel::kGemm:
     case Kernel::kGemmCoopmat:
+    case Kernel::kGemmCoopmat512:
+    case Kernel::kGemmCoopmat1024:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather:
     case Kernel::kPad:
@@ -84,7 +88,9 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kPad: return sizeof(ParamsPush);
     case Kernel::kNormalize: return sizeof(NormPush);
     case Kernel::kGemm:
-    case Kernel::kGemmCoopmat: return sizeof(GemmPush);
+    case Kernel::kGemmCoopmat:
+    case Kernel::kGemmCoopmat512:
+    case Kernel::kGemmCoopmat1024: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
@@ -172,6 +178,11 @@ std::array<uint32_t, 3> grid_1d(uint64_t groups) {
 // The tile side of the tensor-core kernels (gemm_coopmat.comp,
 // conv2d_coopmat.comp) as the lowering chooses them.
 constexpr uint32_t kCoopmatTile = 64;
+// Workgroups that keep a large GPU busy enough without split-K (an H100
+// has 132 multiprocessors): gemm_coopmat's tiles grow while they make at
+// least this many, and linear layers leave the conv kernel at fp16 when
+// they do (linear_on_conv_kernel).
+constexpr int64_t kBusyWorkgroups = 64;
 
 uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
@@ -736,7 +747,7 @@ class Lowering {
   Status emit_implicit_gemm(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
                             int in, const std::string& w_name) {
     const ConvGemmShape gemm = gpu::conv_gemm_shape(p);
-    // Tensor-core tiles stay 64 x 64 (gemm_coopmat_specialization says why;
+    // Tensor-core tiles stay 64 x 64 (gemm_coopmat says why;
     // conv2d_coopmat.comp at 1x256x56x56 on an H100: 0.074 ms at 64x64/1,
     // 0.174 at 128x64/1, 0.254 at 128x128/1).
     const ConvTiling tiling = clamp_conv_tiling(
@@ -778,6 +789,19 @@ class Lowering {
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // Whether a linear layer of `rows` x `columns` outputs runs on the conv
+  // kernel (emit_linear) rather than as a GEMM with a constant B. Always at
+  // f32. At fp16 only layers too small to fill the GPU with gemm_coopmat's
+  // 64 x 64 tiles: the conv kernel has split-K (gemm_coopmat has none), but
+  // its tensor-core tiles stay 64 x 64 where gemm_coopmat's grow. On an
+  // H100: ViT-B/16's 197 x 768 -> 3072 took 0.097 ms on the conv kernel and
+  // 0.039 on gemm_coopmat_512; BERT's 128 x 768 -> 768 (24 tiles of 64 x 64)
+  // and a classifier's single row need the split-K (without it BERT-base
+  // ran 2.9x slower).
+  bool linear_on_conv_kernel(int64_t rows, int64_t columns) const {
+    return !options_.coopmat || int64_t{ceil_div(rows, 64)} * ceil_div(columns, 64) < kBusyWorkgroups;
   }
 
   // A linear layer — Y[m, n] = sum_k A[m, k] W[n, k] + bias[n], A the
@@ -924,7 +948,7 @@ class Lowering {
 
     // A linear layer (constant B, a C that is a bias per column) runs on
     // the conv kernel.
-    if (b.is_constant() && !a.is_constant() && !trans_a) {
+    if (b.is_constant() && !a.is_constant() && !trans_a && linear_on_conv_kernel(m, nn)) {
       const bool fused_c = n.inputs.size() <= 2 || n.inputs[2] == kNoValue;
       const ValueId c = fused_c ? (group.bias_adds.empty() ? kNoValue : group.bias_adds[0]) : n.inputs[2];
       if (std::optional<std::vector<float>> bias = column_bias(c, nn, fused_c ? 1.f : beta)) {
@@ -996,7 +1020,8 @@ class Lowering {
     const Value& b = g_.value(n.inputs[1]);
     // A constant 2-D B has no batch dims: A's rows, batches included, are
     // one contiguous [M, K] matrix.
-    if (b.is_constant() && bs.size() == 2 && !g_.value(n.inputs[0]).is_constant()) {
+    if (b.is_constant() && bs.size() == 2 && !g_.value(n.inputs[0]).is_constant() &&
+        linear_on_conv_kernel(layout.m * layout.batch_count(), layout.n)) {
       if (std::optional<std::vector<float>> bias = column_bias(c, layout.n, 1.f)) {
         const std::vector<float> w = b.constant->to_float_vector();
         const int64_t cols = layout.n, depth = layout.k;
@@ -1005,6 +1030,21 @@ class Lowering {
       }
     }
     HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(n.inputs[1]));
+    // A B without batch dims multiplies every batch of A's rows alike: one
+    // GEMM over all of them, as the conv route does (a seq-first [128, 1,
+    // 768] A made 128 GEMMs of one row each, 0.57 ms on an H100 where one of
+    // 128 rows takes 0.03).
+    auto c_varies_by_row = [&] {
+      if (c == kNoValue) return false;
+      const Shape& cs = g_.value(c).type.shape;
+      return cs.size() >= 2 && cs[cs.size() - 2] != 1;
+    };
+    if (bs.size() <= 2 && layout.batch_count() > 1 && !c_varies_by_row()) {
+      p.m = u32(layout.m * layout.batch_count());
+      p.batch1 = p.batch2 = 1;
+      for (size_t i = 0; i < 3; ++i) p.a_batch_stride[i] = p.b_batch_stride[i] = 0;
+      return finish_gemm(group, p, a_buffer, b_buffer, c, 1);
+    }
     return finish_gemm(group, p, a_buffer, b_buffer, c, layout.batch_count());
   }
 
@@ -1039,12 +1079,12 @@ class Lowering {
     }
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
     const int out = new_value_buffer(group.output);
-    const std::vector<uint32_t> tensor_cores = gemm_coopmat_specialization(p);
-    Step step = tensor_cores.empty()
+    const std::optional<GemmCoopmat> tensor_cores = gemm_coopmat(p, batches);
+    Step step = !tensor_cores
                     ? dispatch(Kernel::kGemm, words_of(p), {ceil_div(p.n, kGemmTile), ceil_div(p.m, kGemmTile), u32(batches)})
-                    : dispatch(Kernel::kGemmCoopmat, words_of(p),
-                               {ceil_div(p.n, tensor_cores[1]), ceil_div(p.m, tensor_cores[0]), u32(batches)});
-    step.specialization = tensor_cores;
+                    : dispatch(tensor_cores->kernel, words_of(p),
+                               {ceil_div(p.n, tensor_cores->tile[1]), ceil_div(p.m, tensor_cores->tile[0]), u32(batches)});
+    if (tensor_cores) step.specialization = tensor_cores->specialization;
     step.bindings = {a_buffer, b_buffer, c_buffer, out};
     step.reads = {a_buffer, b_buffer, c_buffer};
     step.writes = {out};
@@ -1052,30 +1092,57 @@ class Lowering {
     return Status::ok();
   }
 
-  // gemm_coopmat.comp's specialisation for `p` at precision fp16 (tile rows
-  // and columns, vec4 loads of A and B, then coopmat_specialization's
-  // subgroup grid and fragment shape); empty at f32 or when no grid fits,
-  // and gemm.comp runs. Tiles are 64 x 64, two accumulator fragments per
-  // subgroup of 32: on an H100 (driver 580) more fragments per subgroup ran
-  // the products 5x slower (4096^3 with loads and stores skipped: 160
-  // TFLOP/s at 64 x 64, 31 at 128 x 64 and 128 x 128; with them 44, 29, 29).
-  std::vector<uint32_t> gemm_coopmat_specialization(const GemmPush& p) const {
-    if (!options_.coopmat) return {};
-    const uint32_t tile_m = kCoopmatTile, tile_n = kCoopmatTile;
+  // gemm_coopmat*.comp for `p` at precision fp16: the kernel (by workgroup
+  // size) and its specialisation (tile rows and columns, vec4 loads of A and
+  // B, then coopmat_specialization's subgroup grid and fragment shape);
+  // nullopt at f32 or when no grid fits, and gemm.comp runs.
+  //
+  // Each subgroup holds two accumulator fragments: on an H100 (driver 580)
+  // more per subgroup ran the products 5x slower (4096^3 with loads and
+  // stores skipped: 160 TFLOP/s at 64 x 64 tiles of 256 invocations, 31 at
+  // 128 x 64 and 128 x 128), so bigger tiles take more invocations: 64 x 64
+  // 256, 64 x 128 512, 128 x 128 1024 (4096^3: 44, 58, 87 TFLOP/s). The
+  // biggest tile that still makes kBusyWorkgroups workgroups is taken:
+  // 197 x 768 x 3072 (a ViT linear layer) ran 0.052 / 0.039 / 0.055 ms at
+  // those three, 12 heads of 128 x 64 x 128 0.015 / 0.019 / 0.029.
+  struct GemmCoopmat {
+    Kernel kernel;
+    std::vector<uint32_t> specialization;
+    std::array<uint32_t, 2> tile;  // rows, columns
+  };
+  std::optional<GemmCoopmat> gemm_coopmat(const GemmPush& p, int64_t batches) const {
+    if (!options_.coopmat) return std::nullopt;
+    const CoopMatConv& cm = *options_.coopmat;
     // The shader addresses shared memory in groups of eight halves.
-    if (options_.coopmat->frag_k % 8 != 0 || options_.coopmat->frag_n % 8 != 0) return {};
-    const std::vector<uint32_t> grid = coopmat_specialization(*options_.coopmat, tile_m, tile_n);
-    if (grid.empty()) return {};
-    // Four consecutive elements are one aligned vec4 when the operand is
-    // contiguous along that dim and every row and batch starts on 16 bytes.
-    auto aligned = [](int32_t row_stride, const int32_t (&batch)[3], uint32_t length) {
-      return row_stride % 4 == 0 && length % 4 == 0 && batch[0] % 4 == 0 && batch[1] % 4 == 0 && batch[2] % 4 == 0;
+    if (cm.frag_k % 8 != 0 || cm.frag_n % 8 != 0) return std::nullopt;
+    struct Shape {
+      uint32_t rows, columns;
+      Kernel kernel;
     };
-    const bool vec_a = p.a_col_stride == 1 && aligned(p.a_row_stride, p.a_batch_stride, p.k);
-    const bool vec_b = p.b_col_stride == 1 && aligned(p.b_row_stride, p.b_batch_stride, p.n);
-    std::vector<uint32_t> spec = {tile_m, tile_n, vec_a ? 1u : 0u, vec_b ? 1u : 0u};
-    spec.insert(spec.end(), grid.begin(), grid.end());
-    return spec;
+    static constexpr Shape kShapes[] = {{128, 128, Kernel::kGemmCoopmat1024},
+                                        {64, 128, Kernel::kGemmCoopmat512},
+                                        {64, 64, Kernel::kGemmCoopmat}};
+    for (const Shape& shape : kShapes) {
+      const int64_t workgroups = int64_t{ceil_div(p.m, shape.rows)} * ceil_div(p.n, shape.columns) * batches;
+      if (workgroups < kBusyWorkgroups && shape.kernel != Kernel::kGemmCoopmat) continue;
+      const uint32_t invocations = shape.rows * shape.columns / (2 * cm.frag_m * cm.frag_n) * cm.subgroup_size;
+      const uint32_t wanted = shape.kernel == Kernel::kGemmCoopmat ? 256 : shape.kernel == Kernel::kGemmCoopmat512 ? 512 : 1024;
+      // A fragment shape or subgroup size that needs another workgroup size: try a smaller tile.
+      if (invocations != wanted) continue;
+      const std::vector<uint32_t> grid = coopmat_specialization(cm, shape.rows, shape.columns, invocations);
+      if (grid.empty()) continue;
+      // Four consecutive elements are one aligned vec4 when the operand is
+      // contiguous along that dim and every row and batch starts on 16 bytes.
+      auto aligned = [](int32_t row_stride, const int32_t (&batch)[3], uint32_t length) {
+        return row_stride % 4 == 0 && length % 4 == 0 && batch[0] % 4 == 0 && batch[1] % 4 == 0 && batch[2] % 4 == 0;
+      };
+      const bool vec_a = p.a_col_stride == 1 && aligned(p.a_row_stride, p.a_batch_stride, p.k);
+      const bool vec_b = p.b_col_stride == 1 && aligned(p.b_row_stride, p.b_batch_stride, p.n);
+      GemmCoopmat out{shape.kernel, {shape.rows, shape.columns, vec_a ? 1u : 0u, vec_b ? 1u : 0u}, {shape.rows, shape.columns}};
+      out.specialization.insert(out.specialization.end(), grid.begin(), grid.end());
+      return out;
+    }
+    return std::nullopt;
   }
 
   static std::vector<float> transposed(const Tensor& t) {

@@ -60,9 +60,11 @@ enum class Kernel : uint8_t {
   kCastToBool,    // f32, i32 or i64 -> bool (storageBuffer8BitAccess)
   kCastFromBool,  // bool -> f32, i32 or i64
   kConv2dCoopmat,  // conv2d on the tensor cores (precision fp16): conv2d_coopmat.comp
-  kGemmCoopmat,    // gemm on the tensor cores (precision fp16): gemm_coopmat.comp
+  kGemmCoopmat,    // gemm on the tensor cores (precision fp16): gemm_coopmat.comp, 256 invocations
+  kGemmCoopmat512,   // the same with 512 (gemm_coopmat_512.comp)
+  kGemmCoopmat1024,  // and 1024 (gemm_coopmat_1024.comp)
 };
-inline constexpr size_t kKernelCount = 21;
+inline constexpr size_t kKernelCount = 23;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
