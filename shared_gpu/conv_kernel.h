@@ -37,6 +37,12 @@ std::span<const uint32_t> conv2d_coopmat_spirv();
 struct CoopMatConv {
   uint32_t frag_m = 16, frag_n = 16, frag_k = 16;
   uint32_t subgroup_size = 32;
+  // The device's maxComputeWorkGroupInvocations and
+  // maxComputeSharedMemorySize: bound the workgroup sizes the Vulkan
+  // delegate's gemm_coopmat kernels may use (conv2d_coopmat's 256 and its
+  // shared tiles fit every device that has the extension).
+  uint32_t max_invocations = 1024;
+  uint32_t max_shared_bytes = 48 * 1024;
 };
 
 // conv2d_coopmat.comp's specialisation constants 6..10 (after

@@ -183,6 +183,11 @@ TEST(CoopmatLoweringTest, GemmTilesGrowWithTheWorkAndLongLinearLayersLeaveTheCon
             std::make_pair(Kernel::kGemmCoopmat, std::vector<uint32_t>{64, 64, 0, 1, 2, 4, 16, 16, 16}));
   // A classifier's one row keeps the conv kernel and its split-K.
   EXPECT_EQ(fp16_product_step({1, 2048}, {2048, 1000}, true).first, Kernel::kConv2dCoopmat);
+  // A device that runs at most 512 invocations per workgroup gets 64 x 128 tiles instead.
+  EXPECT_EQ(product_step({1024, 256}, {256, 1024}, false,
+                         LoweringOptions{std::nullopt, CoopMatConv{16, 16, 16, 32, 512, 48 * 1024}})
+                .first,
+            Kernel::kGemmCoopmat512);
   // At f32 every linear layer runs on the conv kernel.
   EXPECT_EQ(product_step({1, 197, 768}, {768, 3072}, true, {}).first, Kernel::kConv2d);
 }

@@ -1105,6 +1105,13 @@ class Lowering {
   // biggest tile that still makes kBusyWorkgroups workgroups is taken:
   // 197 x 768 x 3072 (a ViT linear layer) ran 0.052 / 0.039 / 0.055 ms at
   // those three, 12 heads of 128 x 64 x 128 0.015 / 0.019 / 0.029.
+  // gemm_coopmat.glsl's shared memory for a tile: two buffers of A
+  // (rows x 32 halves) and B (32 x columns), rows padded by 16 bytes, and
+  // the staging blocks of at most eight subgroups (16 x 16 floats each).
+  static uint32_t gemm_coopmat_shared_bytes(uint32_t rows, uint32_t columns) {
+    return 2 * rows * (32 / 8 + 1) * 16 + 2 * 32 * (columns / 8 + 1) * 16 + 8 * 16 * 16 * 4;
+  }
+
   struct GemmCoopmat {
     Kernel kernel;
     std::vector<uint32_t> specialization;
@@ -1127,8 +1134,9 @@ class Lowering {
       if (workgroups < kBusyWorkgroups && shape.kernel != Kernel::kGemmCoopmat) continue;
       const uint32_t invocations = shape.rows * shape.columns / (2 * cm.frag_m * cm.frag_n) * cm.subgroup_size;
       const uint32_t wanted = shape.kernel == Kernel::kGemmCoopmat ? 256 : shape.kernel == Kernel::kGemmCoopmat512 ? 512 : 1024;
-      // A fragment shape or subgroup size that needs another workgroup size: try a smaller tile.
-      if (invocations != wanted) continue;
+      // A fragment shape or subgroup size that needs another workgroup size,
+      // or a device that cannot run this one: try a smaller tile.
+      if (invocations != wanted || invocations > cm.max_invocations || gemm_coopmat_shared_bytes(shape.rows, shape.columns) > cm.max_shared_bytes) continue;
       const std::vector<uint32_t> grid = coopmat_specialization(cm, shape.rows, shape.columns, invocations);
       if (grid.empty()) continue;
       // Four consecutive elements are one aligned vec4 when the operand is

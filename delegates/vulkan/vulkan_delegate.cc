@@ -59,7 +59,9 @@ Result<std::optional<CoopMatConv>> resolve_precision(const std::string& precisio
     return unsupported("precision fp16 needs tensor-core products (" + lacks + "), which device '" +
                        std::string(context.device_name()) + "' lacks (accepted there: fp32, auto)");
   }
-  return std::optional<CoopMatConv>(CoopMatConv{shape->m, shape->n, shape->k, context.subgroup_size()});
+  return std::optional<CoopMatConv>(CoopMatConv{shape->m, shape->n, shape->k, context.subgroup_size(),
+                                                context.limits().maxComputeWorkGroupInvocations,
+                                                context.limits().maxComputeSharedMemorySize});
 }
 
 Result<bool> parse_flag(const std::string& key, const std::string& value) {
