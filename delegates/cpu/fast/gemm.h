@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace hetsched::cpu::fast {
 
@@ -40,6 +41,10 @@ struct Epilogue {
   // (BERT-base: 28 MB a layer); without this, each block's first tile
   // waits on them.
   const float* next_panels = nullptr;
+  // Then clamped to [min, max] (a 1x1 conv's fused Relu or Clip; NaN
+  // passes through). The defaults leave the sums as they are.
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
 };
 
 // C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns
