@@ -9,16 +9,23 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// Placeholder thresholds, replaced by bench/pointwise_bench's figures.
-constexpr int64_t kMinInChannels = 16;
+// bench/pointwise_bench on the development machine's EPYC (AVX-512), one
+// thread (docs/models.md, "1x1 convs"): from 96 input channels up the fast
+// GEMM ran 0.55-0.97x XNNPACK's time at every output width and pixel count
+// measured (the residual Add and Relu in its epilogue, XNNPACK's as a
+// second operator), the 64-channel ones even without a residual (64x64 at
+// 56x56: 0.94-1.03) and 1.2-1.8x slower with one (64x256), and 16-48 input
+// channels 1.2-2x slower: at k <= 64 the 12x32 tile's 24 stores and the
+// loads of its epilogue weigh on k steps of FMAs, which XNNPACK's 7x16
+// kernel spreads over fewer columns.
+constexpr int64_t kMinInChannels = 96;
 constexpr int64_t kMinOutChannels = 16;
-constexpr int64_t kMinPixels = 12;
 
 }  // namespace
 
 bool pointwise_pays(const PointwiseShape& s) {
   if (!cpu_has_avx512f()) return false;
-  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= kMinPixels;
+  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= 1;
 }
 
 PointwiseChoice pointwise_choice() {
