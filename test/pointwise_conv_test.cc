@@ -7,9 +7,9 @@
 // identity, and a downsample branch's conv coming after the main one), 1
 // and 2 threads; in the graph's order (the conv alone in its island) and
 // as NHWC steps between two XNNPACK segments; then an imported ONNX
-// bottleneck (BatchNorm folded at import) where the rule picks the fast
-// GEMM for the wide 1x1 convs, with the Add and Relu, and XNNPACK for the
-// rest.
+// CNN of two bottlenecks (BatchNorm folded at import) where the rule picks
+// the fast GEMM for the segment made only of wide 1x1 convs, the Add and
+// the Relu, and XNNPACK for the rest.
 //
 // Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
 // The GEMM's f32 sums are ~1e-7 of the output's range off here; a row or
@@ -244,12 +244,15 @@ TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
   EXPECT_EQ(run->coverage.xnnpack_ops, 1);
 }
 
-// An imported bottleneck: stem 3x3 conv (3 -> 128) + BatchNorm + Relu; 1x1
-// 128 -> 96 + BatchNorm + Relu; 3x3 96 -> 96 + BatchNorm + Relu; 1x1 96 ->
-// 128 + BatchNorm, Add(the stem's output), Relu; a 1x1 head to 8 channels.
-// On AVX-512 the rule sends the two wide 1x1 convs to the fast GEMM (the
-// second with its Add and Relu), the 3x3 one to Winograd, and the stem and
-// the narrow head to XNNPACK; the three run as NHWC steps between them.
+// An imported CNN of two bottlenecks: a stem 3x3 conv (3 -> 128) +
+// BatchNorm + Relu, then twice 1x1 128 -> 96 + BatchNorm + Relu, 3x3 96 ->
+// 96 + BatchNorm + Relu, 1x1 96 -> 128 + BatchNorm, Add(the block's
+// input), Relu; a 1x1 head to 8 channels. On AVX-512 the 3x3 convs go to
+// Winograd, cutting the rest into segments [stem, conv 1], [conv 3, Add,
+// Relu, conv 1'], [conv 3', Add, Relu, head]; the rule takes the middle one
+// whole to the fast GEMM (its 1x1 convs are wide enough, the Add and Relu
+// fuse into conv 3) and leaves the other two, whose stem and narrow head
+// XNNPACK keeps, as they are.
 TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
   using namespace onnx_test;
   ScopedEnv rule("HETSCHED_POINTWISE", nullptr);
@@ -278,17 +281,21 @@ TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
   conv("x", "c0", 3, 128, 3, 10);
   bn("c0", "b0", 128, 20);
   m.node("Relu", {"b0"}, {"r0"});
-  conv("r0", "c1", 128, 96, 1, 30);
-  bn("c1", "b1", 96, 40);
-  m.node("Relu", {"b1"}, {"r1"});
-  conv("r1", "c2", 96, 96, 3, 50);
-  bn("c2", "b2", 96, 60);
-  m.node("Relu", {"b2"}, {"r2"});
-  conv("r2", "c3", 96, 128, 1, 70);
-  bn("c3", "b3", 128, 80);
-  m.node("Add", {"b3", "r0"}, {"s3"});
-  m.node("Relu", {"s3"}, {"r3"});
-  conv("r3", "y", 128, 8, 1, 90);
+  auto bottleneck = [&](const std::string& in, const std::string& p, uint32_t seed) {
+    conv(in, p + "c1", 128, 96, 1, seed);
+    bn(p + "c1", p + "b1", 96, seed + 10);
+    m.node("Relu", {p + "b1"}, {p + "r1"});
+    conv(p + "r1", p + "c2", 96, 96, 3, seed + 20);
+    bn(p + "c2", p + "b2", 96, seed + 30);
+    m.node("Relu", {p + "b2"}, {p + "r2"});
+    conv(p + "r2", p + "c3", 96, 128, 1, seed + 40);
+    bn(p + "c3", p + "b3", 128, seed + 50);
+    m.node("Add", {p + "b3", in}, {p + "s3"});
+    m.node("Relu", {p + "s3"}, {p + "r3"});
+    return p + "r3";
+  };
+  const std::string out = bottleneck(bottleneck("r0", "a", 100), "b", 200);
+  conv(out, "y", 128, 8, 1, 90);
   m.output("y");
   testing::TempDir dir;
   auto graph = load_model(m.save(dir));
@@ -299,13 +306,14 @@ TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
     batch_norms += graph->node(n).op == "BatchNormalization";
   EXPECT_EQ(batch_norms, 0) << "the import passes fold BatchNorm into the convs";
   if (std::string(cpu::fast::gemm_isa()) != "avx512f") {
-    // Without AVX-512 the rule keeps the 1x1 convs on XNNPACK: Winograd
-    // alone leaves, between [stem, conv 1] and [conv 3, Add, Relu, head].
-    expect_matches_portable(*graph, {1, 3, h, w}, 1, 2);
+    // Without AVX-512 the rule keeps the 1x1 convs on XNNPACK: the two
+    // Winograd convs alone leave, between three segments.
+    expect_matches_portable(*graph, {1, 3, h, w}, 2, 3);
     return;
   }
-  // conv 1, Winograd, conv 3 + Add + Relu; segments [stem] and [head].
-  expect_matches_portable(*graph, {1, 3, h, w}, 5, 2);
+  // Winograd twice, conv 3 + Add + Relu, conv 1'; segments [stem, conv 1]
+  // and [conv 3', Add, Relu, head].
+  expect_matches_portable(*graph, {1, 3, h, w}, 6, 2);
 }
 
 }  // namespace

@@ -33,9 +33,8 @@ struct FastPlan {
 // the dense 3x3 convs Winograd runs faster (winograd_conv.cc; these run as
 // NHWC steps between segments where their neighbours allow), and the 1x1
 // convs the fast GEMM runs faster with their residual Add and Relu
-// (pointwise_conv.h; kept only where the whole group runs as NHWC steps,
-// since in the graph's order the conversions around it would cost more
-// than the GEMM saves, unless HETSCHED_POINTWISE=on); a segment of one
+// (pointwise_conv.h; only those making up whole segments, and only where
+// they then run as NHWC steps, unless HETSCHED_POINTWISE=on); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

@@ -8,9 +8,9 @@
 // GEMM's loads) with a row of ones under it, and the bias is W's extra
 // column, so the same micro-kernel adds it.
 //
-// Both split C into tasks of a band of rows by a run of 32-column blocks
-// (their panels kept in L2), more and narrower tasks only when the threads
-// need them.
+// Both split C into tasks of a band of rows (kept in L2) by a run of
+// 32-column blocks, more and narrower tasks only when the threads need
+// them.
 #include "delegates/cpu/fast/pointwise_conv.h"
 
 #include <algorithm>
@@ -28,20 +28,20 @@ namespace hetsched::cpu::fast {
 namespace {
 
 constexpr int64_t kRowTile = 12;  // the AVX-512 micro-kernel's rows
-// A task's run of column blocks: their packed panels (k x 32 floats each)
-// are read once per 12-row tile, so they should stay in L2 (1 MiB on the
-// development machine's cores) while the task's rows stream past them.
-constexpr int64_t kPanelBytes = 512 << 10;
+// A task's band of A (rows x k floats) is read once per column block, so
+// it should stay in L2 (1 MiB on the development machine's cores). Up to
+// kWholeBytes, one band of every row: the weights, often read from memory
+// (a network's are MBs, each conv's read once per run), then stream once.
+constexpr int64_t kBandBytes = 192 << 10;
+constexpr int64_t kWholeBytes = 512 << 10;
 constexpr int64_t kTasksPerThread = 4;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // How C = A . B (m x n, depth k) is cut into tasks: a band of rows by a run
-// of 32-column blocks each. A task goes 12 rows at a time across its run,
-// so that C is written and the residual read a whole row segment at a
-// time, and the 12 rows of A are reused from L1 for every block (at k = 64
-// a 12x32 tile is 64 steps of FMAs: column block by column block instead,
-// the scattered stores and residual loads cost 30%).
+// of 32-column blocks each; a task goes block by block, each block over
+// the whole band, prefetching the next block's panels into L2 while its
+// first band computes (gemm.h's next_panels).
 struct GemmSplit {
   int64_t m = 0, k = 0, n = 0, lda = 0, ldc = 0;
   int64_t blocks = 0;  // 32-column blocks of C
@@ -56,14 +56,16 @@ struct GemmSplit {
 GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads) {
   GemmSplit s{m, k, n, lda, ldc};
   s.blocks = ceil_div(n, kBlockColumns);
-  const int64_t panel_bytes = k * kBlockColumns * static_cast<int64_t>(sizeof(float));
-  s.run = std::clamp<int64_t>(kPanelBytes / panel_bytes, 1, s.blocks);
-  s.band = m;
+  const int64_t row_bytes = k * static_cast<int64_t>(sizeof(float));
+  s.band = m * row_bytes <= kWholeBytes ? m : std::max<int64_t>(kRowTile, kBandBytes / row_bytes / kRowTile * kRowTile);
+  s.band = std::min(s.band, m);
+  s.run = s.blocks;
   const int64_t want = threads > 1 ? kTasksPerThread * threads : 1;
-  // Narrower bands first (each task keeps its panels), then narrower runs.
+  // Narrower runs of columns first (each task keeps its band), then
+  // narrower bands, down to one micro-kernel tile.
+  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.run > 1) s.run = ceil_div(s.run, 2);
   while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.band > kRowTile)
     s.band = std::max(kRowTile, ceil_div(s.band / 2, kRowTile) * kRowTile);
-  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.run > 1) s.run = ceil_div(s.run, 2);
   s.row_tasks = ceil_div(m, s.band);
   s.column_tasks = ceil_div(s.blocks, s.run);
   return s;
@@ -164,18 +166,17 @@ class PointwiseConv final : public FastOp {
       const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run;
       const int64_t rows = std::min(s.band, s.m - i0), b1 = std::min(b0 + s.run, s.blocks);
       const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
-      for (int64_t i = i0; i < i0 + rows; i += kRowTile) {
-        const int64_t tile = std::min(kRowTile, i0 + rows - i);
-        for (int64_t b = b0; b < b1; ++b) {
-          const int64_t j0 = b * kBlockColumns;
-          Epilogue e;
-          e.bias = bias ? bias + j0 : nullptr;
-          e.residual = residual ? residual + i * s.ldc + j0 : nullptr;
-          e.min = lo_;
-          e.max = hi_;
-          gemm_block(tile, s.k, std::min(kBlockColumns, s.n - j0), a + i * s.lda, s.lda, panels + j0 * s.k, e,
-                     c + i * s.ldc + j0, s.ldc);
-        }
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t j0 = b * kBlockColumns;
+        Epilogue e;
+        e.bias = bias ? bias + j0 : nullptr;
+        e.residual = residual ? residual + i0 * s.ldc + j0 : nullptr;
+        // The first band meets the weights first, from memory.
+        e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + kBlockColumns) * s.k : nullptr;
+        e.min = lo_;
+        e.max = hi_;
+        gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a + i0 * s.lda, s.lda, panels + j0 * s.k, e,
+                   c + i0 * s.ldc + j0, s.ldc);
       }
       if (post_.kind == FusedActivation::Kind::kNone) return;
       // The activations that are not a clamp (HardSwish, Sigmoid...), on

@@ -20,12 +20,18 @@ namespace {
 // kernel spreads over fewer columns.
 constexpr int64_t kMinInChannels = 96;
 constexpr int64_t kMinOutChannels = 16;
+// A squeeze-and-excitation block's FCs (MobileNetV3, EfficientNet, RegNetY)
+// are 1x1 convs on one pixel: 2 flops per weight read, nothing for the
+// GEMM to win, while taking them out splits their segment in two, and the
+// big tensor the block's Mul reads then crosses segments (EfficientNet-B0
+// ran 1.4 ms slower at 1 thread with them on the fast GEMM).
+constexpr int64_t kMinPixels = 16;
 
 }  // namespace
 
 bool pointwise_pays(const PointwiseShape& s) {
   if (!cpu_has_avx512f()) return false;
-  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= 1;
+  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= kMinPixels;
 }
 
 PointwiseChoice pointwise_choice() {
