@@ -285,7 +285,9 @@ std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
       const bool fits = a.op == "Add" && a.inputs.size() == 2 && a.inputs[0] != a.inputs[1] &&
                         graph.value(a.outputs[0]).type == graph.value(g.output).type && r != kNoValue &&
                         !graph.value(r).is_constant() && graph.value(r).type == graph.value(g.output).type &&
-                        (graph.value(r).producer == kNoNode || graph.value(r).producer < id);
+                        (graph.value(r).producer == kNoNode || graph.value(r).producer < id) &&
+                        (pointwise_choice() == PointwiseChoice::kOn ||
+                         pointwise_residual_pays(shape_of(graph, conv, xnnpack::read_conv(graph, conv).value().window)));
       if (fits) {
         g.add = add;
         g.residual = r;

@@ -30,7 +30,8 @@ struct PointwiseGroup {
 // when the conv has no activation of its own, its output is read by that
 // Add alone, the other operand has the output's type and exists before the
 // conv runs (the group runs at the conv's place), and with the Relu or
-// Clip when it is the Add's only reader.
+// Clip when it is the Add's only reader; under the rule, only where
+// pointwise_residual_pays().
 std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph);
 
 // The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;

@@ -27,7 +27,18 @@ constexpr int64_t kMinOutChannels = 16;
 // ran 1.4 ms slower at 1 thread with them on the fast GEMM).
 constexpr int64_t kMinPixels = 16;
 
+// The residual is read in the epilogue, 12 rows at a time across the row
+// stride, and not streamed as XNNPACK's add operator streams it: up to
+// ~200K output elements (256x1024 at 14x14: 0.84-1.01x XNNPACK's conv +
+// add) the fused Add wins, at 400K (128x512 at 28x28: 1.10-1.22x) and
+// 800K (64x256 at 56x56: 1.35-1.5x) it loses.
+constexpr int64_t kMaxResidualElements = 256 * 1024;
+
 }  // namespace
+
+bool pointwise_residual_pays(const PointwiseShape& s) {
+  return pointwise_pays(s) && s.pixels * s.cout <= kMaxResidualElements;
+}
 
 bool pointwise_pays(const PointwiseShape& s) {
   if (!cpu_has_avx512f()) return false;

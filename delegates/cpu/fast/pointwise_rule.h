@@ -22,6 +22,10 @@ struct PointwiseShape {
 // (false without AVX-512: the AVX2 kernel is XNNPACK's own size, 6x16).
 bool pointwise_pays(const PointwiseShape& shape);
 
+// Whether it still does with a residual Add (and Relu) in its epilogue,
+// against XNNPACK's conv and add operators.
+bool pointwise_residual_pays(const PointwiseShape& shape);
+
 // HETSCHED_POINTWISE: "off" keeps every 1x1 conv on XNNPACK, "on" takes
 // every one the kernel supports whatever its shape (benchmarks and tests);
 // unset (or anything else), pointwise_pays() decides. Read on every call.
