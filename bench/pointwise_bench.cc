@@ -10,6 +10,8 @@
 // TaskPool, both with `--threads` threads, in alternating rounds so that
 // other load on the machine slows both alike. Prints per shape the median
 // of each side, the ratio and what pointwise_rule.h decides.
+// (In a network the plan takes a 1x1 conv only as part of a whole segment
+// of such convs, delegates/cpu/fast/fast_plan.h, which this does not see.)
 //
 //   build/bench/pointwise_bench [--threads "1 2"] [--runs 20] [--rounds 5] [--cold] [--shape CINxCOUTxHxW[s2][+res] ...]
 #include <xnnpack.h>
@@ -194,11 +196,15 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   }
   const double xm = median(xnn_ms), fm = median(fast_ms);
   const double gflop = 2.0 * static_cast<double>(s.cin * s.cout * oh * ow) * 1e-9;
-  const bool rule = cpu::fast::pointwise_pays({s.cin, s.cout, oh * ow, s.stride});
+  const cpu::fast::PointwiseShape shape{s.cin, s.cout, oh * ow, s.stride};
+  // "fast, Add apart": the conv on the fast GEMM, the Add left to XNNPACK.
+  const char* rule = !cpu::fast::pointwise_pays(shape)                        ? "xnnpack"
+                     : !s.residual || cpu::fast::pointwise_residual_pays(shape) ? "fast"
+                                                                                : "fast, Add apart";
   std::printf("| %s | %ldx%ldx%ldx%ld%s%s | %d | %.3f (%.0f GF/s) | %.3f (%.0f GF/s) | %.2f | %s |\n", s.family,
               static_cast<long>(s.cin), static_cast<long>(s.cout), static_cast<long>(s.h), static_cast<long>(s.w),
               s.stride > 1 ? " s2" : "", s.residual ? " +res" : "", threads, xm, gflop / xm * 1e3, fm,
-              gflop / fm * 1e3, fm / xm, rule ? "fast" : "xnnpack");
+              gflop / fm * 1e3, fm / xm, rule);
   std::fflush(stdout);
 }
 
