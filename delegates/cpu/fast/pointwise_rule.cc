@@ -9,22 +9,22 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// bench/pointwise_bench on the development machine's EPYC (AVX-512), one
-// thread (docs/models.md, "1x1 convs"): from 96 input channels up the fast
-// GEMM ran 0.55-0.97x XNNPACK's time at every output width and pixel count
-// measured (the residual Add and Relu in its epilogue, XNNPACK's as a
-// second operator), the 64-channel ones even without a residual (64x64 at
-// 56x56: 0.94-1.03) and 1.2-1.8x slower with one (64x256), and 16-48 input
-// channels 1.2-2x slower: at k <= 64 the 12x32 tile's 24 stores and the
-// loads of its epilogue weigh on k steps of FMAs, which XNNPACK's 7x16
-// kernel spreads over fewer columns.
+// bench/pointwise_bench on the development machine's EPYC (AVX-512), 1
+// and 2 threads, warm and cold caches (docs/models.md, "1x1 convs"): from
+// 96 input channels up the fast GEMM ran 0.8-0.95x XNNPACK's time (0.55x
+// on 9 pixels) at every output width and pixel count measured without a
+// residual; 64 input channels ran even warm (64x64 at 56x56: 0.95) and
+// 1.36x cold, 16-48 1.1-1.4x warm and up to 2.4x cold: at k <= 64 the
+// 12x32 tile's 24 stores and its epilogue's loads weigh on few steps of
+// FMAs, which XNNPACK's 7x16 kernel spreads over fewer columns.
 constexpr int64_t kMinInChannels = 96;
 constexpr int64_t kMinOutChannels = 16;
 // A squeeze-and-excitation block's FCs (MobileNetV3, EfficientNet, RegNetY)
 // are 1x1 convs on one pixel: 2 flops per weight read, nothing for the
-// GEMM to win, while taking them out splits their segment in two, and the
-// big tensor the block's Mul reads then crosses segments (EfficientNet-B0
-// ran 1.4 ms slower at 1 thread with them on the fast GEMM).
+// GEMM to win, while taking one out splits its segment in two
+// (EfficientNet-B0 with its 1x1 convs taken out ran 1.3 ms slower at 1
+// thread, 1.5-1.7 ms with its SE FCs too; fast_plan.cc now takes whole
+// segments only).
 constexpr int64_t kMinPixels = 16;
 
 // The residual is read in the epilogue, 12 rows at a time across the row
