@@ -201,6 +201,11 @@ class CpuIslandHandle final : public IslandHandle {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
+        if (fast_plan.in_pointwise.count(step.nodes[0])) continue;  // runs with its group's conv
+        if (auto g = fast_plan.pointwise_at.find(step.nodes[0]); g != fast_plan.pointwise_at.end()) {
+          HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], true, i, plan, segments, step_of, tensor_of));
+          continue;
+        }
         if (on_fast[step.nodes[0]]) {
           fast::FastOpContext fctx{graph_, nhwc_node, task_pool_.get(), tensor_of};
           fctx.nhwc = true;
@@ -224,7 +229,11 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
-        if (fast_plan.in_linear.count(n)) continue;  // runs with its group's matmul
+        if (fast_plan.in_linear.count(n) || fast_plan.in_pointwise.count(n)) continue;  // runs with its group's first node
+        if (auto g = fast_plan.pointwise_at.find(n); g != fast_plan.pointwise_at.end()) {
+          HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], false, i, plan, segments, step_of, tensor_of));
+          continue;
+        }
         if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
           const fast::LinearGroup& group = fast_plan.linear[g->second];
           HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), task_pool_.get(), tensor_of}, group));
@@ -255,6 +264,23 @@ class CpuIslandHandle final : public IslandHandle {
     if (engine == CpuEngine::kXnnpack)
       for (const xnnpack::PortableReason& r : plan.portable)
         spdlog::debug("[CPU] island {}: {} on portable: {}", island_id_, graph_.describe_node(r.node), r.reason);
+    return Status::ok();
+  }
+
+  // A 1x1 conv on the fast GEMM with the Add and activation it fuses
+  // (fast/pointwise_conv.h), at plan step `i`, on NHWC data between
+  // segments or in the graph's order.
+  Status add_pointwise(const fast::PointwiseGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
+                       std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
+                       const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
+    fast::FastOpContext ctx{graph_, graph_.node(group.conv), task_pool_.get(), tensor_of};
+    ctx.nhwc = nhwc;
+    HS_ASSIGN_OR_RETURN(auto op, fast::make_pointwise(ctx, group));
+    if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
+    const std::vector<NodeId> nodes = group.nodes();
+    steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});
+    coverage_.portable_ops += static_cast<int>(nodes.size());
+    coverage_.fast_ops += static_cast<int>(nodes.size());
     return Status::ok();
   }
 

@@ -3,7 +3,8 @@
 // run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h;
 // depthwise convs of kernel sizes it has no micro-kernel for; dense 3x3
-// stride-1 convs, by Winograd: winograd_conv.cc), so that
+// stride-1 convs, by Winograd: winograd_conv.cc; 1x1 convs on the fast
+// GEMM with the residual Add fused: pointwise_conv.cc), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
@@ -115,6 +116,7 @@ FastOpKind where_kind();         // where.cc
 FastOpKind transpose_kind();     // transpose.cc
 FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
 FastOpKind winograd_conv_kind();   // winograd_conv.cc
+FastOpKind pointwise_conv_kind();  // pointwise_conv.cc (a 1x1 conv alone; groups: pointwise_conv.h)
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run
@@ -126,5 +128,9 @@ bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 // winograd_rule.h's rule decide. Its kernel reads and writes NHWC as well
 // as the graph's order, so it runs as an NHWC step between segments.
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+
+// Whether `node` is a 1x1 Conv that leaves XNNPACK for the fast GEMM
+// (pointwise_conv.h). Its kernel reads and writes NHWC too.
+bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
 }  // namespace hetsched::cpu::fast

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "delegates/cpu/fast/linear.h"
+#include "delegates/cpu/fast/pointwise_conv.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/graph.h"
 
@@ -17,8 +18,11 @@ struct FastPlan {
   std::vector<LinearGroup> linear;        // linear layers on the fast GEMM
   std::map<NodeId, size_t> linear_at;     // a group's first node -> its index in `linear`
   std::set<NodeId> in_linear;             // the groups' other nodes (run with their first)
+  std::vector<PointwiseGroup> pointwise;  // 1x1 convs on the fast GEMM, with what they fuse
+  std::map<NodeId, size_t> pointwise_at;  // a group's conv -> its index in `pointwise`
+  std::set<NodeId> in_pointwise;          // the groups' Adds and activations (run with their conv)
   // By node: a portable step's node with a fast kernel, or an NHWC step's
-  // node whose NHWC kernel is a fast one (the Winograd conv).
+  // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).
   std::vector<bool> on_fast_kernel;
 };
 
@@ -27,7 +31,10 @@ struct FastPlan {
 // from XNNPACK are kept out of its segments (linear.h), and so are the
 // depthwise convs XNNPACK has no micro-kernel for (depthwise_conv.cc) and
 // the dense 3x3 convs Winograd runs faster (winograd_conv.cc; these run as
-// NHWC steps between segments where their neighbours allow); a segment of one
+// NHWC steps between segments where their neighbours allow), and the 1x1
+// convs the fast GEMM runs faster with their residual Add and Relu
+// (pointwise_conv.h; only those making up whole segments, and only where
+// they then run as NHWC steps, unless HETSCHED_POINTWISE=on); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

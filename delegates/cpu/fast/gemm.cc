@@ -18,7 +18,10 @@ namespace {
 void store_row(const float* row, int64_t columns, const Epilogue& e, int64_t r, int64_t ldc, float* c) {
   float* out = c + r * ldc;
   const float* res = e.residual ? e.residual + r * ldc : nullptr;
-  for (int64_t j = 0; j < columns; ++j) out[j] = row[j] + (e.bias ? e.bias[j] : 0.f) + (res ? res[j] : 0.f);
+  for (int64_t j = 0; j < columns; ++j) {
+    const float v = row[j] + (e.bias ? e.bias[j] : 0.f) + (res ? res[j] : 0.f);
+    out[j] = v < e.min ? e.min : v > e.max ? e.max : v;
+  }
 }
 
 // The portable micro-kernel over one panel; GCC vectorises the j loop.
@@ -43,16 +46,16 @@ HETSCHED_AVX2 inline __m256i lane_mask(int64_t columns) {
 }
 
 // sum (+ epilogue) into 8 columns of c, `mask` lanes of them when partial.
-HETSCHED_AVX2 inline void store8(__m256 sum, const float* bias, const float* residual, float* c, bool full,
-                                 __m256i mask) {
+HETSCHED_AVX2 inline void store8(__m256 sum, const float* bias, const float* residual, __m256 lo, __m256 hi,
+                                 float* c, bool full, __m256i mask) {
   if (full) {
     if (bias) sum = _mm256_add_ps(sum, _mm256_loadu_ps(bias));
     if (residual) sum = _mm256_add_ps(sum, _mm256_loadu_ps(residual));
-    _mm256_storeu_ps(c, sum);
+    _mm256_storeu_ps(c, _mm256_min_ps(hi, _mm256_max_ps(lo, sum)));
   } else {
     if (bias) sum = _mm256_add_ps(sum, _mm256_maskload_ps(bias, mask));
     if (residual) sum = _mm256_add_ps(sum, _mm256_maskload_ps(residual, mask));
-    _mm256_maskstore_ps(c, mask, sum);
+    _mm256_maskstore_ps(c, mask, _mm256_min_ps(hi, _mm256_max_ps(lo, sum)));
   }
 }
 
@@ -60,9 +63,11 @@ HETSCHED_AVX2 inline void store8(__m256 sum, const float* bias, const float* res
 HETSCHED_AVX2 inline void store16(int64_t r, __m256 lo, __m256 hi, const Epilogue& e, float* c, int64_t ldc,
                                   int64_t columns) {
   const float* res = e.residual ? e.residual + r * ldc : nullptr;
-  store8(lo, e.bias, res, c + r * ldc, columns >= 8, lane_mask(columns));
+  // max(lo, x) and min(hi, x) return x when it is NaN.
+  const __m256 lov = _mm256_set1_ps(e.min), hiv = _mm256_set1_ps(e.max);
+  store8(lo, e.bias, res, lov, hiv, c + r * ldc, columns >= 8, lane_mask(columns));
   if (columns > 8)
-    store8(hi, e.bias ? e.bias + 8 : nullptr, res ? res + 8 : nullptr, c + r * ldc + 8, columns >= kPanel,
+    store8(hi, e.bias ? e.bias + 8 : nullptr, res ? res + 8 : nullptr, lov, hiv, c + r * ldc + 8, columns >= kPanel,
            lane_mask(columns - 8));
 }
 
@@ -108,7 +113,11 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const flo
 
 // 12 rows x two panels (32 columns): 24 accumulators keep both FMA pipes
 // busy through their latency; A's element is broadcast once for both.
-template <int64_t Rows>
+// With Both false, the first panel only (12 accumulators still cover the
+// FMA latency), for a last block of at most 16 columns: a 1x1 conv to 40
+// or 112 channels otherwise spends a third or a seventh of its FMAs on
+// padding.
+template <int64_t Rows, bool Both = true>
 HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const float* panels, const Epilogue& e,
                                    float* c, int64_t ldc, int64_t columns) {
   const float* p0 = panels;
@@ -122,27 +131,39 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const
       _mm_prefetch(reinterpret_cast<const char*>(next + (k + p) * kPanel), _MM_HINT_T1);
     }
     const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
-    const __m512 b1 = _mm512_load_ps(p1 + p * kPanel);
+    const __m512 b1 = Both ? _mm512_load_ps(p1 + p * kPanel) : b0;
     for (int64_t r = 0; r < Rows; ++r) {
       const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
       x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
-      y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+      if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
     }
   }
   const __mmask16 m0 = static_cast<__mmask16>(columns >= kPanel ? 0xffff : (1u << columns) - 1);
-  const __mmask16 m1 = static_cast<__mmask16>(columns >= kBlockColumns ? 0xffff
+  const __mmask16 m1 = static_cast<__mmask16>(!Both                    ? 0
+                                              : columns >= kBlockColumns ? 0xffff
                                               : columns <= kPanel   ? 0
                                                                     : (1u << (columns - kPanel)) - 1);
+  // max(min, x) and min(max, x) return x when it is NaN.
+  const __m512 minv = _mm512_set1_ps(e.min), maxv = _mm512_set1_ps(e.max);
+  // Every row's bias and residual before any store: C and the residual
+  // are often 4 KiB apart row for row (two page-aligned tensors), and a
+  // residual load behind a store to an address 4 KiB off waits for it
+  // (a 1x1 conv of 64 -> 256 channels with its residual ran at half speed).
   for (int64_t r = 0; r < Rows; ++r) {
-    __m512 lo = x[r], hi = y[r];
     if (e.bias) {
-      lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, e.bias));
-      hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, e.bias + kPanel));
+      x[r] = _mm512_add_ps(x[r], _mm512_maskz_loadu_ps(m0, e.bias));
+      y[r] = _mm512_add_ps(y[r], _mm512_maskz_loadu_ps(m1, e.bias + kPanel));
     }
     if (e.residual) {
-      lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, e.residual + r * ldc));
-      hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, e.residual + r * ldc + kPanel));
+      x[r] = _mm512_add_ps(x[r], _mm512_maskz_loadu_ps(m0, e.residual + r * ldc));
+      y[r] = _mm512_add_ps(y[r], _mm512_maskz_loadu_ps(m1, e.residual + r * ldc + kPanel));
     }
+  }
+  for (int64_t r = 0; r < Rows; ++r) {
+    // The maskz forms: GCC 12 takes the plain ones' undefined pass-through
+    // for an uninitialised read (-Wuninitialized).
+    const __m512 lo = _mm512_maskz_min_ps(0xffff, maxv, _mm512_maskz_max_ps(0xffff, minv, x[r]));
+    const __m512 hi = _mm512_maskz_min_ps(0xffff, maxv, _mm512_maskz_max_ps(0xffff, minv, y[r]));
     _mm512_mask_storeu_ps(c + r * ldc, m0, lo);
     _mm512_mask_storeu_ps(c + r * ldc + kPanel, m1, hi);
   }
@@ -157,6 +178,7 @@ struct KernelSet {
   int64_t rows;
   int64_t columns;
   Kernel kernels[12];
+  Kernel half[12] = {};  // for a block of at most kPanel columns, where the set has them
 };
 
 const KernelSet& chosen_kernels() {
@@ -168,7 +190,10 @@ const KernelSet& chosen_kernels() {
   static const KernelSet avx512{
       12, kBlockColumns, {kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
                           kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
-                          kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>}};
+                          kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>},
+      {kernel_avx512<1, false>, kernel_avx512<2, false>, kernel_avx512<3, false>, kernel_avx512<4, false>,
+       kernel_avx512<5, false>, kernel_avx512<6, false>, kernel_avx512<7, false>, kernel_avx512<8, false>,
+       kernel_avx512<9, false>, kernel_avx512<10, false>, kernel_avx512<11, false>, kernel_avx512<12, false>}};
   if (cpu_has_avx512f()) return avx512;
   if (cpu_has_avx2_fma()) return avx2;
 #endif
@@ -200,17 +225,21 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
   for (int64_t j = 0; j < columns; j += set.columns) {
     const int64_t width = std::min(set.columns, columns - j);
     const float* panel = panels + j / kPanel * k * kPanel;
+    const Kernel* kernels = width <= kPanel && set.half[0] ? set.half : set.kernels;
     const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
-                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr};
+                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, epilogue.min,
+                     epilogue.max};
     int64_t i = 0;
     for (; i + set.rows <= m; i += set.rows) {
       // Only the first row tile prefetches: the next panels fit L2 once.
-      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr};
-      set.kernels[set.rows - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr, e.min,
+                        e.max};
+      kernels[set.rows - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
     }
     if (i < m) {
-      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr};
-      set.kernels[m - i - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
+      const Epilogue ei{e.bias, e.residual ? e.residual + i * ldc : nullptr, i == 0 ? e.next_panels : nullptr, e.min,
+                        e.max};
+      kernels[m - i - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
     }
   }
 }

@@ -1,15 +1,17 @@
 // The f32 GEMM under the fast kernels (fast_op.h): C = A . B (+ bias per
-// column, + a residual of C's shape), for attention's products of two
+// column, + a residual of C's shape, clamped), for attention's products of two
 // run-time operands (Q.K^T, P.V), which this XNNPACK snapshot cannot run,
 // and for a transformer's linear layers, where it runs 1.4x XNNPACK's
-// AVX-512 kernel (FF 64x128x512: 32 us against 44).
+// AVX-512 kernel (FF 64x128x512: 32 us against 44), and for 1x1 convs
+// (pointwise_conv.cc).
 //
 // B is packed into panels of kPanel columns (k rows of kPanel floats, the
 // last panel zero-padded), consecutive in memory. One gemm_block call
 // computes every row of C for up to kBlockColumns columns (two panels), so a
 // caller parallelises over column blocks (and batches) and packs each panel
 // once. The micro-kernels are AVX-512 (12 rows x 32 columns: 24
-// accumulators, so the two FMA pipes never wait on a sum) or AVX2+FMA
+// accumulators, so the two FMA pipes never wait on a sum; one panel, 12
+// accumulators, for a last block of at most 16 columns) or AVX2+FMA
 // (6 x 16) where the CPU has them (chosen at run time; the build targets
 // baseline x86-64), plain loops otherwise. One thread on the development
 // machine's EPYC (bench/gemm_bench): ~250 GFLOP/s with AVX-512, ~130 with
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace hetsched::cpu::fast {
 
@@ -40,6 +43,10 @@ struct Epilogue {
   // (BERT-base: 28 MB a layer); without this, each block's first tile
   // waits on them.
   const float* next_panels = nullptr;
+  // Then clamped to [min, max] (a 1x1 conv's fused Relu or Clip; NaN
+  // passes through). The defaults leave the sums as they are.
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
 };
 
 // C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns

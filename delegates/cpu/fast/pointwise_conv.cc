@@ -1,0 +1,345 @@
+// 1x1 convs on the fast GEMM. On NHWC data (an NHWC step between XNNPACK
+// segments) the conv is C[pixels x Cout] = A[pixels x Cin] . W^T, A being
+// the input itself (stride 1) or its gathered pixels (stride 2: ResNet's
+// downsample), the weights packed into panels once, at init, and the bias,
+// residual and Relu/Clip in the micro-kernel's stores. In the graph's order
+// (NCHW) it is, per image, C[Cout x pixels] = W[Cout x Cin] . X[Cin x
+// pixels]: the input is packed into panels on every run (a 16th of the
+// GEMM's loads) with a row of ones under it, and the bias is W's extra
+// column, so the same micro-kernel adds it.
+//
+// Both split C into tasks of a band of rows (kept in L2) by a run of
+// 32-column blocks, more and narrower tasks only when the threads need
+// them.
+#include "delegates/cpu/fast/pointwise_conv.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/pointwise_rule.h"
+#include "delegates/cpu/fast/vector_math.h"
+#include "delegates/cpu/xnnpack/op_params.h"
+#include "graph/passes/fused_activation.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+constexpr int64_t kRowTile = 12;  // the AVX-512 micro-kernel's rows
+// A task's band of A (rows x k floats) is read once per column block, so
+// it should stay in L2 (1 MiB on the development machine's cores). Up to
+// kWholeBytes, one band of every row: the weights, often read from memory
+// (a network's are MBs, each conv's read once per run), then stream once.
+constexpr int64_t kBandBytes = 192 << 10;
+constexpr int64_t kWholeBytes = 512 << 10;
+constexpr int64_t kTasksPerThread = 4;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// How C = A . B (m x n, depth k) is cut into tasks: a band of rows by a run
+// of 32-column blocks each; a task goes block by block, each block over
+// the whole band, prefetching the next block's panels into L2 while its
+// first band computes (gemm.h's next_panels).
+struct GemmSplit {
+  int64_t m = 0, k = 0, n = 0, lda = 0, ldc = 0;
+  int64_t blocks = 0;  // 32-column blocks of C
+  int64_t band = 0;    // rows per task
+  int64_t run = 0;     // column blocks per task
+  int64_t row_tasks = 0, column_tasks = 0;
+
+  int64_t tasks() const { return row_tasks * column_tasks; }
+  double work() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
+GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads) {
+  GemmSplit s{m, k, n, lda, ldc};
+  s.blocks = ceil_div(n, kBlockColumns);
+  const int64_t row_bytes = k * static_cast<int64_t>(sizeof(float));
+  s.band = m * row_bytes <= kWholeBytes ? m : std::max<int64_t>(kRowTile, kBandBytes / row_bytes / kRowTile * kRowTile);
+  s.band = std::min(s.band, m);
+  s.run = s.blocks;
+  const int64_t want = threads > 1 ? kTasksPerThread * threads : 1;
+  // Narrower runs of columns first (each task keeps its band), then
+  // narrower bands, down to one micro-kernel tile.
+  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.run > 1) s.run = ceil_div(s.run, 2);
+  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.band > kRowTile)
+    s.band = std::max(kRowTile, ceil_div(s.band / 2, kRowTile) * kRowTile);
+  s.row_tasks = ceil_div(m, s.band);
+  s.column_tasks = ceil_div(s.blocks, s.run);
+  return s;
+}
+
+struct Geometry {
+  int64_t batch = 0, cin = 0, cout = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
+  int64_t out_pixels() const { return out_h * out_w; }
+  bool strided() const { return stride_h != 1 || stride_w != 1; }
+};
+
+class PointwiseConv final : public FastOp {
+ public:
+  PointwiseConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, const float* w,
+                const float* bias, float lo, float hi, FusedActivation post, TaskPool* pool)
+      : FastOp(y), x_(x), residual_(residual), g_(g), nhwc_(nhwc), lo_(lo), hi_(hi), post_(post), pool_(pool) {
+    const int threads = pool ? pool->threads() : 1;
+    if (nhwc_) {
+      split_ = split_gemm(g_.batch * g_.out_pixels(), g_.cin, g_.cout, g_.cin, g_.cout, threads);
+      panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * g_.cin) * sizeof(float));
+      float* panels = reinterpret_cast<float*>(panels_.data());
+      for (int64_t j = 0; j < g_.cout; j += kPanel) pack_panel(g_.cin, g_.cout, w, g_.cin, true, j, panels + j * g_.cin);
+      bias_.assign(static_cast<size_t>(split_.blocks * kBlockColumns), 0.f);
+      if (bias) std::copy(bias, bias + g_.cout, bias_.begin());
+      if (g_.strided())
+        gathered_ = AlignedBuffer(static_cast<size_t>(split_.m * g_.cin) * sizeof(float));
+      return;
+    }
+    // NCHW: A is W with the bias as an extra column, B the input's pixels
+    // with a row of ones under them.
+    const int64_t k = g_.cin + 1;
+    split_ = split_gemm(g_.cout, k, g_.out_pixels(), k, g_.out_pixels(), threads);
+    weights_.assign(static_cast<size_t>(g_.cout * k), 0.f);
+    for (int64_t o = 0; o < g_.cout; ++o) {
+      std::copy(w + o * g_.cin, w + (o + 1) * g_.cin, weights_.begin() + o * k);
+      if (bias) weights_[static_cast<size_t>(o * k + g_.cin)] = bias[o];
+    }
+    panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * k) * sizeof(float));
+    for (int64_t oy = 0; oy < g_.out_h; ++oy)
+      for (int64_t ox = 0; ox < g_.out_w; ++ox) source_.push_back(oy * g_.stride_h * g_.in_w + ox * g_.stride_w);
+  }
+
+  Status run() override {
+    const float* x = x_.data<float>();
+    const float* residual = residual_ ? residual_->data<float>() : nullptr;
+    const float* panels = reinterpret_cast<const float*>(panels_.data());
+    if (nhwc_) {
+      const float* a = g_.strided() ? gather(x) : x;
+      run_gemm(a, panels, bias_.data(), residual, out());
+      return Status::ok();
+    }
+    const int64_t in_size = g_.cin * g_.in_h * g_.in_w, out_size = g_.cout * g_.out_pixels();
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      pack_input(x + n * in_size);
+      run_gemm(weights_.data(), panels, nullptr, residual ? residual + n * out_size : nullptr, out() + n * out_size);
+    }
+    return Status::ok();
+  }
+
+ private:
+  // NHWC, strided: the pixels the conv reads, one row of A each.
+  const float* gather(const float* x) {
+    float* a = reinterpret_cast<float*>(gathered_.data());
+    const int64_t rows = g_.batch * g_.out_h;
+    const double work = static_cast<double>(split_.m * g_.cin);
+    parallel_tasks(pool_, static_cast<size_t>(rows), work, [&](size_t r) {
+      const int64_t n = static_cast<int64_t>(r) / g_.out_h, oy = static_cast<int64_t>(r) % g_.out_h;
+      const float* src = x + ((n * g_.in_h + oy * g_.stride_h) * g_.in_w) * g_.cin;
+      float* dst = a + static_cast<int64_t>(r) * g_.out_w * g_.cin;
+      for (int64_t ox = 0; ox < g_.out_w; ++ox)
+        std::copy(src + ox * g_.stride_w * g_.cin, src + (ox * g_.stride_w + 1) * g_.cin, dst + ox * g_.cin);
+    });
+    return a;
+  }
+
+  // NCHW: one image's input as B's panels (k = Cin + 1 rows of 16 pixels).
+  void pack_input(const float* x) {
+    float* panels = reinterpret_cast<float*>(panels_.data());
+    const int64_t k = split_.k, pixels = g_.out_pixels(), in_pixels = g_.in_h * g_.in_w;
+    const double work = static_cast<double>(k * pixels);
+    parallel_tasks(pool_, static_cast<size_t>(split_.blocks * 2), work, [&](size_t t) {
+      const int64_t j0 = static_cast<int64_t>(t) * kPanel, width = std::max<int64_t>(0, std::min(kPanel, pixels - j0));
+      float* panel = panels + static_cast<int64_t>(t) * k * kPanel;
+      for (int64_t p = 0; p < g_.cin; ++p) {
+        const float* channel = x + p * in_pixels;
+        float* row = panel + p * kPanel;
+        for (int64_t j = 0; j < width; ++j) row[j] = channel[source_[static_cast<size_t>(j0 + j)]];
+        for (int64_t j = width; j < kPanel; ++j) row[j] = 0.f;
+      }
+      std::fill(panel + g_.cin * kPanel, panel + k * kPanel, 1.f);
+    });
+  }
+
+  void run_gemm(const float* a, const float* panels, const float* bias, const float* residual, float* c) const {
+    const GemmSplit& s = split_;
+    parallel_tasks(pool_, static_cast<size_t>(s.tasks()), s.work(), [&](size_t t) {
+      const int64_t i0 = static_cast<int64_t>(t) / s.column_tasks * s.band;
+      const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run;
+      const int64_t rows = std::min(s.band, s.m - i0), b1 = std::min(b0 + s.run, s.blocks);
+      const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t j0 = b * kBlockColumns;
+        Epilogue e;
+        e.bias = bias ? bias + j0 : nullptr;
+        e.residual = residual ? residual + i0 * s.ldc + j0 : nullptr;
+        // The first band meets the weights first, from memory.
+        e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + kBlockColumns) * s.k : nullptr;
+        e.min = lo_;
+        e.max = hi_;
+        gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a + i0 * s.lda, s.lda, panels + j0 * s.k, e,
+                   c + i0 * s.ldc + j0, s.ldc);
+      }
+      if (post_.kind == FusedActivation::Kind::kNone) return;
+      // The activations that are not a clamp (HardSwish, Sigmoid...), on
+      // the part of C this task wrote, still in cache.
+      for (int64_t i = i0; i < i0 + rows; ++i)
+        for (float* e = c + i * s.ldc + c0; e < c + i * s.ldc + c1; ++e) *e = post_.apply(*e);
+    });
+  }
+
+  const Tensor& x_;
+  const Tensor* residual_;
+  Geometry g_;
+  bool nhwc_;
+  float lo_, hi_;          // the fused Relu or Clip (after the residual)
+  FusedActivation post_;   // any other fused activation, after the GEMM
+  TaskPool* pool_;
+  GemmSplit split_;
+  AlignedBuffer panels_;     // NHWC: W^T packed at init; NCHW: one image's input, packed per run
+  std::vector<float> bias_;  // NHWC: [blocks * 32], zero past Cout
+  AlignedBuffer gathered_;   // NHWC, strided: [pixels x Cin]
+  std::vector<float> weights_;  // NCHW: [Cout x (Cin + 1)], the bias last
+  std::vector<int64_t> source_;  // NCHW: each output pixel's input pixel
+};
+
+Status shape_supported(const Graph& graph, const Node& node) {
+  if (node.op != "Conv") return unsupported("not a Conv");
+  if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& w = graph.value(node.inputs[1]);
+  const Value& y = graph.value(node.outputs[0]);
+  if (x.is_constant()) return unsupported("the input is a constant");
+  if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() != 4)
+    return unsupported("X is not a static rank-4 f32 tensor");
+  if (!y.type_known || !y.type.is_static()) return unsupported("the output has no static shape");
+  if (!w.is_constant() || w.constant->dtype() != DType::kFloat32) return unsupported("W is not an f32 constant");
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
+    return unsupported("the bias is computed at run time");
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
+  const xnnpack::Window2d& win = p.window;
+  if (p.groups != 1) return unsupported("a grouped conv");
+  if (win.kernel_h != 1 || win.kernel_w != 1) return unsupported("not a 1x1 kernel");
+  if (win.pad_top || win.pad_left || win.pad_bottom || win.pad_right) return unsupported("a padded 1x1 conv");
+  return read_fused_activation(node.attrs).status();
+}
+
+PointwiseShape shape_of(const Graph& graph, const Node& node, const xnnpack::Window2d& win) {
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  return {x[1], y[1], y[0] * y[2] * y[3], std::max<int64_t>(win.stride_h, win.stride_w)};
+}
+
+Status supports(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(shape_supported(graph, node));
+  const PointwiseChoice choice = pointwise_choice();
+  if (choice == PointwiseChoice::kOff) return unsupported("HETSCHED_POINTWISE=off");
+  if (choice == PointwiseChoice::kRule &&
+      !pointwise_pays(shape_of(graph, node, xnnpack::read_conv(graph, node).value().window)))
+    return unsupported("XNNPACK's 1x1 conv is faster at this shape (pointwise_rule.h)");
+  return Status::ok();
+}
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  const auto& outs = graph.outputs();
+  return std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// The one node reading `v`, when `v` is no graph output; else kNoNode.
+NodeId sole_reader(const Graph& graph, ValueId v) {
+  if (is_graph_output(graph, v)) return kNoNode;
+  const std::vector<NodeId> readers = graph.consumers(v);
+  return readers.size() == 1 ? readers[0] : kNoNode;
+}
+
+Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
+  PointwiseGroup group;  // the conv alone; make_pointwise reads ctx.node
+  group.output = ctx.node.outputs[0];
+  return make_pointwise(ctx, group);
+}
+
+}  // namespace
+
+std::vector<NodeId> PointwiseGroup::nodes() const {
+  std::vector<NodeId> n{conv};
+  if (add != kNoNode) n.push_back(add);
+  if (activation != kNoNode) n.push_back(activation);
+  return n;
+}
+
+bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
+  return node.op == "Conv" && supports(graph, node).is_ok();
+}
+
+std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
+  std::vector<PointwiseGroup> groups;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    const Node& conv = graph.node(id);
+    if (!pointwise_conv_leaves_xnnpack(graph, conv)) continue;
+    PointwiseGroup g;
+    g.conv = id;
+    g.output = conv.outputs[0];
+    const Result<FusedActivation> own = read_fused_activation(conv.attrs);
+    const NodeId add = own.is_ok() && own->kind == FusedActivation::Kind::kNone ? sole_reader(graph, g.output) : kNoNode;
+    if (add != kNoNode) {
+      const Node& a = graph.node(add);
+      const ValueId r = a.inputs.size() == 2 ? (a.inputs[0] == g.output ? a.inputs[1] : a.inputs[0]) : kNoValue;
+      const bool fits = a.op == "Add" && a.inputs.size() == 2 && a.inputs[0] != a.inputs[1] &&
+                        graph.value(a.outputs[0]).type == graph.value(g.output).type && r != kNoValue &&
+                        !graph.value(r).is_constant() && graph.value(r).type == graph.value(g.output).type &&
+                        (graph.value(r).producer == kNoNode || graph.value(r).producer < id) &&
+                        (pointwise_choice() == PointwiseChoice::kOn ||
+                         pointwise_residual_pays(shape_of(graph, conv, xnnpack::read_conv(graph, conv).value().window)));
+      if (fits) {
+        g.add = add;
+        g.residual = r;
+        g.output = a.outputs[0];
+        const NodeId act = sole_reader(graph, g.output);
+        if (act != kNoNode && (graph.node(act).op == "Relu" || graph.node(act).op == "Clip") &&
+            xnnpack::read_clamp(graph, graph.node(act)).is_ok()) {
+          g.activation = act;
+          g.output = graph.node(act).outputs[0];
+        }
+      }
+    }
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const PointwiseGroup& group) {
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (post.kind == FusedActivation::Kind::kRelu || post.kind == FusedActivation::Kind::kClip) {
+    lo = post.kind == FusedActivation::Kind::kRelu ? 0.f : post.min;
+    hi = post.kind == FusedActivation::Kind::kRelu ? hi : post.max;
+    post = FusedActivation{};
+  }
+  if (group.activation != kNoNode) {
+    if (post.kind != FusedActivation::Kind::kNone) return invalid_argument("a pointwise group with two activations");
+    HS_ASSIGN_OR_RETURN(const xnnpack::Clamp clamp, xnnpack::read_clamp(ctx.graph, ctx.graph.node(group.activation)));
+    lo = std::max(lo, clamp.min);
+    hi = std::min(hi, clamp.max);
+  }
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.tensor_of(group.output);
+  Geometry g;
+  g.batch = x.shape()[0];
+  g.cin = x.shape()[1];
+  g.in_h = x.shape()[2];
+  g.in_w = x.shape()[3];
+  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
+  g.cout = out[1];
+  g.out_h = out[2];
+  g.out_w = out[3];
+  g.stride_h = p.window.stride_h;
+  g.stride_w = p.window.stride_w;
+  const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
+  const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
+  return std::unique_ptr<FastOp>(new PointwiseConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo,
+                                                   hi, post, ctx.pool));
+}
+
+FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}; }
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,41 @@
+// 1x1 convs (group 1, no pads, any stride) on the fast GEMM (gemm.h), with
+// the bias, the fused activation and a residual Add -> Relu/Clip after them
+// in the GEMM's epilogue (pointwise_conv.cc).
+//
+// A ResNet bottleneck ends conv1x1 -> BatchNorm (folded into the conv) ->
+// Add(identity) -> Relu; an inverted residual (MobileNetV2/V3,
+// EfficientNet) ends conv1x1 -> BatchNorm -> Add. A group is the conv and,
+// when the graph allows, that Add and the Relu or Clip after it, run as one
+// pass over the output.
+#pragma once
+
+#include <vector>
+
+#include "delegates/cpu/fast/fast_op.h"
+
+namespace hetsched::cpu::fast {
+
+struct PointwiseGroup {
+  NodeId conv = kNoNode;
+  NodeId add = kNoNode;         // Add(conv's output, residual), or kNoNode
+  NodeId activation = kNoNode;  // Relu or Clip of the Add's output, or kNoNode
+  ValueId residual = kNoValue;
+  ValueId output = kNoValue;  // the last node's output
+
+  std::vector<NodeId> nodes() const;
+};
+
+
+// A group for every Conv pointwise_conv_leaves_xnnpack() takes, with the Add
+// when the conv has no activation of its own, its output is read by that
+// Add alone, the other operand has the output's type and exists before the
+// conv runs (the group runs at the conv's place), and with the Relu or
+// Clip when it is the Add's only reader; under the rule, only where
+// pointwise_residual_pays().
+std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph);
+
+// The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;
+// ctx.node is the group's conv.
+Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const PointwiseGroup& group);
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,55 @@
+#include "delegates/cpu/fast/pointwise_rule.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "delegates/cpu/fast/vector_math.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+// bench/pointwise_bench on the development machine's EPYC (AVX-512), 1
+// and 2 threads, warm and cold caches (docs/models.md, "1x1 convs"): from
+// 96 input channels up the fast GEMM ran 0.8-0.95x XNNPACK's time (0.55x
+// on 9 pixels) at every output width and pixel count measured without a
+// residual; 64 input channels ran even warm (64x64 at 56x56: 0.95) and
+// 1.36x cold, 16-48 1.1-1.4x warm and up to 2.4x cold: at k <= 64 the
+// 12x32 tile's 24 stores and its epilogue's loads weigh on few steps of
+// FMAs, which XNNPACK's 7x16 kernel spreads over fewer columns.
+constexpr int64_t kMinInChannels = 96;
+constexpr int64_t kMinOutChannels = 16;
+// A squeeze-and-excitation block's FCs (MobileNetV3, EfficientNet, RegNetY)
+// are 1x1 convs on one pixel: 2 flops per weight read, nothing for the
+// GEMM to win, while taking one out splits its segment in two
+// (EfficientNet-B0 with its 1x1 convs taken out ran 1.3 ms slower at 1
+// thread, 1.5-1.7 ms with its SE FCs too; fast_plan.cc now takes whole
+// segments only).
+constexpr int64_t kMinPixels = 16;
+
+// The residual is read in the epilogue, 12 rows at a time across the row
+// stride, and not streamed as XNNPACK's add operator streams it: up to
+// ~200K output elements (256x1024 at 14x14: 0.84-1.01x XNNPACK's conv +
+// add) the fused Add wins, at 400K (128x512 at 28x28: 1.10-1.22x) and
+// 800K (64x256 at 56x56: 1.35-1.5x) it loses.
+constexpr int64_t kMaxResidualElements = 256 * 1024;
+
+}  // namespace
+
+bool pointwise_residual_pays(const PointwiseShape& s) {
+  return pointwise_pays(s) && s.pixels * s.cout <= kMaxResidualElements;
+}
+
+bool pointwise_pays(const PointwiseShape& s) {
+  if (!cpu_has_avx512f()) return false;
+  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= kMinPixels;
+}
+
+PointwiseChoice pointwise_choice() {
+  const char* v = std::getenv("HETSCHED_POINTWISE");
+  if (!v) return PointwiseChoice::kRule;
+  const std::string s = v;
+  return s == "off" ? PointwiseChoice::kOff : s == "on" ? PointwiseChoice::kOn : PointwiseChoice::kRule;
+}
+
+}  // namespace hetsched::cpu::fast

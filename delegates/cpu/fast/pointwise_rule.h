@@ -1,0 +1,35 @@
+// When a 1x1 conv (group 1, no pads) runs faster on the fast GEMM
+// (pointwise_conv.cc) than on XNNPACK's conv operator, by its shape alone.
+//
+// A 1x1 conv is a GEMM [pixels x Cin] . [Cin x Cout] on NHWC data, and this
+// XNNPACK snapshot runs it on its 2022 GEMM kernels (7x16 on AVX-512); the
+// fast GEMM's 12x32 AVX-512 kernel does more work per loaded element. The
+// thresholds come from bench/pointwise_bench.cc over ResNet, MobileNetV3,
+// EfficientNet and RegNet shapes and odd ones (docs/models.md, "1x1 convs").
+#pragma once
+
+#include <cstdint>
+
+namespace hetsched::cpu::fast {
+
+struct PointwiseShape {
+  int64_t cin = 0, cout = 0;
+  int64_t pixels = 0;  // output pixels, all images
+  int64_t stride = 1;  // the larger of the two strides
+};
+
+// Whether the fast GEMM beats XNNPACK's 1x1 conv at `shape` on this CPU
+// (false without AVX-512: the AVX2 kernel is XNNPACK's own size, 6x16).
+bool pointwise_pays(const PointwiseShape& shape);
+
+// Whether it still does with a residual Add (and Relu) in its epilogue,
+// against XNNPACK's conv and add operators.
+bool pointwise_residual_pays(const PointwiseShape& shape);
+
+// HETSCHED_POINTWISE: "off" keeps every 1x1 conv on XNNPACK, "on" takes
+// every one the kernel supports whatever its shape (benchmarks and tests);
+// unset (or anything else), pointwise_pays() decides. Read on every call.
+enum class PointwiseChoice { kRule, kOn, kOff };
+PointwiseChoice pointwise_choice();
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,320 @@
+// 1x1 convs on the fast GEMM (delegates/cpu/fast/pointwise_conv.cc) against
+// the portable kernels (the oracle: direct loops, double sums) on odd
+// shapes: pixel counts that are no multiple of the micro-kernel's 12 rows
+// or 32 columns, channel counts of 1 to 47 (one partial panel, one whole
+// block and a partial one), strides 2 and (2, 1), batches, no bias, fused
+// activations, the residual Add and Relu fused into the epilogue (an
+// identity, and a downsample branch's conv coming after the main one), 1
+// and 2 threads; in the graph's order (the conv alone in its island) and
+// as NHWC steps between two XNNPACK segments; then an imported ONNX
+// CNN of two bottlenecks (BatchNorm folded at import) where the rule picks
+// the fast GEMM for the segment made only of wide 1x1 convs, the Add and
+// the Relu, and XNNPACK for the rest.
+//
+// Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
+// The GEMM's f32 sums are ~1e-7 of the output's range off here; a row or
+// column one off, a stride or a residual offset wrong gives errors of the
+// output's own size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/fast/gemm.h"
+#include "graph/builder.h"
+#include "graph/passes/fused_activation.h"
+#include "test/onnx_model_builder.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing::random_tensor;
+
+TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+struct IslandRun {
+  Tensor output;
+  cpu::CpuEngineCoverage coverage;
+};
+
+// The graph as one CPU island with `engine` and `threads`, run once.
+Result<IslandRun> run_island(const Graph& graph, const Tensor& input, const std::string& engine, int threads) {
+  HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate({{"engine", engine}, {"threads", std::to_string(threads)}}));
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &graph;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
+  island.inputs = graph.inputs();
+  island.outputs = graph.outputs();
+  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
+  HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
+  IslandRun run{Tensor(graph.value(graph.outputs()[0]).type), {}};
+  std::vector<TensorRef> in_refs{{&graph.value(graph.inputs()[0]).type, const_cast<std::byte*>(input.raw())}};
+  std::vector<TensorRef> out_refs{{&run.output.type(), run.output.raw()}};
+  ExecContext ctx;
+  HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
+  run.coverage = *cpu::cpu_engine_coverage(*handle);
+  return run;
+}
+
+// Sets an environment variable for the scope (the delegate reads
+// HETSCHED_POINTWISE and HETSCHED_WINOGRAD at init).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Runs `graph` on both engines at 1 and 2 threads and compares; the
+// xnnpack engine must have run `fast` nodes on fast kernels (a fused
+// group's Add and Relu count) in `segments` XNNPACK segments.
+void expect_matches_portable(const Graph& graph, const Shape& x, int fast, int segments) {
+  const Tensor input = random_tensor(x, 1, -2.f, 2.f);
+  auto expected = run_island(graph, input, "portable", 1);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const float* e = expected->output.data<float>();
+  float scale = 0;
+  for (int64_t i = 0; i < expected->output.num_elements(); ++i) scale = std::max(scale, std::abs(e[i]));
+  ASSERT_GT(scale, 0.f);
+  for (int threads : {1, 2}) {
+    auto actual = run_island(graph, input, "xnnpack", threads);
+    ASSERT_TRUE(actual.is_ok()) << actual.status().message();
+    EXPECT_EQ(actual->coverage.fast_ops, fast) << threads << " threads";
+    EXPECT_EQ(actual->coverage.xnnpack_segments, segments) << threads << " threads";
+    ASSERT_EQ(actual->output.type(), expected->output.type());
+    const float* a = actual->output.data<float>();
+    int reported = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < actual->output.num_elements(); ++i) {
+      const float diff = std::abs(a[i] - e[i]);
+      worst = std::max<double>(worst, diff);
+      if (diff <= 1e-5f * scale + 1e-6f || reported >= 5) continue;
+      ADD_FAILURE() << threads << " threads, element " << i << ": fast " << a[i] << ", portable " << e[i];
+      ++reported;
+    }
+    std::cout << "[pointwise] " << graph.name() << " " << threads << " threads: max abs error " << worst
+              << " (max |y| " << scale << ")\n";
+  }
+}
+
+ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, int64_t k, const Ints& strides, bool bias,
+                 const FusedActivation& activation, const std::string& name, uint32_t seed) {
+  // Weights ~ 1/sqrt(fan-in), so that outputs stay of order 1.
+  const float bound = 1.f / std::sqrt(static_cast<float>(cin * k * k));
+  std::vector<ValueId> ins{x, b.constant(name + "_w", random_tensor({cout, cin, k, k}, seed, -bound, bound))};
+  if (bias) ins.push_back(b.constant(name + "_b", random_tensor({cout}, seed + 1)));
+  const int64_t p = k / 2;
+  const ValueId y = b.op("Conv", ins, {{"pads", Ints{p, p, p, p}}, {"strides", strides}}, name);
+  write_fused_activation(activation, b.raw().node(b.raw().find_node(name)).attrs);
+  return y;
+}
+
+struct ConvCase {
+  Shape x;  // N, Cin, H, W
+  int64_t cout;
+  Ints strides{1, 1};
+  bool bias = true;
+  FusedActivation activation{};
+};
+
+// One 1x1 conv alone in its island: the fast GEMM in the graph's order.
+void expect_conv_agrees(const ConvCase& c) {
+  ScopedEnv on("HETSCHED_POINTWISE", "on");
+  GraphBuilder b("conv_" + std::to_string(c.x[1]) + "x" + std::to_string(c.cout));
+  const ValueId x = b.input("x", f32_type(c.x));
+  b.output(add_conv(b, x, c.x[1], c.cout, 1, c.strides, c.bias, c.activation, "conv", 2));
+  const Graph graph = testing::build(b);
+  expect_matches_portable(graph, c.x, 1, 0);
+}
+
+TEST(PointwiseConvTest, OddSizesAndFewChannelsMatchPortable) {
+  expect_conv_agrees({{1, 5, 7, 9}, 7});   // 63 pixels: 5 row tiles and 3 left
+  expect_conv_agrees({{1, 1, 3, 3}, 1});
+  expect_conv_agrees({{1, 3, 1, 1}, 2});   // one pixel
+  expect_conv_agrees({{1, 17, 9, 18}, 33});  // a whole 32-column block and one column
+  expect_conv_agrees({{1, 37, 11, 7}, 47});
+  expect_conv_agrees({{1, 100, 13, 5}, 16});  // one panel only (the half kernel)
+  // Enough work to split over 2 threads (899 pixels, 11 MFLOP).
+  expect_conv_agrees({{1, 64, 29, 31}, 97});
+}
+
+TEST(PointwiseConvTest, StridesMatchPortable) {
+  expect_conv_agrees({{1, 9, 13, 11}, 21, {2, 2}});
+  expect_conv_agrees({{1, 6, 10, 7}, 5, {2, 1}});
+  expect_conv_agrees({{1, 40, 8, 9}, 40, {1, 3}});
+  expect_conv_agrees({{2, 70, 31, 27}, 50, {2, 2}});  // split over 2 threads
+}
+
+TEST(PointwiseConvTest, BatchWithoutBiasMatchesPortable) {
+  ConvCase c{{3, 6, 10, 5}, 9};
+  c.bias = false;
+  expect_conv_agrees(c);
+  c.strides = {2, 2};
+  expect_conv_agrees(c);
+}
+
+TEST(PointwiseConvTest, FusedActivationsMatchPortable) {
+  FusedActivation clip{FusedActivation::Kind::kClip};
+  clip.min = -0.5f;
+  clip.max = 0.75f;
+  FusedActivation leaky{FusedActivation::Kind::kLeakyRelu};
+  leaky.alpha = 0.1f;
+  for (const FusedActivation& act : {FusedActivation{FusedActivation::Kind::kRelu}, clip,
+                                     FusedActivation{FusedActivation::Kind::kHardSwish}, leaky}) {
+    SCOPED_TRACE(fused_activation_name(act.kind));
+    ConvCase c{{1, 20, 9, 10}, 18};
+    c.activation = act;
+    expect_conv_agrees(c);
+  }
+}
+
+// conv -> Add(identity) -> Relu, and Add(conv a, conv b) -> Relu with b
+// (coming after a) taking a's output as its residual, in the graph's order.
+TEST(PointwiseConvTest, FusedResidualAddAndReluMatchPortable) {
+  ScopedEnv on("HETSCHED_POINTWISE", "on");
+  {
+    GraphBuilder b("identity");
+    const ValueId x = b.input("x", f32_type({2, 67, 17, 15}));
+    const ValueId c = add_conv(b, x, 67, 67, 1, {1, 1}, true, {}, "conv", 2);
+    b.output(b.op("Relu", {b.op("Add", {c, x}, {}, "add")}, {}, "relu"));
+    const Graph graph = testing::build(b);
+    expect_matches_portable(graph, {2, 67, 17, 15}, 3, 0);
+  }
+  {
+    GraphBuilder b("downsample");
+    const ValueId x = b.input("x", f32_type({1, 11, 9, 13}));
+    const ValueId main = add_conv(b, x, 11, 35, 1, {2, 2}, true, {}, "main", 2);
+    const ValueId side = add_conv(b, x, 11, 35, 1, {2, 2}, false, {}, "side", 4);
+    b.output(b.op("Relu", {b.op("Add", {main, side}, {}, "add")}, {}, "relu"));
+    const Graph graph = testing::build(b);
+    // main alone; side with the Add and Relu.
+    expect_matches_portable(graph, {1, 11, 9, 13}, 4, 0);
+  }
+}
+
+// 3x3 (XNNPACK) -> 1x1 on the fast GEMM with Add(the 3x3's output) -> Relu
+// -> 3x3 (XNNPACK): the group runs as NHWC steps between two segments.
+void expect_nhwc_agrees(const Shape& x, int64_t mid, const Ints& strides, bool residual) {
+  ScopedEnv on("HETSCHED_POINTWISE", "on");
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  GraphBuilder b("nhwc_" + std::to_string(x[1]) + "x" + std::to_string(mid) + (residual ? "_res" : ""));
+  const ValueId in = b.input("x", f32_type(x));
+  const FusedActivation relu{FusedActivation::Kind::kRelu};
+  const ValueId a = add_conv(b, in, x[1], mid, 3, {1, 1}, true, relu, "pre", 4);
+  ValueId c = add_conv(b, a, mid, mid, 1, strides, true, residual ? FusedActivation{} : relu, "conv", 6);
+  if (residual) c = b.op("Relu", {b.op("Add", {a, c}, {}, "add")}, {}, "relu");
+  b.output(add_conv(b, c, mid, 5, 3, {1, 1}, true, {}, "post", 8));
+  const Graph graph = testing::build(b);
+  expect_matches_portable(graph, x, residual ? 3 : 1, 2);
+}
+
+TEST(PointwiseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
+  expect_nhwc_agrees({1, 3, 15, 17}, 24, {1, 1}, true);
+  expect_nhwc_agrees({2, 5, 9, 6}, 33, {1, 1}, true);
+  expect_nhwc_agrees({1, 4, 11, 10}, 13, {1, 1}, false);
+  expect_nhwc_agrees({1, 6, 23, 10}, 40, {2, 2}, false);
+  expect_nhwc_agrees({1, 2, 9, 14}, 7, {2, 1}, false);
+  // Enough work to split over 2 threads.
+  expect_nhwc_agrees({1, 3, 33, 35}, 72, {1, 1}, true);
+  expect_nhwc_agrees({1, 6, 45, 41}, 80, {2, 2}, false);
+}
+
+TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
+  ScopedEnv off("HETSCHED_POINTWISE", "off");
+  GraphBuilder b("off");
+  const ValueId x = b.input("x", f32_type({1, 256, 14, 14}));
+  b.output(add_conv(b, x, 256, 64, 1, {1, 1}, true, {}, "conv", 2));
+  const Graph graph = testing::build(b);
+  auto run = run_island(graph, random_tensor({1, 256, 14, 14}, 1), "xnnpack", 1);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  EXPECT_EQ(run->coverage.fast_ops, 0);
+  EXPECT_EQ(run->coverage.xnnpack_ops, 1);
+}
+
+// An imported CNN of two bottlenecks: a stem 3x3 conv (3 -> 128) +
+// BatchNorm + Relu, then twice 1x1 128 -> 96 + BatchNorm + Relu, 3x3 96 ->
+// 96 + BatchNorm + Relu, 1x1 96 -> 128 + BatchNorm, Add(the block's
+// input), Relu; a 1x1 head to 8 channels. On AVX-512 the 3x3 convs go to
+// Winograd, cutting the rest into segments [stem, conv 1], [conv 3, Add,
+// Relu, conv 1'], [conv 3', Add, Relu, head]; the rule takes the middle one
+// whole to the fast GEMM (its 1x1 convs are wide enough, the Add and Relu
+// fuse into conv 3) and leaves the other two, whose stem and narrow head
+// XNNPACK keeps, as they are.
+TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
+  using namespace onnx_test;
+  ScopedEnv rule("HETSCHED_POINTWISE", nullptr);
+  OnnxModel m(17);
+  const int64_t h = 13, w = 11;
+  m.input("x", kFloat, {1, 3, h, w});
+  auto conv = [&](const std::string& in, const std::string& out, int64_t cin, int64_t cout, int64_t k, uint32_t seed) {
+    const float bound = 1.f / std::sqrt(static_cast<float>(cin * k * k));
+    const Tensor wt = testing::random_tensor({cout, cin, k, k}, seed, -bound, bound);
+    m.initializer(out + "_w", f32_proto({cout, cin, k, k}, Floats(wt.data<float>(), wt.data<float>() + wt.num_elements()), true));
+    auto& n = m.node("Conv", {in, out + "_w"}, {out}, out);
+    attr(n, "pads", k == 3 ? Ints{1, 1, 1, 1} : Ints{0, 0, 0, 0});
+  };
+  auto bn = [&](const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+    const Tensor scale = testing::random_tensor({c}, seed, 0.5f, 1.5f);
+    const Tensor bias = testing::random_tensor({c}, seed + 1, -0.2f, 0.2f);
+    const Tensor mean = testing::random_tensor({c}, seed + 2, -0.2f, 0.2f);
+    const Tensor var = testing::random_tensor({c}, seed + 3, 0.5f, 2.f);
+    auto v = [](const Tensor& t) { return Floats(t.data<float>(), t.data<float>() + t.num_elements()); };
+    m.initializer(out + "_s", f32_proto({c}, v(scale), true));
+    m.initializer(out + "_b", f32_proto({c}, v(bias), true));
+    m.initializer(out + "_m", f32_proto({c}, v(mean), true));
+    m.initializer(out + "_v", f32_proto({c}, v(var), true));
+    m.node("BatchNormalization", {in, out + "_s", out + "_b", out + "_m", out + "_v"}, {out}, out);
+  };
+  conv("x", "c0", 3, 128, 3, 10);
+  bn("c0", "b0", 128, 20);
+  m.node("Relu", {"b0"}, {"r0"});
+  auto bottleneck = [&](const std::string& in, const std::string& p, uint32_t seed) {
+    conv(in, p + "c1", 128, 96, 1, seed);
+    bn(p + "c1", p + "b1", 96, seed + 10);
+    m.node("Relu", {p + "b1"}, {p + "r1"});
+    conv(p + "r1", p + "c2", 96, 96, 3, seed + 20);
+    bn(p + "c2", p + "b2", 96, seed + 30);
+    m.node("Relu", {p + "b2"}, {p + "r2"});
+    conv(p + "r2", p + "c3", 96, 128, 1, seed + 40);
+    bn(p + "c3", p + "b3", 128, seed + 50);
+    m.node("Add", {p + "b3", in}, {p + "s3"});
+    m.node("Relu", {p + "s3"}, {p + "r3"});
+    return p + "r3";
+  };
+  const std::string out = bottleneck(bottleneck("r0", "a", 100), "b", 200);
+  conv(out, "y", 128, 8, 1, 90);
+  m.output("y");
+  testing::TempDir dir;
+  auto graph = load_model(m.save(dir));
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  graph->set_name("imported_bottleneck");
+  int batch_norms = 0;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph->num_nodes()); ++n)
+    batch_norms += graph->node(n).op == "BatchNormalization";
+  EXPECT_EQ(batch_norms, 0) << "the import passes fold BatchNorm into the convs";
+  if (std::string(cpu::fast::gemm_isa()) != "avx512f") {
+    // Without AVX-512 the rule keeps the 1x1 convs on XNNPACK: the two
+    // Winograd convs alone leave, between three segments.
+    expect_matches_portable(*graph, {1, 3, h, w}, 2, 3);
+    return;
+  }
+  // Winograd twice, conv 3 + Add + Relu, conv 1'; segments [stem, conv 1]
+  // and [conv 3', Add, Relu, head].
+  expect_matches_portable(*graph, {1, 3, h, w}, 6, 2);
+}
+
+}  // namespace
+}  // namespace hetsched
