@@ -185,6 +185,7 @@ class Planner {
         d.module = s.module;
         d.bindings = s.inputs;
         d.bindings.insert(d.bindings.end(), s.outputs.begin(), s.outputs.end());
+        d.writes = s.outputs;
         d.push = s.push_constants;
         d.groups = {s.dispatch[0], s.dispatch[1], s.dispatch[2]};
         d.label = "segment " + std::to_string(si) + " (compute '" + m.name + "')";
@@ -211,6 +212,8 @@ class Planner {
            uint64_t elements) {
     Dispatch d;
     d.kernel = kernel;
+    // Every built-in shader but the conv kernels writes its last binding.
+    d.writes = {bindings.back()};
     d.bindings = std::move(bindings);
     d.push = std::move(push);
     d.groups = element_groups(elements);
@@ -268,6 +271,7 @@ class Planner {
         for (int64_t tap = 0; tap < taps; ++tap) w[static_cast<size_t>(tap * p.out_channels + oc)] = scaled(oc, 0, tap);
       d.kernel = Kernel::kDepthwiseConv2d;
       d.bindings = {x, derive({name + "/weights", words_of(w), 0}), b, tail.output};
+      d.writes = {tail.output};
       d.specialization = {1};  // NHWC
       d.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
       out.push_back(std::move(d));
@@ -292,6 +296,7 @@ class Planner {
     d.groups = gpu::conv_workgroups(p, tiling);
     if (tiling.splits == 1) {
       d.bindings = {x, w, b, tail.output, taps};
+      d.writes = {tail.output};
       out.push_back(std::move(d));
       return tail.items;
     }
@@ -301,10 +306,12 @@ class Planner {
     DerivedBuffer& partial = plan_->derived[static_cast<size_t>(partial_) - file_.resources.size()];
     partial.scratch_bytes = std::max(partial.scratch_bytes, gpu::conv_partial_bytes(p, tiling));
     d.bindings = {x, w, b, static_cast<uint32_t>(partial_), taps};
+    d.writes = {static_cast<uint32_t>(partial_)};
     Dispatch reduce = d;
     out.push_back(std::move(d));
     reduce.kernel = Kernel::kConv2dReduce;
     reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output};
+    reduce.writes = {tail.output};
     reduce.specialization = {tiling.splits, 1};  // NHWC
     reduce.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
     out.push_back(std::move(reduce));
@@ -502,8 +509,10 @@ class Planner {
         const int32_t axis = std::get<AxisAttr>(op.attr).axis;
         const std::vector<int64_t> out_strides = dense_strides(shape(y));
         int64_t at = 0;
+        const int group = next_write_group_++;
         for (uint32_t in : op.inputs) {
           copy(out, in, y, shape(in), 0, dense_strides(shape(in)), at * out_strides[axis], out_strides);
+          out.back().write_group = group;
           at += shape(in)[axis];
         }
         return;
@@ -611,6 +620,7 @@ class Planner {
   std::vector<uint32_t> readers_;
   const Operator* op_ = nullptr;  // the operator being planned
   std::string label_;
+  int next_write_group_ = 0;
   int64_t partial_ = -1;  // the derived id of the split-K partial sums, once one conv needs them
 };
 

@@ -7,10 +7,12 @@
 #include <mutex>
 #include <optional>
 
+#include "delegates/vgf/dispatch_barriers.h"
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/vgf_format.h"
 #include "delegates/vgf/transient_planner.h"
 #include "delegates/vgf/vgf_runtime.h"
+#include "shared_gpu/barrier_plan.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_registry.h"
 
@@ -122,6 +124,20 @@ class VgfDelegate final : public Delegate {
     Result<TransientLayout> transients = plan_transients(*file);
     if (!transients.is_ok()) return transients.status().with_context(what);
     return vgf_memory_needs(*file, *transients);
+  }
+
+  // What VgfSession records: its dispatch plan and barriers, without a device.
+  Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
+    (void)specs;
+    const std::string what = "failed to plan the VGF island's dispatches: ";
+    Result<VgfFile> file = decode_vgf(blob);
+    if (!file.is_ok()) return file.status().with_context(what);
+    if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
+    const DispatchPlan plan = plan_dispatches(*file);
+    Result<TransientLayout> transients = plan_transients(*file, plan);
+    if (!transients.is_ok()) return transients.status().with_context(what);
+    return CommandStreamCounts{plan.dispatch_count(), 0,
+                               gpu::count_barriers(plan_dispatch_barriers(*file, plan, *transients))};
   }
 
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {

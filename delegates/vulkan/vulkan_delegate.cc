@@ -203,6 +203,20 @@ class VulkanDelegate final : public Delegate {
     return device_memory_needs(*lowered);
   }
 
+  // The lowering init records, without a device: precision fp16 swaps the
+  // conv shader but keeps the tiling, buffers and split-K, so the counts
+  // are the same on every device.
+  Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
+    const std::string prefix = "failed to lower the Vulkan island: ";
+    Result<Graph> graph = decode_island_blob(blob);
+    if (!graph.is_ok()) return graph.status().with_context(prefix);
+    Result<Settings> settings = parse_settings(specs, settings_);
+    if (!settings.is_ok()) return settings.status().with_context(prefix);
+    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
+    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    return CommandStreamCounts{lowered->dispatch_count(), lowered->copy_count(), lowered->barrier_count()};
+  }
+
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {
     bool created = false;
     HS_ASSIGN_OR_RETURN(ContextState state, context_for(settings_, created));

@@ -208,7 +208,10 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     const Step& step = lowered.steps[i];
     if (i > 0 && step_stamps_)
       vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, step_stamps_.get(), static_cast<uint32_t>(i));
-    if (step.barrier_before) record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
+    if (step.barrier_before) {
+      record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
+      ++barrier_count_;
+    }
     if (step.kind == Step::Kind::kCopy) {
       const View& src = views_[step.reads[0]];
       const View& dst = views_[step.writes[0]];
