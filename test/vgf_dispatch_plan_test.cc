@@ -101,6 +101,38 @@ TEST(VgfDispatchPlanTest, ReluAndHardSwishFoldIntoTheConv) {
   EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "clamp", "hardswish"}));
 }
 
+TEST(VgfDispatchPlanTest, SwishFoldsIntoTheConvAsOneEpilogueOp) {
+  const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); },
+                                      {1, 16, 12, 12}, {8, 16, 3, 3});
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  const Dispatch& conv = first(plan);
+  EXPECT_EQ(conv.specialization[3], static_cast<uint32_t>(gpu::OpCode::kSwish));
+  EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "sigmoid", "mul"}));
+  // Operands swapped, after a Relu: the second epilogue op.
+  const DispatchPlan swapped = conv_plan(
+      [](GraphBuilder& b, ValueId y) {
+        const ValueId r = b.op("Relu", {y});
+        return b.op("Mul", {b.op("Sigmoid", {r}), r});
+      },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  ASSERT_EQ(kernels(swapped), std::vector<Kernel>{Kernel::kConv2d});
+  EXPECT_EQ(first(swapped).specialization[3],
+            static_cast<uint32_t>(gpu::OpCode::kRelu) | static_cast<uint32_t>(gpu::OpCode::kSwish) << 8);
+}
+
+TEST(VgfDispatchPlanTest, SwishStaysApartWhenItsInputHasAThirdReader) {
+  // y * Sigmoid(y) + y: y is read three times, so the conv must write it.
+  const DispatchPlan plan = conv_plan(
+      [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Mul", {y, b.op("Sigmoid", {y})}), y}); },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary, Kernel::kBinary}));
+  // x * Sigmoid(z) of two different tensors is no Swish.
+  const DispatchPlan other = conv_plan(
+      [](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {b.op("Neg", {y})})}); },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  EXPECT_EQ(kernels(other), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kUnary, Kernel::kBinary}));
+}
+
 TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvWhoseOutputIsReadTwice) {
   const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); },
                                       {1, 16, 12, 12}, {8, 16, 3, 3});

@@ -823,9 +823,38 @@ std::vector<OpCase> shared_kernel_cases() {
                                       b.constant("m", random_constant({9}, 95)), b.constant("v", random_constant({9}, 96, 0.5f, 2.f))});
              return b.op("Relu", {bn});
            }),
+      // Swish (SiLU) as EfficientNet writes it: one epilogue op; odd shapes,
+      // split-K (the reduce applies it), and after a Relu.
+      conv("SharedConvFusedSwish", {1, 7, 9, 5}, {11, 7, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); }),
+      conv("SharedConvSplitKFusedSwish", {1, 64, 3, 5}, {13, 64, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Mul", {b.op("Sigmoid", {y}), y}); }),
+      conv("SharedConvFusedReluSwish", {2, 3, 5, 6}, {5, 3, 1, 1}, {},
+           [](GraphBuilder& b, ValueId y) {
+             const ValueId r = b.op("Relu", {y});
+             return b.op("Mul", {r, b.op("Sigmoid", {r})});
+           }),
+      // Swish whose input is also read elsewhere: not folded, still right.
+      conv("SharedConvSwishInputReadThrice", {1, 5, 4, 7}, {6, 5, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Mul", {y, b.op("Sigmoid", {y})}), y}); }),
       // The conv's output is read twice: nothing folds into it.
       conv("SharedConvOutputReadTwice", {1, 4, 6, 6}, {4, 4, 3, 3}, {{"pads", pad1}},
            [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); }),
+      {"SharedDepthwiseFusedSwish",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 9, 7, 5}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({9, 1, 3, 3}, 97))},
+                                {{"group", int64_t{9}}, {"pads", Ints{1, 1, 1, 1}}});
+         b.output(b.op("Mul", {y, b.op("Sigmoid", {y})}));
+       },
+       -1.f, 1.f, tol, tol},
+      {"SharedLinearFusedSwish",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {3, 37}});
+         const ValueId y = b.op("MatMul", {a, b.constant("w", random_constant({37, 19}, 98))});
+         b.output(b.op("Mul", {b.op("Sigmoid", {y}), y}));
+       },
+       -1.f, 1.f, tol, tol},
       {"SharedDepthwiseFusedClip",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {2, 6, 9, 7}});

@@ -54,6 +54,26 @@ std::optional<std::pair<GpuOp, std::array<float, 2>>> epilogue_of(const Operator
   }
 }
 
+// Whether items[i] and items[i + 1] are Swish of `running`: a sigmoid of it
+// and a mul of it by that sigmoid, the two its only readers (the lowering
+// writes SiLU so; the Vulkan lowering's fuse_swish matches the same pair in
+// the graph).
+bool is_swish(const VgfFile& file, std::span<const PlanItem> items, size_t i, uint32_t running,
+              const std::vector<uint32_t>& readers) {
+  if (i + 1 >= items.size() || !items[i].op || !items[i + 1].op) return false;
+  const Resource& r = file.resources[running];
+  if (r.kind != ResourceKind::kIntermediate || r.alias_group >= 0 || readers[running] != 2) return false;
+  const Operator& sig = *items[i].op;
+  const Operator& mul = *items[i + 1].op;
+  if (sig.op != vgf::OpCode::kSigmoid || sig.inputs.size() != 1 || sig.inputs[0] != running || sig.outputs.size() != 1)
+    return false;
+  const uint32_t s = sig.outputs[0];
+  if (!private_intermediate(file, s, readers)) return false;
+  return mul.op == vgf::OpCode::kMul && mul.inputs.size() == 2 && mul.outputs.size() == 1 &&
+         ((mul.inputs[0] == running && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == running)) &&
+         file.resources[mul.outputs[0]].shape == r.shape;
+}
+
 bool is_hardswish(const Module& m) {
   return m.type == ModuleType::kCompute && m.spirv.size() == std::size(kHardswishSpv) &&
          std::equal(m.spirv.begin(), m.spirv.end(), std::begin(kHardswishSpv));
@@ -85,6 +105,19 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
   size_t epilogues = 0;
   for (size_t i = producer + 1; i < items.size(); ++i) {
     const uint32_t running = tail.output;
+    if (is_swish(file, items, i, running, readers)) {
+      if (epilogues == gpu::kMaxEpilogueOps) break;
+      tail.epilogue_ops |= static_cast<uint32_t>(GpuOp::kSwish) << (8 * epilogues);
+      ++epilogues;
+      for (size_t k = i; k <= i + 1; ++k) {
+        tail.nodes.push_back(items[k].op->name);
+        tail.ops.push_back(std::string(op_name(items[k].op->op)));
+      }
+      tail.output = items[i + 1].op->outputs[0];
+      tail.items = i + 1 - producer;
+      ++i;
+      continue;
+    }
     if (!private_intermediate(file, running, readers)) break;
     const PlanItem& item = items[i];
     uint32_t next = 0;
