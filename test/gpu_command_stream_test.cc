@@ -58,6 +58,25 @@ TEST_P(CommandStreamTest, CountsTheDispatchesAndBarriersOfTheLowering) {
   expect_counts(*counts, kBranches, GetParam());
 }
 
+// BERT's written-out GELU after a linear layer: both delegates fuse it to
+// one Gelu at compile, the linear layer's epilogue — one dispatch, no barrier.
+TEST_P(CommandStreamTest, ErfGeluFoldsIntoTheLinearLayerBeforeIt) {
+  GraphBuilder b("linear_gelu");
+  const ValueId x = b.input("x", {DType::kFloat32, {4, 16}});
+  const ValueId h = b.op("Add", {b.op("MatMul", {x, b.constant("w", testing::random_tensor({16, 8}, 5))}),
+                                 b.constant("bias", testing::random_tensor({8}, 6))});
+  const ValueId e = b.op("Erf", {b.op("Div", {h, b.constant_f32("sqrt2", {}, {1.41421356f})})});
+  b.output(b.op("Mul", {h, b.op("Mul", {b.op("Add", {e, b.constant_f32("one", {}, {1.f})}), b.constant_f32("half", {}, {0.5f})})}));
+  const Graph g = testing::build(b);
+  Result<std::unique_ptr<Delegate>> d = make_delegate(GetParam(), {});
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  Result<Blob> blob = (*d)->compile(testing::whole_graph_island(g, GetParam()), {});
+  ASSERT_TRUE(blob.is_ok()) << blob.status().message();
+  Result<CommandStreamCounts> counts = (*d)->command_stream(*blob, {});
+  ASSERT_TRUE(counts.is_ok()) << counts.status().message();
+  expect_counts(*counts, {1, 0, 0}, GetParam());
+}
+
 TEST_P(CommandStreamTest, RefusesACorruptBlob) {
   Result<std::unique_ptr<Delegate>> d = make_delegate(GetParam(), {});
   ASSERT_TRUE(d.is_ok()) << d.status().message();

@@ -840,6 +840,26 @@ std::vector<OpCase> shared_kernel_cases() {
       // The conv's output is read twice: nothing folds into it.
       conv("SharedConvOutputReadTwice", {1, 4, 6, 6}, {4, 4, 3, 3}, {{"pads", pad1}},
            [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); }),
+      // BERT's written-out GELU after a linear layer: one Gelu at compile
+      // (fuse_gelu), its compute segment the linear layer's epilogue.
+      {"SharedLinearFusedErfGelu",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {5, 37}});
+         const ValueId h = b.op("Add", {b.op("MatMul", {x, b.constant("w", random_constant({37, 23}, 7))}),
+                                        b.constant("bias", random_constant({23}, 8))});
+         const ValueId e = b.op("Erf", {b.op("Div", {h, b.constant_f32("sqrt2", {}, {1.41421356f})})});
+         b.output(b.op("Mul", {b.op("Mul", {h, b.op("Add", {e, b.constant_f32("one", {}, {1.f})})}),
+                               b.constant_f32("half", {}, {0.5f})}));
+       },
+       -2.f, 2.f, tol, tol},
+      {"SharedConvFusedGeluTanh",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 5, 9}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({10, 6, 3, 3}, 99))},
+                                {{"pads", Ints{1, 1, 1, 1}}});
+         b.output(b.op("Gelu", {y}, {{"approximate", std::string("tanh")}}));
+       },
+       -1.f, 1.f, tol, tol, 20},
       {"SharedDepthwiseFusedSwish",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {1, 9, 7, 5}});

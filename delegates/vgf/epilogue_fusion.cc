@@ -12,6 +12,7 @@ namespace hetsched::vgf {
 
 // The HardSwish shader the lowering puts in a compute segment: a segment
 // carrying exactly these words is known to compute HardSwish.
+#include "delegates/vgf/shaders/gelu_spv.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
 
 namespace {
@@ -74,9 +75,19 @@ bool is_swish(const VgfFile& file, std::span<const PlanItem> items, size_t i, ui
          file.resources[mul.outputs[0]].shape == r.shape;
 }
 
-bool is_hardswish(const Module& m) {
-  return m.type == ModuleType::kCompute && m.spirv.size() == std::size(kHardswishSpv) &&
-         std::equal(m.spirv.begin(), m.spirv.end(), std::begin(kHardswishSpv));
+bool runs(const Module& m, std::span<const uint32_t> spirv) {
+  return m.type == ModuleType::kCompute && m.spirv.size() == spirv.size() &&
+         std::equal(m.spirv.begin(), m.spirv.end(), spirv.begin());
+}
+
+// The epilogue op of a compute segment the lowering writes for an
+// activation TOSA lacks: HardSwish, or Gelu (push constant 1: 1 for the
+// tanh form).
+std::optional<GpuOp> epilogue_of(const Segment& s, const Module& m) {
+  if (runs(m, kHardswishSpv)) return GpuOp::kHardSwish;
+  if (runs(m, kGeluSpv) && s.push_constants.size() == 2)
+    return s.push_constants[1] == 1 ? GpuOp::kGeluTanh : GpuOp::kGelu;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -122,16 +133,17 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
     const PlanItem& item = items[i];
     uint32_t next = 0;
     if (!item.op) {
-      // A compute segment: HardSwish of the running tensor, as one epilogue op.
+      // A compute segment: HardSwish or Gelu of the running tensor, as one epilogue op.
       const Segment& s = file.segments[item.segment];
-      if (epilogues == gpu::kMaxEpilogueOps || !is_hardswish(file.modules[s.module]) || s.inputs.size() != 1 ||
-          s.inputs[0] != running || s.outputs.size() != 1)
+      const std::optional<GpuOp> e = epilogue_of(s, file.modules[s.module]);
+      if (epilogues == gpu::kMaxEpilogueOps || !e || s.inputs.size() != 1 || s.inputs[0] != running ||
+          s.outputs.size() != 1)
         break;
-      tail.epilogue_ops |= static_cast<uint32_t>(GpuOp::kHardSwish) << (8 * epilogues);
+      tail.epilogue_ops |= static_cast<uint32_t>(*e) << (8 * epilogues);
       ++epilogues;
       next = s.outputs[0];
       tail.nodes.push_back(s.name);
-      tail.ops.push_back("hardswish");
+      tail.ops.push_back(*e == GpuOp::kHardSwish ? "hardswish" : "gelu");
     } else {
       const Operator& op = *item.op;
       if (op.outputs.size() != 1 || file.resources[op.outputs[0]].shape != file.resources[running].shape) break;

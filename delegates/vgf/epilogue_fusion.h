@@ -5,7 +5,7 @@
 // into its convs. Multiplications and additions by per-channel (or scalar)
 // constants become a scale of the weights and a bias; then up to
 // gpu::kMaxEpilogueOps activations (clamp, sigmoid, tanh, the HardSwish
-// compute segment the lowering writes, and Swish: a sigmoid and the mul of
+// and Gelu compute segments the lowering writes, and Swish: a sigmoid and the mul of
 // its input by it) become the shared conv kernel's epilogue. Each fused
 // operator's input must be read by it alone (a Swish's by its two) and be
 // an intermediate outside any alias group, so nothing else sees the

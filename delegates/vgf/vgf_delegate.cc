@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <optional>
 
@@ -12,6 +13,8 @@
 #include "delegates/vgf/vgf_format.h"
 #include "delegates/vgf/transient_planner.h"
 #include "delegates/vgf/vgf_runtime.h"
+#include "graph/passes/fuse_gelu.h"
+#include "graph/subgraph.h"
 #include "shared_gpu/barrier_plan.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_registry.h"
@@ -108,7 +111,18 @@ class VgfDelegate final : public Delegate {
 
   Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {
     (void)specs;
-    HS_ASSIGN_OR_RETURN(VgfFile file, lower_island(island));
+    // Erf-form GELU as one Gelu node: its compute segment then folds into
+    // the linear layer before it (epilogue_fusion.h) instead of five dispatches.
+    Graph sub = extract_subgraph(*island.graph, island.nodes, island.inputs, island.outputs);
+    Result<int> gelus = fuse_gelu(sub);
+    if (!gelus.is_ok()) return gelus.status().with_context("failed to compile VGF island " + std::to_string(island.id) + ": ");
+    Island whole = island;
+    whole.graph = &sub;
+    whole.nodes.resize(sub.num_nodes());
+    std::iota(whole.nodes.begin(), whole.nodes.end(), 0);
+    whole.inputs = sub.inputs();
+    whole.outputs = sub.outputs();
+    HS_ASSIGN_OR_RETURN(VgfFile file, lower_island(whole));
     HS_ASSIGN_OR_RETURN(Blob blob, encode_vgf(file));
     spdlog::debug("[VGF] compile: island {}, {} ops in {} segments, {} bytes", island.id, file.op_count(),
                   file.segments.size(), blob.size());

@@ -15,6 +15,7 @@
 #include "delegates/vulkan/op_support.h"
 #include "delegates/vulkan/vulkan_island.h"
 #include "graph/op_schema.h"
+#include "graph/passes/fuse_gelu.h"
 #include "graph/subgraph.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/instance.h"
@@ -188,6 +189,10 @@ class VulkanDelegate final : public Delegate {
     }
     Graph sub = extract_subgraph(*island.graph, island.nodes, island.inputs, island.outputs);
     sub.set_name(island.graph->name() + "/vulkan" + std::to_string(island.id));
+    // Erf-form GELU as one Gelu node: an epilogue op of the linear layer
+    // before it (or one chain op) instead of a chain dispatch of its own.
+    Result<int> gelus = fuse_gelu(sub);
+    if (!gelus.is_ok()) return gelus.status().with_context("failed to compile Vulkan island " + std::to_string(island.id) + ": ");
     return encode_island_blob(sub);
   }
 
