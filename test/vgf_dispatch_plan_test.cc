@@ -101,6 +101,23 @@ TEST(VgfDispatchPlanTest, ReluAndHardSwishFoldIntoTheConv) {
   EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "clamp", "hardswish"}));
 }
 
+TEST(VgfDispatchPlanTest, GlobalPoolsAreReductionsWithLanesPerOutput) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    b.output(b.op("GlobalAveragePool", {b.input("x", {DType::kFloat32, {2, 24, 56, 56}})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kReduce});
+  // outer n, len h*w, inner c, op mean, 48 outputs, 64 lanes each: one workgroup per output.
+  EXPECT_EQ(first(plan).push, (std::vector<uint32_t>{2, 56 * 56, 24, 2, 48, 64}));
+  EXPECT_EQ(first(plan).groups, (std::array<uint32_t, 3>{48, 1, 1}));
+  // A row of 3: four lanes, sixteen outputs per workgroup.
+  const DispatchPlan short_rows = plan_of([](GraphBuilder& b) {
+    b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", std::vector<int64_t>{1}}}));
+  });
+  ASSERT_EQ(kernels(short_rows), std::vector<Kernel>{Kernel::kReduce});
+  EXPECT_EQ(first(short_rows).push, (std::vector<uint32_t>{37, 3, 1, 1, 37, 4}));
+  EXPECT_EQ(first(short_rows).groups, (std::array<uint32_t, 3>{3, 1, 1}));
+}
+
 TEST(VgfDispatchPlanTest, SwishFoldsIntoTheConvAsOneEpilogueOp) {
   const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); },
                                       {1, 16, 12, 12}, {8, 16, 3, 3});

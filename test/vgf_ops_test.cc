@@ -444,6 +444,36 @@ std::vector<OpCase> nn_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 4, 4}});
          b.output(b.op("ReduceMax", {x}, {{"axes", Ints{1}}}));
        }},
+      // reduce.comp's lanes: many per output (rows longer than the
+      // workgroup, odd lengths), outputs neighbours in memory (inner > 1:
+      // NHWC channels of a global pool), several outputs per workgroup.
+      {"GlobalAveragePoolLongRows",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 13, 57, 55}});
+         b.output(b.op("GlobalAveragePool", {x}));
+       }},
+      {"GlobalMaxPoolAsMaxPool",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 9, 11}});
+         b.output(b.op("MaxPool", {x}, {{"kernel_shape", Ints{9, 11}}}));
+       },
+       -3.f, -1.f},
+      {"ReduceSumMiddleAxisLong",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 131, 7}});
+         b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {1}, {1})}));
+       }},
+      {"ReduceMaxShortRowsManyPerGroup",
+       [](GraphBuilder& b) { b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", Ints{1}}})); },
+       -3.f, -1.f},
+      {"ReduceSumShortMiddleAxisManyPerGroup",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 5, 9}});
+         b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {1}, {1})}));
+       }},
+      {"SoftmaxLongRow",
+       [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {3, 1001}})})); },
+       -4.f, 4.f, 1e-6f, 1e-5f},
       {"ReduceMeanLongRow",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {4, 5, 333}});

@@ -1,5 +1,6 @@
 #include "delegates/vgf/dispatch_plan.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -67,7 +68,7 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kTransposeConv2d: return 17;
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
-    case Kernel::kReduce: return 5;
+    case Kernel::kReduce: return 6;
     case Kernel::kResize: return 8;
     case Kernel::kSelect: return 2 + 4 * kMaxRank;
     case Kernel::kCastF16ToF32:
@@ -376,6 +377,18 @@ class Planner {
                 [&](int64_t oc, int64_t c, int64_t) { return w[static_cast<size_t>(c * n + oc)]; }, out);
   }
 
+  // reduce.comp over x viewed as [outer, len, inner] (op 0 sum, 1 max, 2
+  // mean): a power-of-two number of lanes per output, up to the workgroup
+  // (64), at most what the row has.
+  void reduce(std::vector<Dispatch>& out, uint32_t x, uint32_t y, int64_t outer, int64_t len, int64_t inner,
+              uint32_t op) {
+    uint32_t lanes = 1;
+    while (lanes < kWorkgroupSize && lanes < len) lanes *= 2;
+    const uint64_t count = static_cast<uint64_t>(outer * inner);
+    add(out, Kernel::kReduce, {x, y}, {u32(outer), u32(len), u32(inner), op, u32(static_cast<int64_t>(count)), lanes},
+        count * lanes);
+  }
+
   // One strided copy over `iter`.
   void copy(std::vector<Dispatch>& out, uint32_t src, uint32_t dst, const std::vector<int64_t>& iter, int64_t src_offset,
             const std::vector<int64_t>& src_strides, int64_t dst_offset, const std::vector<int64_t>& dst_strides) {
@@ -542,6 +555,14 @@ class Planner {
       case OpCode::kMaxPool2d: {
         const auto& a = std::get<PoolAttr>(op.attr);
         const auto &xs = shape(x), &ys = shape(y);
+        // A window over the whole unpadded input (GlobalAveragePool, a
+        // squeeze-excite's mean): a reduction of each image's pixels per
+        // channel, NHWC [n, h*w, c].
+        if (a.kernel[0] == xs[1] && a.kernel[1] == xs[2] && ys[1] == 1 && ys[2] == 1 &&
+            std::all_of(std::begin(a.pad), std::end(a.pad), [](int64_t v) { return v == 0; })) {
+          reduce(out, x, y, xs[0], xs[1] * xs[2], xs[3], op.op == OpCode::kMaxPool2d ? 1u : 2u);
+          return;
+        }
         std::vector<uint32_t> push = {u32(xs[0]),       u32(xs[1]),       u32(xs[2]),    u32(xs[3]),
                                       u32(ys[1]),       u32(ys[2]),       u32(a.kernel[0]), u32(a.kernel[1]),
                                       u32(a.stride[0]), u32(a.stride[1]), u32(a.pad[0]), u32(a.pad[2]),
@@ -576,8 +597,7 @@ class Planner {
           if (static_cast<int32_t>(d) < axis) outer *= xs[d];
           if (static_cast<int32_t>(d) > axis) inner *= xs[d];
         }
-        add(out, Kernel::kReduce, {x, y},
-            {u32(outer), u32(xs[axis]), u32(inner), op.op == OpCode::kReduceMax ? 1u : 0u, u32(res(y).elements())}, count);
+        reduce(out, x, y, outer, xs[axis], inner, op.op == OpCode::kReduceMax ? 1u : 0u);
         return;
       }
       case OpCode::kResize: {
