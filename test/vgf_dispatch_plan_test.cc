@@ -107,14 +107,16 @@ TEST(VgfDispatchPlanTest, GlobalPoolsAreReductionsWithLanesPerOutput) {
   });
   ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kReduce});
   // outer n, len h*w, inner c, op mean, 48 outputs, 64 lanes each: one workgroup per output.
-  EXPECT_EQ(first(plan).push, (std::vector<uint32_t>{2, 56 * 56, 24, 2, 48, 64}));
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(std::vector<uint32_t>(push.begin(), push.begin() + 6), (std::vector<uint32_t>{2, 56 * 56, 24, 2, 48, 64}));
   EXPECT_EQ(first(plan).groups, (std::array<uint32_t, 3>{48, 1, 1}));
   // A row of 3: four lanes, sixteen outputs per workgroup.
   const DispatchPlan short_rows = plan_of([](GraphBuilder& b) {
     b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", std::vector<int64_t>{1}}}));
   });
   ASSERT_EQ(kernels(short_rows), std::vector<Kernel>{Kernel::kReduce});
-  EXPECT_EQ(first(short_rows).push, (std::vector<uint32_t>{37, 3, 1, 1, 37, 4}));
+  const std::vector<uint32_t>& short_push = first(short_rows).push;
+  EXPECT_EQ(std::vector<uint32_t>(short_push.begin(), short_push.begin() + 6), (std::vector<uint32_t>{37, 3, 1, 1, 37, 4}));
   EXPECT_EQ(first(short_rows).groups, (std::array<uint32_t, 3>{3, 1, 1}));
 }
 
@@ -143,11 +145,12 @@ TEST(VgfDispatchPlanTest, SwishStaysApartWhenItsInputHasAThirdReader) {
       [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Mul", {y, b.op("Sigmoid", {y})}), y}); },
       {1, 16, 12, 12}, {8, 16, 3, 3});
   EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary, Kernel::kBinary}));
-  // x * Sigmoid(z) of two different tensors is no Swish.
+  // x * Sigmoid(z) of two different tensors is no Swish (the Sigmoid
+  // folds into the Neg's dispatch).
   const DispatchPlan other = conv_plan(
       [](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {b.op("Neg", {y})})}); },
       {1, 16, 12, 12}, {8, 16, 3, 3});
-  EXPECT_EQ(kernels(other), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kUnary, Kernel::kBinary}));
+  EXPECT_EQ(kernels(other), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary}));
 }
 
 TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvWhoseOutputIsReadTwice) {
@@ -205,7 +208,30 @@ TEST(VgfDispatchPlanTest, ResidualAddAndReluAreOneDispatch) {
     b.output(b.op("Relu", {b.op("Add", {x, r})}));
   });
   ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kBinary});
-  EXPECT_EQ(first(plan).push[3], 1u);  // clamp
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(push[3], 0u);  // no affine
+  EXPECT_EQ(push[4 + 18], static_cast<uint32_t>(gpu::OpCode::kRelu));  // the epilogue ops, after the dims
+}
+
+// LayerNormalization as the lowering writes it (reduce_sum, mul by 1/n,
+// sub, mul, reduce_sum, mul by 1/n, add epsilon, rsqrt, mul, mul by gamma,
+// add beta): the scales, epsilon and rsqrt fold into the reductions, gamma
+// and beta into the last mul — five dispatches instead of eleven.
+TEST(VgfDispatchPlanTest, LayerNormalizationTailsFoldIntoItsReductionsAndLastMul) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {3, 7, 40}});
+    b.output(b.op("LayerNormalization", {x, b.constant("g", ramp({40})), b.constant("b", ramp({40}))},
+                  {{"axis", int64_t{-1}}}));
+  });
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kReduce, Kernel::kBinary, Kernel::kBinary, Kernel::kReduce,
+                                                Kernel::kBinary}));
+  const auto& dispatches = plan.segments[0].dispatches;
+  ASSERT_EQ(dispatches.size(), 5u);
+  // The variance: sqrt then reciprocal (rsqrt) after the affine of 1/n and epsilon.
+  EXPECT_EQ(dispatches[3].push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
+                                       static_cast<uint32_t>(gpu::OpCode::kReciprocal) << 8);
+  EXPECT_EQ(dispatches[3].push[6], 1u);  // one affine value: the row's
+  EXPECT_EQ(dispatches[4].push[3], 40u);  // gamma and beta per channel
 }
 
 }  // namespace

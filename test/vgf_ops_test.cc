@@ -466,6 +466,29 @@ std::vector<OpCase> nn_cases() {
       {"ReduceMaxShortRowsManyPerGroup",
        [](GraphBuilder& b) { b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", Ints{1}}})); },
        -3.f, -1.f},
+      // Tails folded into the element-wise kernels (tail.glsl): a
+      // per-channel affine (NHWC: the last dim), then epilogue ops; an
+      // affine after an activation stays a dispatch of its own.
+      {"BinaryThenChannelAffineAndRelu",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 3, 7}});
+         const ValueId y = b.input("y", {DType::kFloat32, {2, 5, 3, 7}});
+         const ValueId m = b.op("Mul", {b.op("Mul", {x, y}), b.constant("g", random_constant({1, 5, 1, 1}, 61))});
+         b.output(b.op("Relu", {b.op("Add", {m, b.constant("o", random_constant({1, 5, 1, 1}, 62))})}));
+       }},
+      {"UnaryThenScalarAffineRsqrtThenScale",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 11, 13}});
+         const ValueId a = b.op("Add", {b.op("Mul", {b.op("Abs", {x}), b.constant_f32("s", {}, {0.5f})}),
+                                        b.constant_f32("e", {}, {0.25f})});
+         const ValueId r = b.op("Reciprocal", {b.op("Sqrt", {a})});
+         b.output(b.op("Mul", {r, b.constant_f32("k", {}, {3.f})}));
+       }},
+      {"ReduceMeanThenExp",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {4, 3, 77}});
+         b.output(b.op("Exp", {b.op("ReduceMean", {x}, {{"axes", Ints{-1}}})}));
+       }},
       {"ReduceSumShortMiddleAxisManyPerGroup",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {3, 5, 9}});
@@ -953,6 +976,16 @@ INSTANTIATE_TEST_SUITE_P(AllOps, VgfOpTest, ::testing::ValuesIn(all_cases()),
 
 // --- runtime behaviour -------------------------------------------------------------------
 
+// Six ops of which none folds into the one before (each reads its input
+// twice), so each intermediate is a transient of its own.
+Result<Graph> unfused_chain_graph() {
+  GraphBuilder b("unfused_chain");
+  ValueId t = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
+  for (int i = 0; i < 6; ++i) t = b.op("Add", {t, t});
+  b.output(t);
+  return b.build();
+}
+
 Result<Graph> chain_graph() {
   GraphBuilder b("chain");
   ValueId t = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
@@ -962,7 +995,7 @@ Result<Graph> chain_graph() {
 }
 
 TEST_F(VgfOpsTest, TransientsOfAChainShareOneAllocation) {
-  Result<Graph> g = chain_graph();
+  Result<Graph> g = unfused_chain_graph();
   ASSERT_TRUE(g.is_ok());
   Result<VgfFile> file = lower_island(whole_graph_island(*g));
   ASSERT_TRUE(file.is_ok()) << file.status().message();

@@ -41,17 +41,36 @@ std::optional<std::vector<float>> channel_constant(const VgfFile& file, uint32_t
   return v;
 }
 
-// The epilogue op of a unary operator on the running tensor, if it has one.
-std::optional<std::pair<GpuOp, std::array<float, 2>>> epilogue_of(const Operator& op) {
+struct EpilogueOp {
+  GpuOp op;
+  float p0 = 0.f, p1 = 0.f;
+};
+
+// The epilogue ops a unary operator on the running tensor is (rsqrt: two,
+// a square root and its reciprocal, as unary.comp computes it); none when
+// it is not such an operator. gpu_ops.glsl's apply_unary computes each as
+// unary.comp does.
+std::vector<EpilogueOp> epilogue_of(const Operator& op) {
   switch (op.op) {
     case vgf::OpCode::kClamp: {
       const auto& c = std::get<ClampAttr>(op.attr);
-      if (c.min == 0.f && c.max == std::numeric_limits<float>::infinity()) return {{GpuOp::kRelu, {0.f, 0.f}}};
-      return {{GpuOp::kClip, {c.min, c.max}}};
+      if (c.min == 0.f && c.max == std::numeric_limits<float>::infinity()) return {{GpuOp::kRelu}};
+      return {{GpuOp::kClip, c.min, c.max}};
     }
-    case vgf::OpCode::kSigmoid: return {{GpuOp::kSigmoid, {0.f, 0.f}}};
-    case vgf::OpCode::kTanh: return {{GpuOp::kTanh, {0.f, 0.f}}};
-    default: return std::nullopt;
+    case vgf::OpCode::kSigmoid: return {{GpuOp::kSigmoid}};
+    case vgf::OpCode::kTanh: return {{GpuOp::kTanh}};
+    case vgf::OpCode::kExp: return {{GpuOp::kExp}};
+    case vgf::OpCode::kAbs: return {{GpuOp::kAbs}};
+    case vgf::OpCode::kNeg: return {{GpuOp::kNeg}};
+    case vgf::OpCode::kSin: return {{GpuOp::kSin}};
+    case vgf::OpCode::kCos: return {{GpuOp::kCos}};
+    case vgf::OpCode::kReciprocal: return {{GpuOp::kReciprocal}};
+    case vgf::OpCode::kRsqrt: return {{GpuOp::kSqrt}, {GpuOp::kReciprocal}};
+    case vgf::OpCode::kLog: return {{GpuOp::kLog}};
+    case vgf::OpCode::kFloor: return {{GpuOp::kFloor}};
+    case vgf::OpCode::kCeil: return {{GpuOp::kCeil}};
+    case vgf::OpCode::kErf: return {{GpuOp::kErf}};
+    default: return {};
   }
 }
 
@@ -147,12 +166,14 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
     } else {
       const Operator& op = *item.op;
       if (op.outputs.size() != 1 || file.resources[op.outputs[0]].shape != file.resources[running].shape) break;
-      if (const auto e = epilogue_of(op); e && op.inputs[0] == running) {
-        if (epilogues == gpu::kMaxEpilogueOps) break;
-        tail.epilogue_ops |= static_cast<uint32_t>(e->first) << (8 * epilogues);
-        tail.epilogue_params[2 * epilogues] = e->second[0];
-        tail.epilogue_params[2 * epilogues + 1] = e->second[1];
-        ++epilogues;
+      if (const std::vector<EpilogueOp> e = epilogue_of(op); !e.empty() && op.inputs[0] == running) {
+        if (epilogues + e.size() > gpu::kMaxEpilogueOps) break;
+        for (const EpilogueOp& one : e) {
+          tail.epilogue_ops |= static_cast<uint32_t>(one.op) << (8 * epilogues);
+          tail.epilogue_params[2 * epilogues] = one.p0;
+          tail.epilogue_params[2 * epilogues + 1] = one.p1;
+          ++epilogues;
+        }
       } else if ((op.op == vgf::OpCode::kMul || op.op == vgf::OpCode::kAdd ||
                   (op.op == vgf::OpCode::kSub && op.inputs[0] == running)) &&
                  epilogues == 0 && op.inputs.size() == 2 && (op.inputs[0] == running) != (op.inputs[1] == running)) {

@@ -6,12 +6,20 @@
 // (LayerNormalization over 768, a 56x56 global average pool) takes
 // length / lanes steps instead of length, and the workgroup's loads of one
 // step are neighbours in memory (along the row, or, with inner > 1, the
-// neighbouring outputs'). op: 0 sum, 1 max, 2 mean (sum / length).
+// neighbouring outputs'). op: 0 sum, 1 max, 2 mean (sum / length). What
+// reads nothing but the result may be folded in (tail.glsl: a
+// LayerNormalization's scale by 1/n, epsilon and rsqrt).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
+#include "../../../shared_gpu/shaders/gpu_ops.glsl"
+
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Affine { float affine[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Out { float y[]; };
+
+#include "tail.glsl"
 
 layout(push_constant) uniform Params {
   uint outer;
@@ -20,6 +28,7 @@ layout(push_constant) uniform Params {
   uint op;
   uint count;
   uint lanes;
+  Tail tail;
 } p;
 
 shared float partial[64];
@@ -63,5 +72,5 @@ void main() {
     }
     barrier();
   }
-  if (lane == 0u && i < p.count) y[i] = p.op == 2u ? partial[at] / float(p.len) : partial[at];
+  if (lane == 0u && i < p.count) y[i] = apply_tail(p.tail, i, p.op == 2u ? partial[at] / float(p.len) : partial[at]);
 }
