@@ -213,25 +213,41 @@ TEST(VgfDispatchPlanTest, ResidualAddAndReluAreOneDispatch) {
   EXPECT_EQ(push[4 + 18], static_cast<uint32_t>(gpu::OpCode::kRelu));  // the epilogue ops, after the dims
 }
 
-// LayerNormalization as the lowering writes it (reduce_sum, mul by 1/n,
-// sub, mul, reduce_sum, mul by 1/n, add epsilon, rsqrt, mul, mul by gamma,
-// add beta): the scales, epsilon and rsqrt fold into the reductions, gamma
-// and beta into the last mul — five dispatches instead of eleven.
-TEST(VgfDispatchPlanTest, LayerNormalizationTailsFoldIntoItsReductionsAndLastMul) {
+// LayerNormalization over contiguous rows (a transformer's) is one compute
+// segment of layer_norm.comp; in NHWC (rank 4) the lowering writes it out
+// (reduce_sum, mul by 1/n, sub, mul, reduce_sum, mul by 1/n, add epsilon,
+// rsqrt, mul, mul by gamma, add beta), and the scales, epsilon and rsqrt
+// fold into the reductions.
+TEST(VgfDispatchPlanTest, LayerNormalizationOfRowsIsOneComputeDispatch) {
   const DispatchPlan plan = plan_of([](GraphBuilder& b) {
     const ValueId x = b.input("x", {DType::kFloat32, {3, 7, 40}});
     b.output(b.op("LayerNormalization", {x, b.constant("g", ramp({40})), b.constant("b", ramp({40}))},
                   {{"axis", int64_t{-1}}}));
   });
-  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kReduce, Kernel::kBinary, Kernel::kBinary, Kernel::kReduce,
-                                                Kernel::kBinary}));
-  const auto& dispatches = plan.segments[0].dispatches;
-  ASSERT_EQ(dispatches.size(), 5u);
-  // The variance: sqrt then reciprocal (rsqrt) after the affine of 1/n and epsilon.
-  EXPECT_EQ(dispatches[3].push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
-                                       static_cast<uint32_t>(gpu::OpCode::kReciprocal) << 8);
-  EXPECT_EQ(dispatches[3].push[6], 1u);  // one affine value: the row's
-  EXPECT_EQ(dispatches[4].push[3], 40u);  // gamma and beta per channel
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kCustom});
+  const Dispatch& d = first(plan);
+  EXPECT_EQ(d.groups, (std::array<uint32_t, 3>{21, 1, 1}));  // a workgroup per row
+  EXPECT_EQ(d.push[0], 3u * 7 * 40);
+  EXPECT_EQ(d.push[1], 40u);
+}
+
+TEST(VgfDispatchPlanTest, LayerNormalizationInNhwcFoldsTailsIntoItsReductions) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {2, 4, 3, 5}});
+    b.output(b.op("LayerNormalization", {x, b.constant("g", ramp({4, 3, 5})), b.constant("b", ramp({4, 3, 5}))},
+                  {{"axis", int64_t{1}}}));
+  });
+  std::vector<const Dispatch*> reductions;
+  for (const Dispatch& d : plan.segments[0].dispatches)
+    if (d.kernel == Kernel::kReduce) reductions.push_back(&d);
+  // Each normalised axis is a reduce_sum of its own: three for the mean,
+  // three for the variance; the last of each carries the tail.
+  ASSERT_EQ(reductions.size(), 6u);
+  EXPECT_EQ(reductions[2]->push[6], 1u);  // the mean's 1/n, one affine value
+  EXPECT_EQ(reductions[5]->push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
+                                        static_cast<uint32_t>(gpu::OpCode::kReciprocal) << 8);
+  // 15 operators: the two 1/n muls, the epsilon add and the rsqrt folded.
+  EXPECT_EQ(plan.dispatch_count(), 11u);
 }
 
 }  // namespace

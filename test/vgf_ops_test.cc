@@ -682,6 +682,9 @@ std::vector<OpCase> transformer_cases() {
       gelu("GeluErf", "none", {2, 9, 13}),
       gelu("GeluTanh", "tanh", {1, 3, 5, 7}),
       layer_norm("LayerNormLastAxis", {1, 7, 13}, {13}, true, -1),
+      // Rows longer than layer_norm.comp's 64 lanes, odd, rank 2 and 3.
+      layer_norm("LayerNormLongRows", {5, 769}, {769}, true, -1),
+      layer_norm("LayerNormTwoTrailingAxesRows", {3, 9, 11}, {9, 11}, false, 1),
       layer_norm("LayerNormTwoAxesNoBias", {2, 5, 3, 7}, {3, 7}, false, 2),
       layer_norm("LayerNormNchwAxis1", {2, 3, 5, 4}, {3, 5, 4}, true, 1),
       {"WhereCausalMask",

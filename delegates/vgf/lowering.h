@@ -23,7 +23,8 @@
 //     Clip → clamp; HardSigmoid → mul, add, clamp; Dropout → nothing (the
 //     identity); HardSwish → a compute segment running a custom shader (TOSA
 //     has no hard-swish: the RFC's tosa.custom case); Gelu → the same with
-//     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
+//     gelu.comp; Erf → erf; LayerNormalization over contiguous rows → a
+//     compute segment with layer_norm.comp, else reduce_sum, mul, sub,
 //     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
 //     Gather (constant increasing indices) → one slice per strided run of
 //     the indices, concat, reshape; Expand / Tile →
