@@ -120,6 +120,19 @@ TEST(VgfDispatchPlanTest, GlobalPoolsAreReductionsWithLanesPerOutput) {
   EXPECT_EQ(first(short_rows).groups, (std::array<uint32_t, 3>{3, 1, 1}));
 }
 
+TEST(VgfDispatchPlanTest, AMeanOverNeighbouringAxesIsOneReduction) {
+  // ReduceMean over H and W (MnasNet's head): NHWC axes 1 and 2, one
+  // reduce_sum each as lowered, then the mul by 1/(H*W), which folds in.
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {2, 24, 7, 9}});
+    b.output(b.op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{2, 3}}}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kReduce});
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(std::vector<uint32_t>(push.begin(), push.begin() + 7), (std::vector<uint32_t>{2, 63, 24, 0, 48, 64, 24}));  // the 1/n per channel
+  EXPECT_EQ(first(plan).ops, (std::vector<std::string>{"reduce_sum", "reduce_sum", "mul"}));
+}
+
 TEST(VgfDispatchPlanTest, SwishFoldsIntoTheConvAsOneEpilogueOp) {
   const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); },
                                       {1, 16, 12, 12}, {8, 16, 3, 3});
@@ -240,14 +253,16 @@ TEST(VgfDispatchPlanTest, LayerNormalizationInNhwcFoldsTailsIntoItsReductions) {
   std::vector<const Dispatch*> reductions;
   for (const Dispatch& d : plan.segments[0].dispatches)
     if (d.kernel == Kernel::kReduce) reductions.push_back(&d);
-  // Each normalised axis is a reduce_sum of its own: three for the mean,
-  // three for the variance; the last of each carries the tail.
-  ASSERT_EQ(reductions.size(), 6u);
-  EXPECT_EQ(reductions[2]->push[6], 1u);  // the mean's 1/n, one affine value
-  EXPECT_EQ(reductions[5]->push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
+  // The normalised axes C, H, W are NHWC axes 3, 1, 2, a reduce_sum each
+  // as lowered: H and W join (neighbours), C stays apart; the last of each
+  // statistic carries the tail.
+  ASSERT_EQ(reductions.size(), 4u);
+  EXPECT_EQ(reductions[1]->push[6], 1u);  // the mean's 1/n, one affine value
+  EXPECT_EQ(reductions[3]->push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
                                         static_cast<uint32_t>(gpu::OpCode::kReciprocal) << 8);
-  // 15 operators: the two 1/n muls, the epsilon add and the rsqrt folded.
-  EXPECT_EQ(plan.dispatch_count(), 11u);
+  // 15 operators: two reductions joined, the two 1/n muls, the epsilon add
+  // and the rsqrt folded.
+  EXPECT_EQ(plan.dispatch_count(), 9u);
 }
 
 }  // namespace

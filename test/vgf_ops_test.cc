@@ -489,6 +489,11 @@ std::vector<OpCase> nn_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {4, 3, 77}});
          b.output(b.op("Exp", {b.op("ReduceMean", {x}, {{"axes", Ints{-1}}})}));
        }},
+      {"ReduceMeanOverHeightAndWidthOneReduction",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 19, 13, 11}});
+         b.output(b.op("ReduceMean", {x}, {{"axes", Ints{2, 3}}, {"keepdims", int64_t{0}}}));
+       }},
       {"ReduceSumShortMiddleAxisManyPerGroup",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {3, 5, 9}});

@@ -641,12 +641,35 @@ class Planner {
       case OpCode::kReduceMax: {
         const int32_t axis = std::get<AxisAttr>(op.attr).axis;
         const auto& xs = shape(x);
-        int64_t outer = 1, inner = 1;
-        for (size_t d = 0; d < xs.size(); ++d) {
-          if (static_cast<int32_t>(d) < axis) outer *= xs[d];
-          if (static_cast<int32_t>(d) > axis) inner *= xs[d];
+        // The same reduction over the next axes, each reading only the
+        // last one's result (a ReduceMean over H and W: NHWC axes 1 and
+        // 2), joins it: one reduction over the run of axes.
+        int32_t last = axis;
+        uint32_t result = y;
+        size_t joined = 0;
+        while (item + joined + 1 < items_.size()) {
+          const Operator* next = items_[item + joined + 1].op;
+          if (!next || next->op != op.op || next->inputs[0] != result || readers_[result] != 1 ||
+              res(result).kind != ResourceKind::kIntermediate || res(result).alias_group >= 0 ||
+              std::get<AxisAttr>(next->attr).axis != last + 1)
+            break;
+          ++last;
+          result = next->outputs[0];
+          ++joined;
         }
-        return reduce(item, out, x, y, outer, xs[axis], inner, op.op == OpCode::kReduceMax ? 1u : 0u);
+        int64_t outer = 1, len = 1, inner = 1;
+        for (size_t d = 0; d < xs.size(); ++d) {
+          const int32_t at = static_cast<int32_t>(d);
+          (at < axis ? outer : at > last ? inner : len) *= xs[d];
+        }
+        const size_t folded =
+            reduce(item + joined, out, x, result, outer, len, inner, op.op == OpCode::kReduceMax ? 1u : 0u);
+        for (size_t k = 1; k <= joined; ++k) {
+          out.back().nodes.insert(out.back().nodes.begin() + static_cast<std::ptrdiff_t>(k), items_[item + k].op->name);
+          out.back().ops.insert(out.back().ops.begin() + static_cast<std::ptrdiff_t>(k),
+                                std::string(op_name(items_[item + k].op->op)));
+        }
+        return joined + folded;
       }
       case OpCode::kResize: {
         const bool bilinear = std::get<ResizeAttr>(op.attr).mode == ResizeMode::kBilinear;
