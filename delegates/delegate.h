@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -216,6 +217,10 @@ class IslandHandle {
   // GPU. Empty when made without profile_ops (host islands use
   // ExecContext::op_timings instead).
   virtual Result<std::vector<OpTiming>> op_timings() const { return std::vector<OpTiming>{}; }
+  // Device islands: what their one recorded command buffer holds (the same
+  // counts Delegate::command_stream gives for their blob). Host islands:
+  // nothing.
+  virtual std::optional<CommandStreamCounts> command_stream() const { return std::nullopt; }
 };
 
 // Options the runtime gives init(): the delegate's options from the profile.

@@ -108,6 +108,23 @@ TEST_P(CommandStreamTest, PreviewPrintsThem) {
       << r.output;
 }
 
+// `hetsched bench` prints what the session's islands recorded: the same.
+TEST_P(CommandStreamTest, BenchPrintsTheRecordedCounts) {
+  testing::TempDir dir;
+  const std::string model = (dir / "branches.hsg").string();
+  ASSERT_TRUE(write_graph_file(branches(), model).is_ok());
+  const std::string profile = testing::source_path("configs/" + GetParam() + ".yaml").string();
+  auto r = testing::run_cli("bench " + model + " --profile " + profile + " -n 1 --warmup 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("commands " + GetParam() + "#0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("dispatches 3 · barriers 1\n"), std::string::npos) << r.output;
+  r = testing::run_cli("bench " + model + " --profile " + profile + " -n 1 --warmup 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"commands\": {\"" + GetParam() + "#0\": {\"dispatches\": 3, \"copies\": 0, \"barriers\": 1}}"),
+            std::string::npos)
+      << r.output;
+}
+
 // The islands record what the counts say, and the one barrier is enough:
 // synchronization validation (on in these tests) reports any missing one.
 class CommandStreamGpuTest : public testing::VkTest {};

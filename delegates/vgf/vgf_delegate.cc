@@ -38,6 +38,9 @@ class VgfIslandHandle final : public IslandHandle {
   }
   std::shared_ptr<SharedGpuContext> gpu_context() const override { return session_->shared_context(); }
   Result<std::vector<OpTiming>> op_timings() const override { return session_->op_timings(); }
+  std::optional<CommandStreamCounts> command_stream() const override {
+    return CommandStreamCounts{session_->dispatch_count(), 0, session_->barrier_count()};
+  }
 
   Status execute(ExecContext& ctx, std::span<const TensorRef>, std::span<const TensorRef>) override {
     Result<uint64_t> signalled = session_->submit(ctx.gpu, ctx.gpu_before, ctx.gpu_after, ctx.gpu_then);

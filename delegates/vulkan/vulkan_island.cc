@@ -41,6 +41,7 @@ Result<std::unique_ptr<VulkanIsland>> VulkanIsland::create(std::shared_ptr<Share
   island->options_ = options;
   island->node_count_ = lowered.node_count;
   island->dispatch_count_ = lowered.dispatch_count();
+  island->copy_count_ = lowered.copy_count();
   HS_RETURN_IF_ERROR(island->allocate_buffers(lowered, placement));
   HS_RETURN_IF_ERROR(island->upload_constants(lowered));
   HS_RETURN_IF_ERROR(island->record(lowered));

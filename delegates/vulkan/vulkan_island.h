@@ -90,6 +90,9 @@ class VulkanIsland final : public IslandHandle {
   // profile_ops: each step's GPU time in the last execute() (the time from
   // the previous step's end to its own), once that run completed.
   Result<std::vector<OpTiming>> op_timings() const override;
+  std::optional<CommandStreamCounts> command_stream() const override {
+    return CommandStreamCounts{dispatch_count_, copy_count_, barrier_count_};
+  }
 
  private:
   VulkanIsland() = default;
@@ -120,6 +123,7 @@ class VulkanIsland final : public IslandHandle {
   VulkanIslandOptions options_;
   size_t node_count_ = 0;
   size_t dispatch_count_ = 0;
+  size_t copy_count_ = 0;
   size_t barrier_count_ = 0;
   // What the destructor waits for: the last signalled timeline value, or
   // queue idleness when the last submission signalled nothing.
