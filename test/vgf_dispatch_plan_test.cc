@@ -244,6 +244,15 @@ TEST(VgfDispatchPlanTest, LayerNormalizationOfRowsIsOneComputeDispatch) {
   EXPECT_EQ(d.push[1], 40u);
 }
 
+TEST(VgfDispatchPlanTest, SoftmaxOfRowsIsOneComputeDispatch) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {2, 5, 129}})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kCustom});
+  EXPECT_EQ(first(plan).groups, (std::array<uint32_t, 3>{10, 1, 1}));
+  EXPECT_EQ(first(plan).push, (std::vector<uint32_t>{2 * 5 * 129, 129}));
+}
+
 TEST(VgfDispatchPlanTest, LayerNormalizationInNhwcFoldsTailsIntoItsReductions) {
   const DispatchPlan plan = plan_of([](GraphBuilder& b) {
     const ValueId x = b.input("x", {DType::kFloat32, {2, 4, 3, 5}});

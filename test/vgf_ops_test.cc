@@ -499,6 +499,11 @@ std::vector<OpCase> nn_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {3, 5, 9}});
          b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {1}, {1})}));
        }},
+      // The last logical axis of a rank-4 (NHWC) tensor is not the last in
+      // memory: the written-out form, not softmax.comp.
+      {"SoftmaxRank4LastAxisWrittenOut",
+       [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {2, 3, 4, 37}})})); },
+       -4.f, 4.f, 1e-6f, 1e-5f},
       {"SoftmaxLongRow",
        [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {3, 1001}})})); },
        -4.f, 4.f, 1e-6f, 1e-5f},

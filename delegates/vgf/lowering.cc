@@ -16,6 +16,7 @@
 #include "delegates/vgf/shaders/gelu_spv.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
 #include "delegates/vgf/shaders/layer_norm_spv.h"
+#include "delegates/vgf/shaders/softmax_spv.h"
 #include "delegates/vgf/index_runs.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
@@ -1148,6 +1149,16 @@ class Lowerer {
   // Softmax of a canonical operand along its logical `axis`.
   Operand softmax(const Operand& x, int64_t axis) {
     const int32_t a = memory_axis(x, axis);
+    // Along the last axis in memory the rows are contiguous: one compute
+    // segment, a workgroup per row (softmax.comp).
+    const int64_t cols = x.logical[static_cast<size_t>(axis)];
+    const int64_t rows = shape_elements(x.logical) / std::max<int64_t>(cols, 1);
+    if (a == static_cast<int32_t>(x.logical.size()) - 1 && cols > 0 && rows <= int64_t{65535} * 65535) {
+      const uint64_t gx = std::min<uint64_t>(static_cast<uint64_t>(rows), 65535);
+      const std::array<uint32_t, 3> groups = {static_cast<uint32_t>(gx),
+                                              static_cast<uint32_t>((static_cast<uint64_t>(rows) + gx - 1) / gx), 1};
+      return custom_shader("softmax", kSoftmaxSpv, {x.id}, x, {static_cast<uint32_t>(cols)}, groups);
+    }
     Shape reduced = x.logical;
     reduced[axis] = 1;
     Operand m = temp(reduced, x.nhwc);

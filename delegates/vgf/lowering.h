@@ -15,7 +15,8 @@
 //     BatchNormalization → mul + add with folded
 //     per-channel constants; MatMul → matmul; Gemm → [transpose] matmul [mul]
 //     [add]; AveragePool / MaxPool / GlobalAveragePool → avg_pool2d /
-//     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax →
+//     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax along
+//     the last axis in memory → a compute segment with softmax.comp, else
 //     reduce_max, sub, exp, reduce_sum, reciprocal, mul; ReduceMean →
 //     reduce_sum per axis + mul; ReduceSum / ReduceMax → reduce_sum /
 //     reduce_max per axis; Pad (constant mode) → pad; Resize → resize with
