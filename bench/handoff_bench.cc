@@ -29,7 +29,10 @@
 // so), a table of median µs per op and GB/s, which path wins per direction
 // and size, what host_access_policy (shared_gpu/host_access.h) chooses, and
 // the crossover sizes: the first measured size at which staged beats
-// mapped, with a linear estimate between the two bracketing sizes. --json
+// mapped, with a linear estimate between the two bracketing sizes; then a
+// 3-channel 224x224 f32 image's NCHW -> NHWC upload into the device buffer
+// (scheduler/layout.h's permute_layout, as the VGF delegate's input handoff
+// does it) against a memcpy and the source-order walk it replaced. --json
 // prints the same as one JSON object instead.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -45,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/layout.h"
 #include "shared_gpu/buffer.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/host_access.h"
@@ -267,6 +271,42 @@ int run(const Options& options) {
   const Crossover up = find_crossover(rows, kUploadMapped, kUploadStaged);
   const Crossover down = find_crossover(rows, kReadbackMapped, kReadbackStaged);
 
+  // A CNN input's NCHW -> NHWC upload as the VGF delegate's handoff does it
+  // (permute_layout straight into the mapped device buffer), against a
+  // plain memcpy and the source-order walk it replaced.
+  const Shape image = {1, 3, 224, 224};
+  const uint64_t image_bytes = 1 * 3 * 224 * 224 * sizeof(float);
+  double layout_us[3] = {-1, -1, -1};  // memcpy, permute_layout, source order
+  if (image_bytes <= max_bytes) {
+    std::byte* mapped = device->mapped();
+    const auto source_order = [&] {
+      const int64_t c = image[1], hw = image[2] * image[3];
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < hw; ++p)
+          std::memcpy(mapped + (p * c + ch) * 4, src.data() + (ch * hw + p) * 4, 4);
+    };
+    const auto layout_ops = std::to_array<std::function<Status()>>({
+        [&] {
+          std::memcpy(mapped, src.data(), image_bytes);
+          return Status::ok();
+        },
+        [&] {
+          permute_layout(src.data(), mapped, image, sizeof(float), true);
+          return Status::ok();
+        },
+        [&] {
+          source_order();
+          return Status::ok();
+        },
+    });
+    for (size_t i = 0; i < layout_ops.size(); ++i) {
+      int reps = 0;
+      Result<double> us = time_op(layout_ops[i], options.budget_ms, &reps);
+      if (!us.is_ok()) return fail(us.status());
+      layout_us[i] = *us;
+    }
+  }
+
   const std::string device_type(device_type_name(type));
   const std::string memory_kind = host_memory_kind_name(classify_host_memory(type, device_flags));
   if (options.json) {
@@ -299,8 +339,10 @@ int run(const Options& options) {
              ", \"estimate_bytes\": " + std::to_string(static_cast<uint64_t>(c.estimate_bytes)) +
              ", \"flips_back\": " + (c.flips_back ? "true" : "false") + "}";
     };
-    std::printf("  ],\n  \"crossover\": {\"upload\": %s, \"readback\": %s}\n}\n", crossover_json(up).c_str(),
+    std::printf("  ],\n  \"crossover\": {\"upload\": %s, \"readback\": %s},\n", crossover_json(up).c_str(),
                 crossover_json(down).c_str());
+    std::printf("  \"nhwc_upload_us\": {\"bytes\": %llu, \"memcpy\": %.3f, \"permute\": %.3f, \"source_order\": %.3f}\n}\n",
+                static_cast<unsigned long long>(image_bytes), layout_us[0], layout_us[1], layout_us[2]);
     return 0;
   }
 
@@ -339,6 +381,10 @@ int run(const Options& options) {
   }
   std::printf("\ncrossover upload:   %s\n", crossover_text(rows, up).c_str());
   std::printf("crossover readback: %s\n", crossover_text(rows, down).c_str());
+  if (layout_us[0] >= 0)
+    std::printf("\nNCHW->NHWC upload of f32[1,3,224,224] into the device buffer, median µs: memcpy %.2f · "
+                "permute_layout %.2f · the source-order walk it replaced %.2f\n",
+                layout_us[0], layout_us[1], layout_us[2]);
   return 0;
 }
 

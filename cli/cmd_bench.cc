@@ -137,9 +137,18 @@ int run_bench(BenchOptions o) {
   // Refused before anything is timed, not after.
   if (o.compare_policies)
     if (Status s = check_comparable(o.model); !s.is_ok()) return report_error(s);
+  // Each GPU island's recorded dispatches and barriers, as the session's
+  // handles recorded them (what `preview` counts from the blobs).
+  std::vector<std::pair<std::string, CommandStreamCounts>> commands;
   Result<Measurement> measured = [&]() -> Result<Measurement> {
     // The session is closed before the policies are compared (each opens its own).
     HS_ASSIGN_OR_RETURN(ReadySession ready, open_with_inputs(*profile, o.common, o.model, o.inputs));
+    for (const auto& [island, counts] : ready.session->command_streams()) {
+      const ProgramIsland* pi = nullptr;
+      for (const ProgramIsland& candidate : ready.session->program().islands)
+        if (candidate.id == island) pi = &candidate;
+      commands.push_back({(pi ? pi->delegate : std::string("?")) + "#" + std::to_string(island), counts});
+    }
     return measure(*ready.session, ready.inputs, o.requests, o.warmup, !o.json);
   }();
   if (!measured.is_ok()) return report_error(measured.status());
@@ -193,6 +202,10 @@ int run_bench(BenchOptions o) {
       j << (first ? "" : ", ") << json_quote(track) << ": " << percentile(v, 0.5);
       first = false;
     }
+    j << "}, \"commands\": {";
+    for (size_t i = 0; i < commands.size(); ++i)
+      j << (i ? ", " : "") << json_quote(commands[i].first) << ": {\"dispatches\": " << commands[i].second.dispatches
+        << ", \"copies\": " << commands[i].second.copies << ", \"barriers\": " << commands[i].second.barriers << "}";
     j << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
     for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
     j << "}";
@@ -216,6 +229,10 @@ int run_bench(BenchOptions o) {
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
     for (const auto& [track, v] : island_ms)
       std::printf("islands  %-32s p50 %.3f ms per request\n", track.c_str(), percentile(v, 0.5));
+    for (const auto& [island, c] : commands)
+      std::printf("commands %-32s dispatches %llu · barriers %llu%s\n", island.c_str(),
+                  static_cast<unsigned long long>(c.dispatches), static_cast<unsigned long long>(c.barriers),
+                  c.copies ? (" · copies " + std::to_string(c.copies)).c_str() : "");
     if (profile->profile_ops) print_op_profile(summarize_op_profile(stats), o.op_rows);
     if (o.compare_policies) {
       std::fflush(stdout);  // the figures above stay on screen while the policies run

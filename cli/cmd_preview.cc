@@ -40,6 +40,9 @@ int run_preview(const PreviewOptions& o) {
   if (!program.is_ok()) return report_error(program.status());
   PreviewHeader extras;
   extras.handoffs = program_handoffs(*program);
+  auto commands = program_commands(*program, planned->delegates);
+  if (!commands.is_ok()) return report_error(commands.status());
+  extras.commands = std::move(commands).value();
   extras.memory_text = format_memory_text(program->memory);
   extras.memory_json = format_memory_json(program->memory);
   const PreviewProfile shown = preview_profile_from(*profile);

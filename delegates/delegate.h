@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -142,6 +143,16 @@ DevicePlacement pack_placement(const DeviceMemoryNeeds& needs, uint64_t& arena_b
 Status check_placement(const DeviceMemoryNeeds& needs, const DevicePlacement& placement, uint64_t arena_bytes,
                        uint64_t min_offset_alignment);
 
+// What a device island's one recorded command buffer holds between its
+// leading and trailing barriers (which every island records): known at
+// compile time from the blob, from the same lowering init() records, so
+// `hetsched preview` shows what runs.
+struct CommandStreamCounts {
+  uint64_t dispatches = 0;  // vkCmdDispatch
+  uint64_t copies = 0;      // vkCmdCopyBuffer
+  uint64_t barriers = 0;    // pipeline barriers between them
+};
+
 // One timed piece of an island's last run, with profile_ops on: a portable
 // kernel, an XNNPACK segment (its nodes run inside one runtime, which the
 // Debian XNNPACK build cannot time one by one) or a GPU dispatch.
@@ -206,6 +217,10 @@ class IslandHandle {
   // GPU. Empty when made without profile_ops (host islands use
   // ExecContext::op_timings instead).
   virtual Result<std::vector<OpTiming>> op_timings() const { return std::vector<OpTiming>{}; }
+  // Device islands: what their one recorded command buffer holds (the same
+  // counts Delegate::command_stream gives for their blob). Host islands:
+  // nothing.
+  virtual std::optional<CommandStreamCounts> command_stream() const { return std::nullopt; }
 };
 
 // Options the runtime gives init(): the delegate's options from the profile.
@@ -248,6 +263,13 @@ class Delegate {
     (void)blob;
     (void)specs;
     return failed_precondition("delegate '" + std::string(name()) + "' keeps its tensors in host memory");
+  }
+  // Device delegates: the commands an island compiled to `blob` records
+  // (CommandStreamCounts). kFailedPrecondition for host delegates.
+  virtual Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const {
+    (void)blob;
+    (void)specs;
+    return failed_precondition("delegate '" + std::string(name()) + "' records no command buffer");
   }
   // Device delegates: the shared GPU context their islands run on (resolved
   // through the registry on first use), so the session can make arenas on

@@ -182,6 +182,20 @@ std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, cons
       out << format_bytes(island.output_bytes);
     out << "\n";
   }
+  if (!header.commands.empty()) {
+    // What each GPU island's one command buffer runs: dispatch and barrier
+    // counts are most of a small model's GPU time on a fast device.
+    out << "\ngpu commands (per island, as recorded)\n";
+    uint64_t dispatches = 0, barriers = 0;
+    for (const PreviewCommands& c : header.commands) {
+      out << " " << pad(endpoint(plan, c.island), 12) << "dispatches " << c.dispatches << " · barriers " << c.barriers;
+      if (c.copies > 0) out << " · copies " << c.copies;
+      out << "\n";
+      dispatches += c.dispatches;
+      barriers += c.barriers;
+    }
+    if (header.commands.size() > 1) out << " " << pad("total", 12) << "dispatches " << dispatches << " · barriers " << barriers << "\n";
+  }
   out << "\nhandoffs\n";
   for (const PreviewHandoff& h : handoffs_of(graph, plan, header)) {
     const std::string kind = h.layout.empty() || h.kind == "layout conversion" ? h.kind : h.kind + " " + h.layout;
@@ -231,6 +245,10 @@ std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, cons
     out << "], \"input_bytes\": " << island.input_bytes << ", \"output_bytes\": " << island.output_bytes;
     if (plan.predicted_ms > 0)
       out << ", \"predicted_ms\": " << island.predicted_ms << ", \"predicted_start_ms\": " << island.predicted_start_ms;
+    for (const PreviewCommands& c : header.commands)
+      if (c.island == island.id)
+        out << ", \"commands\": {\"dispatches\": " << c.dispatches << ", \"copies\": " << c.copies
+            << ", \"barriers\": " << c.barriers << "}";
     out << "}";
   }
   out << "\n  ],\n  \"handoffs\": [";

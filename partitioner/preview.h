@@ -41,11 +41,20 @@ struct PreviewHandoff {
   double predicted_ms = -1;  // the cost model's time for it; -1: no prediction
 };
 
+// A device island's command buffer as its delegate records it
+// (Delegate::command_stream): between its leading and trailing barriers.
+struct PreviewCommands {
+  int island = 0;
+  uint64_t dispatches = 0, copies = 0, barriers = 0;
+};
+
 // What the preview shows beyond the partition, from the compiled program.
 struct PreviewHeader {
   std::string context_line;  // "vgf_vk_unified_e2e:7 → llvmpipe · shared by vgf, vulkan"; empty when no GPU
   // The program's handoff steps; without a program, derived from the plan's cut edges.
   std::optional<std::vector<PreviewHandoff>> handoffs;
+  // Per device island, from the compiled program's blobs.
+  std::vector<PreviewCommands> commands;
   std::string memory_text;  // appended as is to the text
   std::string memory_json;  // a JSON value, emitted as "memory" when not empty
 };
@@ -53,7 +62,7 @@ struct PreviewHeader {
 std::string format_plan_text(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,
                              const PreviewHeader& header = {});
 // Stable schema (docs/cli.md): {"model", "profile", "policy", "islands": [{"id", "delegate", "nodes", "ops",
-// "input_bytes", "output_bytes"}], "handoffs": [{"value", "from", "to", "bytes", "kind", "layout"}], "pruned": [...],
+// "input_bytes", "output_bytes", "commands": {"dispatches", "copies", "barriers"} (device islands of a compiled program)}], "handoffs": [{"value", "from", "to", "bytes", "kind", "layout"}], "pruned": [...],
 // "nodes": [{"name", "op", "delegate", "pass", "reason"}], "coverage": {delegate: nodes}, "unsupported": {...},
 // "memory": [{"domain", "planned_bytes", "lower_bound", "buffers"}] (with a compiled program)}
 std::string format_plan_json(const Graph& graph, const PartitionPlan& plan, const PreviewProfile& profile,

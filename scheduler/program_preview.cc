@@ -17,6 +17,19 @@ std::vector<PreviewHandoff> program_handoffs(const Program& program) {
   return out;
 }
 
+Result<std::vector<PreviewCommands>> program_commands(const Program& program, const DelegateSet& delegates) {
+  std::vector<PreviewCommands> out;
+  for (const ProgramIsland& island : program.islands) {
+    const Delegate* d = delegates.find(island.delegate);
+    if (!d || d->memory_kind() != MemoryDomain::Kind::kDevice) continue;
+    Result<CommandStreamCounts> counts = d->command_stream(island.blob, island.compile_specs);
+    if (!counts.is_ok())
+      return counts.status().with_context("failed to count the commands of island " + std::to_string(island.id) + ": ");
+    out.push_back({island.id, counts->dispatches, counts->copies, counts->barriers});
+  }
+  return out;
+}
+
 std::string format_memory_text(const MemoryPlan& plan) {
   std::ostringstream out;
   out << "\nmemory (one arena per domain and request in flight)\n";

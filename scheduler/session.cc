@@ -337,6 +337,17 @@ Lane* Session::acquire_lane() {
   return lane;
 }
 
+std::vector<std::pair<int, CommandStreamCounts>> Session::command_streams() const {
+  std::vector<std::pair<int, CommandStreamCounts>> out;
+  if (lanes_.empty()) return out;
+  const Lane& lane = *lanes_.front();
+  for (size_t i = 0; i < lane.device_handles.size() && i < program_.islands.size(); ++i)
+    if (lane.device_handles[i])
+      if (std::optional<CommandStreamCounts> c = lane.device_handles[i]->command_stream())
+        out.emplace_back(program_.islands[i].id, *c);
+  return out;
+}
+
 void Session::release_lane(Lane* lane) {
   {
     std::lock_guard lock(lanes_mutex_);

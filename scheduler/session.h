@@ -67,6 +67,10 @@ class Session {
   // The program run, without its island blobs: they are released once the
   // islands are initialised (keep a copy of the Program to save it).
   const Program& program() const { return program_; }
+  // Per device island, in program order: its id and what its recorded
+  // command buffer holds (IslandHandle::command_stream; lane 0's, every
+  // lane records the same).
+  std::vector<std::pair<int, CommandStreamCounts>> command_streams() const;
   const StepGraph& step_graph() const { return graph_; }
   int max_in_flight() const { return static_cast<int>(lanes_.size()); }
   // Types of the model inputs/outputs, in order.

@@ -43,6 +43,8 @@ Result<VkInstance> create_vulkan_instance(const InstanceOptions& options) {
     flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
   }
   VkDebugUtilsMessengerCreateInfoEXT messenger_info{};
+  VkValidationFeaturesEXT features{};
+  const VkValidationFeatureEnableEXT kSyncValidation = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
   const void* next = nullptr;
   if (options.enable_validation) {
     layers.push_back(kValidationLayerName);
@@ -50,6 +52,19 @@ Result<VkInstance> create_vulkan_instance(const InstanceOptions& options) {
     if (options.validation_log != nullptr) {
       messenger_info = validation_messenger_info(options.validation_log);
       next = &messenger_info;
+    }
+    uint32_t layer_count = 0;
+    HS_VK_RETURN_IF_ERROR(vkEnumerateInstanceExtensionProperties(kValidationLayerName, &layer_count, nullptr));
+    std::vector<VkExtensionProperties> layer_extensions(layer_count);
+    HS_VK_RETURN_IF_ERROR(
+        vkEnumerateInstanceExtensionProperties(kValidationLayerName, &layer_count, layer_extensions.data()));
+    if (has_instance_extension(layer_extensions, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+      extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+      features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+      features.pNext = next;
+      features.enabledValidationFeatureCount = 1;
+      features.pEnabledValidationFeatures = &kSyncValidation;
+      next = &features;
     }
   }
 

@@ -17,7 +17,11 @@ inline constexpr uint32_t kMinVulkanVersion = VK_API_VERSION_1_2;
 struct InstanceOptions {
   std::string app_name = "hetsched";
   // Enables VK_LAYER_KHRONOS_validation and VK_EXT_debug_utils. kUnavailable
-  // (naming vulkan-validationlayers) when the layer is missing.
+  // (naming vulkan-validationlayers) when the layer is missing. With it
+  // comes the layer's synchronization validation (VK_EXT_validation_features,
+  // where the layer offers it): a missing barrier between two dispatches
+  // (shared_gpu/barrier_plan.h) is a SYNC-HAZARD-* message, where plain
+  // validation, and lavapipe's in-order results, would miss it.
   bool enable_validation = false;
   // Receives messages emitted during vkCreateInstance (and, since the info is
   // kept by the loader, vkDestroyInstance). Not retained beyond the

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "shared_gpu/barrier_plan.h"
 #include "shared_gpu/buffer.h"
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/compute_pipeline.h"
@@ -179,6 +180,59 @@ TEST_F(GpuHelpersTest, PipelineAndDescriptorArgumentsAreChecked) {
   Result<VkDescriptorSet> set = descriptors->allocate(*pipeline, one);
   EXPECT_EQ(set.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(set.status().message(), "failed to allocate descriptor set: 1 buffers given, the pipeline has 2 bindings");
+}
+
+// Two dispatches, the second reading what the first wrote, recorded with and
+// without the barrier the planner asks for: synchronization validation
+// (on with validation in every GPU test) reports the missing one. Lavapipe
+// runs dispatches in order, so results alone would not show it.
+class SyncValidationTest : public testing::VkTest {};
+
+TEST_F(SyncValidationTest, ReportsTheBarrierThePlannerAsksFor) {
+  if (!validation_wanted()) GTEST_SKIP() << "HETSCHED_TEST_VALIDATION=off";
+  for (const bool with_barrier : {true, false}) {
+    Result<std::shared_ptr<SharedGpuContext>> made = SharedGpuContext::create(options());
+    ASSERT_TRUE(made.is_ok()) << made.status().message();
+    std::shared_ptr<SharedGpuContext> context = *made;
+    Result<CommandPool> pool = CommandPool::create(*context);
+    ASSERT_TRUE(pool.is_ok()) << pool.status().message();
+    Result<ComputePipeline> pipeline = ComputePipeline::create(*context, add_one_desc());
+    ASSERT_TRUE(pipeline.is_ok()) << pipeline.status().message();
+    const uint32_t count = 64;
+    const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    Result<Buffer> a = Buffer::create(*context, count * 4, usage, MemoryUsage::kDeviceLocal);
+    Result<Buffer> b = Buffer::create(*context, count * 4, usage, MemoryUsage::kDeviceLocal);
+    Result<Buffer> c = Buffer::create(*context, count * 4, usage, MemoryUsage::kDeviceLocal);
+    ASSERT_TRUE(a.is_ok() && b.is_ok() && c.is_ok());
+    Result<DescriptorPool> descriptors = DescriptorPool::create(*context, 2, 2);
+    ASSERT_TRUE(descriptors.is_ok()) << descriptors.status().message();
+    const VkDescriptorBufferInfo first[] = {a->descriptor(), b->descriptor()};
+    const VkDescriptorBufferInfo second[] = {b->descriptor(), c->descriptor()};
+    Result<VkDescriptorSet> set0 = descriptors->allocate(*pipeline, first);
+    Result<VkDescriptorSet> set1 = descriptors->allocate(*pipeline, second);
+    ASSERT_TRUE(set0.is_ok() && set1.is_ok());
+    const std::vector<gpu::StepAccess> steps = {gpu::StepAccess{{{0, 0, 256}}, {{1, 0, 256}}}, gpu::StepAccess{{{1, 0, 256}}, {{2, 0, 256}}}};
+    const std::vector<bool> barriers = gpu::plan_barriers(steps);
+    ASSERT_EQ(barriers, (std::vector<bool>{false, true}));
+    const Status ran = pool->run_one_shot([&](VkCommandBuffer cmd) {
+      vkCmdFillBuffer(cmd, a->handle(), 0, VK_WHOLE_SIZE, 1u);
+      record_memory_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+      record_dispatch(cmd, *pipeline, *set0, std::as_bytes(std::span(&count, 1)), 1);
+      if (with_barrier && barriers[1])
+        record_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+      record_dispatch(cmd, *pipeline, *set1, std::as_bytes(std::span(&count, 1)), 1);
+    });
+    ASSERT_TRUE(ran.is_ok()) << ran.message();
+    std::string messages;
+    for (const std::string& m : context->validation_log()->messages()) messages += m + "\n";
+    if (with_barrier) {
+      EXPECT_EQ(context->validation_log()->message_count(), 0u) << messages;
+    } else {
+      EXPECT_NE(messages.find("SYNC-HAZARD-READ-AFTER-WRITE"), std::string::npos) << messages;
+    }
+  }
 }
 
 }  // namespace

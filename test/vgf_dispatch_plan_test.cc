@@ -101,6 +101,71 @@ TEST(VgfDispatchPlanTest, ReluAndHardSwishFoldIntoTheConv) {
   EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "clamp", "hardswish"}));
 }
 
+TEST(VgfDispatchPlanTest, GlobalPoolsAreReductionsWithLanesPerOutput) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    b.output(b.op("GlobalAveragePool", {b.input("x", {DType::kFloat32, {2, 24, 56, 56}})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kReduce});
+  // outer n, len h*w, inner c, op mean, 48 outputs, 64 lanes each: one workgroup per output.
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(std::vector<uint32_t>(push.begin(), push.begin() + 6), (std::vector<uint32_t>{2, 56 * 56, 24, 2, 48, 64}));
+  EXPECT_EQ(first(plan).groups, (std::array<uint32_t, 3>{48, 1, 1}));
+  // A row of 3: four lanes, sixteen outputs per workgroup.
+  const DispatchPlan short_rows = plan_of([](GraphBuilder& b) {
+    b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", std::vector<int64_t>{1}}}));
+  });
+  ASSERT_EQ(kernels(short_rows), std::vector<Kernel>{Kernel::kReduce});
+  const std::vector<uint32_t>& short_push = first(short_rows).push;
+  EXPECT_EQ(std::vector<uint32_t>(short_push.begin(), short_push.begin() + 6), (std::vector<uint32_t>{37, 3, 1, 1, 37, 4}));
+  EXPECT_EQ(first(short_rows).groups, (std::array<uint32_t, 3>{3, 1, 1}));
+}
+
+TEST(VgfDispatchPlanTest, AMeanOverNeighbouringAxesIsOneReduction) {
+  // ReduceMean over H and W (MnasNet's head): NHWC axes 1 and 2, one
+  // reduce_sum each as lowered, then the mul by 1/(H*W), which folds in.
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {2, 24, 7, 9}});
+    b.output(b.op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{2, 3}}}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kReduce});
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(std::vector<uint32_t>(push.begin(), push.begin() + 7), (std::vector<uint32_t>{2, 63, 24, 0, 48, 64, 24}));  // the 1/n per channel
+  EXPECT_EQ(first(plan).ops, (std::vector<std::string>{"reduce_sum", "reduce_sum", "mul"}));
+}
+
+TEST(VgfDispatchPlanTest, SwishFoldsIntoTheConvAsOneEpilogueOp) {
+  const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); },
+                                      {1, 16, 12, 12}, {8, 16, 3, 3});
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  const Dispatch& conv = first(plan);
+  EXPECT_EQ(conv.specialization[3], static_cast<uint32_t>(gpu::OpCode::kSwish));
+  EXPECT_EQ(conv.ops, (std::vector<std::string>{"conv2d", "sigmoid", "mul"}));
+  // Operands swapped, after a Relu: the second epilogue op.
+  const DispatchPlan swapped = conv_plan(
+      [](GraphBuilder& b, ValueId y) {
+        const ValueId r = b.op("Relu", {y});
+        return b.op("Mul", {b.op("Sigmoid", {r}), r});
+      },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  ASSERT_EQ(kernels(swapped), std::vector<Kernel>{Kernel::kConv2d});
+  EXPECT_EQ(first(swapped).specialization[3],
+            static_cast<uint32_t>(gpu::OpCode::kRelu) | static_cast<uint32_t>(gpu::OpCode::kSwish) << 8);
+}
+
+TEST(VgfDispatchPlanTest, SwishStaysApartWhenItsInputHasAThirdReader) {
+  // y * Sigmoid(y) + y: y is read three times, so the conv must write it.
+  const DispatchPlan plan = conv_plan(
+      [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Mul", {y, b.op("Sigmoid", {y})}), y}); },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary, Kernel::kBinary}));
+  // x * Sigmoid(z) of two different tensors is no Swish (the Sigmoid
+  // folds into the Neg's dispatch).
+  const DispatchPlan other = conv_plan(
+      [](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {b.op("Neg", {y})})}); },
+      {1, 16, 12, 12}, {8, 16, 3, 3});
+  EXPECT_EQ(kernels(other), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary, Kernel::kBinary}));
+}
+
 TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvWhoseOutputIsReadTwice) {
   const DispatchPlan plan = conv_plan([](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); },
                                       {1, 16, 12, 12}, {8, 16, 3, 3});
@@ -156,7 +221,57 @@ TEST(VgfDispatchPlanTest, ResidualAddAndReluAreOneDispatch) {
     b.output(b.op("Relu", {b.op("Add", {x, r})}));
   });
   ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kBinary});
-  EXPECT_EQ(first(plan).push[3], 1u);  // clamp
+  const std::vector<uint32_t>& push = first(plan).push;
+  EXPECT_EQ(push[3], 0u);  // no affine
+  EXPECT_EQ(push[4 + 18], static_cast<uint32_t>(gpu::OpCode::kRelu));  // the epilogue ops, after the dims
+}
+
+// LayerNormalization over contiguous rows (a transformer's) is one compute
+// segment of layer_norm.comp; in NHWC (rank 4) the lowering writes it out
+// (reduce_sum, mul by 1/n, sub, mul, reduce_sum, mul by 1/n, add epsilon,
+// rsqrt, mul, mul by gamma, add beta), and the scales, epsilon and rsqrt
+// fold into the reductions.
+TEST(VgfDispatchPlanTest, LayerNormalizationOfRowsIsOneComputeDispatch) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {3, 7, 40}});
+    b.output(b.op("LayerNormalization", {x, b.constant("g", ramp({40})), b.constant("b", ramp({40}))},
+                  {{"axis", int64_t{-1}}}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kCustom});
+  const Dispatch& d = first(plan);
+  EXPECT_EQ(d.groups, (std::array<uint32_t, 3>{21, 1, 1}));  // a workgroup per row
+  EXPECT_EQ(d.push[0], 3u * 7 * 40);
+  EXPECT_EQ(d.push[1], 40u);
+}
+
+TEST(VgfDispatchPlanTest, SoftmaxOfRowsIsOneComputeDispatch) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {2, 5, 129}})}));
+  });
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kCustom});
+  EXPECT_EQ(first(plan).groups, (std::array<uint32_t, 3>{10, 1, 1}));
+  EXPECT_EQ(first(plan).push, (std::vector<uint32_t>{2 * 5 * 129, 129}));
+}
+
+TEST(VgfDispatchPlanTest, LayerNormalizationInNhwcFoldsTailsIntoItsReductions) {
+  const DispatchPlan plan = plan_of([](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {2, 4, 3, 5}});
+    b.output(b.op("LayerNormalization", {x, b.constant("g", ramp({4, 3, 5})), b.constant("b", ramp({4, 3, 5}))},
+                  {{"axis", int64_t{1}}}));
+  });
+  std::vector<const Dispatch*> reductions;
+  for (const Dispatch& d : plan.segments[0].dispatches)
+    if (d.kernel == Kernel::kReduce) reductions.push_back(&d);
+  // The normalised axes C, H, W are NHWC axes 3, 1, 2, a reduce_sum each
+  // as lowered: H and W join (neighbours), C stays apart; the last of each
+  // statistic carries the tail.
+  ASSERT_EQ(reductions.size(), 4u);
+  EXPECT_EQ(reductions[1]->push[6], 1u);  // the mean's 1/n, one affine value
+  EXPECT_EQ(reductions[3]->push[7], static_cast<uint32_t>(gpu::OpCode::kSqrt) |
+                                        static_cast<uint32_t>(gpu::OpCode::kReciprocal) << 8);
+  // 15 operators: two reductions joined, the two 1/n muls, the epsilon add
+  // and the rsqrt folded.
+  EXPECT_EQ(plan.dispatch_count(), 9u);
 }
 
 }  // namespace

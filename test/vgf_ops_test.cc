@@ -444,6 +444,69 @@ std::vector<OpCase> nn_cases() {
          const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 4, 4}});
          b.output(b.op("ReduceMax", {x}, {{"axes", Ints{1}}}));
        }},
+      // reduce.comp's lanes: many per output (rows longer than the
+      // workgroup, odd lengths), outputs neighbours in memory (inner > 1:
+      // NHWC channels of a global pool), several outputs per workgroup.
+      {"GlobalAveragePoolLongRows",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 13, 57, 55}});
+         b.output(b.op("GlobalAveragePool", {x}));
+       }},
+      {"GlobalMaxPoolAsMaxPool",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 9, 11}});
+         b.output(b.op("MaxPool", {x}, {{"kernel_shape", Ints{9, 11}}}));
+       },
+       -3.f, -1.f},
+      {"ReduceSumMiddleAxisLong",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 131, 7}});
+         b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {1}, {1})}));
+       }},
+      {"ReduceMaxShortRowsManyPerGroup",
+       [](GraphBuilder& b) { b.output(b.op("ReduceMax", {b.input("x", {DType::kFloat32, {37, 3}})}, {{"axes", Ints{1}}})); },
+       -3.f, -1.f},
+      // Tails folded into the element-wise kernels (tail.glsl): a
+      // per-channel affine (NHWC: the last dim), then epilogue ops; an
+      // affine after an activation stays a dispatch of its own.
+      {"BinaryThenChannelAffineAndRelu",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 5, 3, 7}});
+         const ValueId y = b.input("y", {DType::kFloat32, {2, 5, 3, 7}});
+         const ValueId m = b.op("Mul", {b.op("Mul", {x, y}), b.constant("g", random_constant({1, 5, 1, 1}, 61))});
+         b.output(b.op("Relu", {b.op("Add", {m, b.constant("o", random_constant({1, 5, 1, 1}, 62))})}));
+       }},
+      {"UnaryThenScalarAffineRsqrtThenScale",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 11, 13}});
+         const ValueId a = b.op("Add", {b.op("Mul", {b.op("Abs", {x}), b.constant_f32("s", {}, {0.5f})}),
+                                        b.constant_f32("e", {}, {0.25f})});
+         const ValueId r = b.op("Reciprocal", {b.op("Sqrt", {a})});
+         b.output(b.op("Mul", {r, b.constant_f32("k", {}, {3.f})}));
+       }},
+      {"ReduceMeanThenExp",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {4, 3, 77}});
+         b.output(b.op("Exp", {b.op("ReduceMean", {x}, {{"axes", Ints{-1}}})}));
+       }},
+      {"ReduceMeanOverHeightAndWidthOneReduction",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 19, 13, 11}});
+         b.output(b.op("ReduceMean", {x}, {{"axes", Ints{2, 3}}, {"keepdims", int64_t{0}}}));
+       }},
+      {"ReduceSumShortMiddleAxisManyPerGroup",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {3, 5, 9}});
+         b.output(b.op("ReduceSum", {x, b.constant_i64("axes", {1}, {1})}));
+       }},
+      // The last logical axis of a rank-4 (NHWC) tensor is not the last in
+      // memory: the written-out form, not softmax.comp.
+      {"SoftmaxRank4LastAxisWrittenOut",
+       [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {2, 3, 4, 37}})})); },
+       -4.f, 4.f, 1e-6f, 1e-5f},
+      {"SoftmaxLongRow",
+       [](GraphBuilder& b) { b.output(b.op("Softmax", {b.input("x", {DType::kFloat32, {3, 1001}})})); },
+       -4.f, 4.f, 1e-6f, 1e-5f},
       {"ReduceMeanLongRow",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {4, 5, 333}});
@@ -629,6 +692,9 @@ std::vector<OpCase> transformer_cases() {
       gelu("GeluErf", "none", {2, 9, 13}),
       gelu("GeluTanh", "tanh", {1, 3, 5, 7}),
       layer_norm("LayerNormLastAxis", {1, 7, 13}, {13}, true, -1),
+      // Rows longer than layer_norm.comp's 64 lanes, odd, rank 2 and 3.
+      layer_norm("LayerNormLongRows", {5, 769}, {769}, true, -1),
+      layer_norm("LayerNormTwoTrailingAxesRows", {3, 9, 11}, {9, 11}, false, 1),
       layer_norm("LayerNormTwoAxesNoBias", {2, 5, 3, 7}, {3, 7}, false, 2),
       layer_norm("LayerNormNchwAxis1", {2, 3, 5, 4}, {3, 5, 4}, true, 1),
       {"WhereCausalMask",
@@ -823,9 +889,58 @@ std::vector<OpCase> shared_kernel_cases() {
                                       b.constant("m", random_constant({9}, 95)), b.constant("v", random_constant({9}, 96, 0.5f, 2.f))});
              return b.op("Relu", {bn});
            }),
+      // Swish (SiLU) as EfficientNet writes it: one epilogue op; odd shapes,
+      // split-K (the reduce applies it), and after a Relu.
+      conv("SharedConvFusedSwish", {1, 7, 9, 5}, {11, 7, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Mul", {y, b.op("Sigmoid", {y})}); }),
+      conv("SharedConvSplitKFusedSwish", {1, 64, 3, 5}, {13, 64, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Mul", {b.op("Sigmoid", {y}), y}); }),
+      conv("SharedConvFusedReluSwish", {2, 3, 5, 6}, {5, 3, 1, 1}, {},
+           [](GraphBuilder& b, ValueId y) {
+             const ValueId r = b.op("Relu", {y});
+             return b.op("Mul", {r, b.op("Sigmoid", {r})});
+           }),
+      // Swish whose input is also read elsewhere: not folded, still right.
+      conv("SharedConvSwishInputReadThrice", {1, 5, 4, 7}, {6, 5, 3, 3}, {{"pads", pad1}},
+           [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Mul", {y, b.op("Sigmoid", {y})}), y}); }),
       // The conv's output is read twice: nothing folds into it.
       conv("SharedConvOutputReadTwice", {1, 4, 6, 6}, {4, 4, 3, 3}, {{"pads", pad1}},
            [](GraphBuilder& b, ValueId y) { return b.op("Add", {b.op("Relu", {y}), y}); }),
+      // BERT's written-out GELU after a linear layer: one Gelu at compile
+      // (fuse_gelu), its compute segment the linear layer's epilogue.
+      {"SharedLinearFusedErfGelu",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {5, 37}});
+         const ValueId h = b.op("Add", {b.op("MatMul", {x, b.constant("w", random_constant({37, 23}, 7))}),
+                                        b.constant("bias", random_constant({23}, 8))});
+         const ValueId e = b.op("Erf", {b.op("Div", {h, b.constant_f32("sqrt2", {}, {1.41421356f})})});
+         b.output(b.op("Mul", {b.op("Mul", {h, b.op("Add", {e, b.constant_f32("one", {}, {1.f})})}),
+                               b.constant_f32("half", {}, {0.5f})}));
+       },
+       -2.f, 2.f, tol, tol},
+      {"SharedConvFusedGeluTanh",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 6, 5, 9}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({10, 6, 3, 3}, 99))},
+                                {{"pads", Ints{1, 1, 1, 1}}});
+         b.output(b.op("Gelu", {y}, {{"approximate", std::string("tanh")}}));
+       },
+       -1.f, 1.f, tol, tol, 20},
+      {"SharedDepthwiseFusedSwish",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 9, 7, 5}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({9, 1, 3, 3}, 97))},
+                                {{"group", int64_t{9}}, {"pads", Ints{1, 1, 1, 1}}});
+         b.output(b.op("Mul", {y, b.op("Sigmoid", {y})}));
+       },
+       -1.f, 1.f, tol, tol},
+      {"SharedLinearFusedSwish",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {3, 37}});
+         const ValueId y = b.op("MatMul", {a, b.constant("w", random_constant({37, 19}, 98))});
+         b.output(b.op("Mul", {b.op("Sigmoid", {y}), y}));
+       },
+       -1.f, 1.f, tol, tol},
       {"SharedDepthwiseFusedClip",
        [](GraphBuilder& b) {
          const ValueId x = b.input("x", {DType::kFloat32, {2, 6, 9, 7}});
@@ -874,6 +989,16 @@ INSTANTIATE_TEST_SUITE_P(AllOps, VgfOpTest, ::testing::ValuesIn(all_cases()),
 
 // --- runtime behaviour -------------------------------------------------------------------
 
+// Six ops of which none folds into the one before (each reads its input
+// twice), so each intermediate is a transient of its own.
+Result<Graph> unfused_chain_graph() {
+  GraphBuilder b("unfused_chain");
+  ValueId t = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
+  for (int i = 0; i < 6; ++i) t = b.op("Add", {t, t});
+  b.output(t);
+  return b.build();
+}
+
 Result<Graph> chain_graph() {
   GraphBuilder b("chain");
   ValueId t = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
@@ -883,7 +1008,7 @@ Result<Graph> chain_graph() {
 }
 
 TEST_F(VgfOpsTest, TransientsOfAChainShareOneAllocation) {
-  Result<Graph> g = chain_graph();
+  Result<Graph> g = unfused_chain_graph();
   ASSERT_TRUE(g.is_ok());
   Result<VgfFile> file = lower_island(whole_graph_island(*g));
   ASSERT_TRUE(file.is_ok()) << file.status().message();

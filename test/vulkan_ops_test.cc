@@ -457,6 +457,16 @@ std::vector<OpCase> cases() {
   };
   c.push_back(gelu("GeluErf", "none"));
   c.push_back(gelu("GeluTanh", "tanh"));
+  // BERT's written-out GELU after a linear layer: one Gelu at compile
+  // (fuse_gelu), then the linear layer's epilogue: one dispatch in all.
+  c.push_back({"LinearThenErfGeluIsOneDispatch",
+               [](GraphBuilder& b) {
+                 const ValueId x = in(b, "x", {5, 37});
+                 const ValueId h = b.op("Add", {b.op("MatMul", {x, cst(b, "w", {37, 23}, 7)}), cst(b, "bias", {23}, 8)});
+                 const ValueId e = b.op("Erf", {b.op("Div", {h, scalar(b, "sqrt2", 1.41421356f)})});
+                 b.output(b.op("Mul", {b.op("Mul", {h, b.op("Add", {e, scalar(b, "one", 1.f)})}), scalar(b, "half", 0.5f)}));
+               },
+               17, -2.f, 2.f, 1});
   c.push_back(binary("MinBroadcast", "Min", {4, 1, 5}, {6, 1}));
   c.push_back(binary("MaxBroadcast", "Max", {3, 5}, {5}));
   // The decoder's causal mask: scores / scale, then Where(mask, -inf, scores), one dispatch.

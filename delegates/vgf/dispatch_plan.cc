@@ -1,5 +1,6 @@
 #include "delegates/vgf/dispatch_plan.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -34,11 +35,19 @@ std::string_view kernel_name(Kernel kernel) {
   return "unknown";
 }
 
+namespace {
+// The tail the element-wise kernels end in (shaders/tail.glsl): channels
+// (0: no affine), epilogue ops, four epilogue parameters.
+constexpr uint32_t kTailWords = 6;
+}  // namespace
+
 uint32_t kernel_binding_count(Kernel kernel) {
   switch (kernel) {
-    case Kernel::kBinary:
+    case Kernel::kUnary:
+    case Kernel::kReduce:
     case Kernel::kMatmul:
       return 3;
+    case Kernel::kBinary: return 4;
     case Kernel::kConv2d: return gpu::kConv2dBindings;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
@@ -55,8 +64,10 @@ uint32_t kernel_binding_count(Kernel kernel) {
 // the shared conv kernels' ConvPush).
 uint32_t kernel_push_words(Kernel kernel) {
   switch (kernel) {
-    case Kernel::kUnary: return 4;
-    case Kernel::kBinary: return 4 + 3 * kMaxRank + 2;
+    // The element-wise kernels end in their folded tail: channels,
+    // epilogue ops and four epilogue parameters (Planner::tail_of).
+    case Kernel::kUnary: return 4 + kTailWords;
+    case Kernel::kBinary: return 4 + 3 * kMaxRank + kTailWords - 1;
     case Kernel::kCopy:
     case Kernel::kPad:
       return 4 + 3 * kMaxRank;
@@ -67,7 +78,7 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kTransposeConv2d: return 17;
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
-    case Kernel::kReduce: return 5;
+    case Kernel::kReduce: return 6 + kTailWords;
     case Kernel::kResize: return 8;
     case Kernel::kSelect: return 2 + 4 * kMaxRank;
     case Kernel::kCastF16ToF32:
@@ -185,6 +196,7 @@ class Planner {
         d.module = s.module;
         d.bindings = s.inputs;
         d.bindings.insert(d.bindings.end(), s.outputs.begin(), s.outputs.end());
+        d.writes = s.outputs;
         d.push = s.push_constants;
         d.groups = {s.dispatch[0], s.dispatch[1], s.dispatch[2]};
         d.label = "segment " + std::to_string(si) + " (compute '" + m.name + "')";
@@ -211,6 +223,8 @@ class Planner {
            uint64_t elements) {
     Dispatch d;
     d.kernel = kernel;
+    // Every built-in shader but the conv kernels writes its last binding.
+    d.writes = {bindings.back()};
     d.bindings = std::move(bindings);
     d.push = std::move(push);
     d.groups = element_groups(elements);
@@ -268,6 +282,7 @@ class Planner {
         for (int64_t tap = 0; tap < taps; ++tap) w[static_cast<size_t>(tap * p.out_channels + oc)] = scaled(oc, 0, tap);
       d.kernel = Kernel::kDepthwiseConv2d;
       d.bindings = {x, derive({name + "/weights", words_of(w), 0}), b, tail.output};
+      d.writes = {tail.output};
       d.specialization = {1};  // NHWC
       d.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
       out.push_back(std::move(d));
@@ -292,6 +307,7 @@ class Planner {
     d.groups = gpu::conv_workgroups(p, tiling);
     if (tiling.splits == 1) {
       d.bindings = {x, w, b, tail.output, taps};
+      d.writes = {tail.output};
       out.push_back(std::move(d));
       return tail.items;
     }
@@ -301,10 +317,12 @@ class Planner {
     DerivedBuffer& partial = plan_->derived[static_cast<size_t>(partial_) - file_.resources.size()];
     partial.scratch_bytes = std::max(partial.scratch_bytes, gpu::conv_partial_bytes(p, tiling));
     d.bindings = {x, w, b, static_cast<uint32_t>(partial_), taps};
+    d.writes = {static_cast<uint32_t>(partial_)};
     Dispatch reduce = d;
     out.push_back(std::move(d));
     reduce.kernel = Kernel::kConv2dReduce;
     reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output};
+    reduce.writes = {tail.output};
     reduce.specialization = {tiling.splits, 1};  // NHWC
     reduce.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
     out.push_back(std::move(reduce));
@@ -369,6 +387,24 @@ class Planner {
                 [&](int64_t oc, int64_t c, int64_t) { return w[static_cast<size_t>(c * n + oc)]; }, out);
   }
 
+  // reduce.comp over x viewed as [outer, len, inner] (op 0 sum, 1 max, 2
+  // mean): a power-of-two number of lanes per output, up to the workgroup
+  // (64), at most what the row has.
+  // Returns the items folded into it (LayerNormalization's mean scale;
+  // its variance's scale, epsilon and rsqrt).
+  size_t reduce(size_t item, std::vector<Dispatch>& out, uint32_t x, uint32_t y, int64_t outer, int64_t len,
+                int64_t inner, uint32_t op) {
+    uint32_t lanes = 1;
+    while (lanes < kWorkgroupSize && lanes < len) lanes *= 2;
+    const uint64_t count = static_cast<uint64_t>(outer * inner);
+    const Tail tail = tail_of(item, y, x);
+    std::vector<uint32_t> push = {u32(outer), u32(len), u32(inner), op, u32(static_cast<int64_t>(count)), lanes};
+    push.insert(push.end(), tail.push.begin(), tail.push.end());
+    add(out, Kernel::kReduce, {x, tail.affine, tail.fused.output}, std::move(push), count * lanes);
+    name_tail(out.back(), tail.fused);
+    return tail.fused.items;
+  }
+
   // One strided copy over `iter`.
   void copy(std::vector<Dispatch>& out, uint32_t src, uint32_t dst, const std::vector<int64_t>& iter, int64_t src_offset,
             const std::vector<int64_t>& src_strides, int64_t dst_offset, const std::vector<int64_t>& dst_strides) {
@@ -386,38 +422,67 @@ class Planner {
     if (op.op == OpCode::kConv2d || op.op == OpCode::kDepthwiseConv2d) return plan_conv(item, op, out);
     if (op.op == OpCode::kMatmul && constant_weights_matmul(op)) return plan_linear(item, op, out);
     if (is_binary(op.op)) return plan_binary(item, op, out);
-    plan_simple_op(op, out);
-    return 0;
+    return plan_simple_op(item, op, out);
   }
 
-  // A binary op, and the clamp after it when that clamp alone reads its result.
+  // What follows items_[item] (which writes `y`) and folds into its
+  // dispatch (epilogue_fusion.h): per element of y's last dim an affine
+  // (a derived buffer of scales then shifts, absent when it is the
+  // identity), then up to two epilogue ops. The element-wise shaders apply
+  // it to each result (gpu_ops.glsl's apply_epilogue); `unused` is bound in
+  // the affine's place when there is none.
+  struct Tail {
+    FusedTail fused;
+    uint32_t affine = 0;
+    std::vector<uint32_t> push;  // kTailWords
+  };
+  Tail tail_of(size_t item, uint32_t y, uint32_t unused) {
+    Tail t;
+    const int64_t channels = shape(y).empty() ? 1 : shape(y).back();
+    t.fused = fuse_tail(file_, items_, item, y, channels, readers_);
+    t.affine = unused;
+    bool identity = true;
+    for (size_t c = 0; c < t.fused.scale.size(); ++c) identity &= t.fused.scale[c] == 1.f && t.fused.shift[c] == 0.f;
+    if (!identity) {
+      std::vector<float> words = t.fused.scale;
+      words.insert(words.end(), t.fused.shift.begin(), t.fused.shift.end());
+      t.affine = derive({(op_->name.empty() ? label_ : op_->name) + "/affine", words_of(words), 0});
+    }
+    t.push = {identity ? 0u : u32(channels), t.fused.epilogue_ops};
+    for (float v : t.fused.epilogue_params) t.push.push_back(bits(v));
+    return t;
+  }
+
+  // Names the folded items after the dispatch's own node.
+  static void name_tail(Dispatch& d, const FusedTail& tail) {
+    d.nodes.insert(d.nodes.end(), tail.nodes.begin(), tail.nodes.end());
+    d.ops.insert(d.ops.end(), tail.ops.begin(), tail.ops.end());
+  }
+
+  // A binary op, and the tail that folds into it (a residual Add and its
+  // ReLU; LayerNormalization's normalised value times gamma plus beta).
   size_t plan_binary(size_t item, const Operator& op, std::vector<Dispatch>& out) {
-    uint32_t y = op.outputs[0];
     const uint32_t code = op.op == OpCode::kAdd ? 0 : op.op == OpCode::kSub ? 1 : op.op == OpCode::kMul ? 2 : 3;
-    const std::vector<int64_t>& out_shape = shape(y);
-    const Operator* next = item + 1 < items_.size() ? items_[item + 1].op : nullptr;
-    const bool clamp = next && next->op == OpCode::kClamp && next->inputs[0] == y && readers_[y] == 1 &&
-                       res(y).kind == ResourceKind::kIntermediate && res(y).alias_group < 0;
+    const uint32_t produced = op.outputs[0];
+    const std::vector<int64_t>& out_shape = shape(produced);
+    const Tail tail = tail_of(item, produced, op.inputs[0]);
+    const uint32_t y = tail.fused.output;
     // Operands shaped like the output (no broadcast: a residual Add) are
     // walked as one dim, which spares the shader its per-dim index split.
     const bool dense = shape(op.inputs[0]) == out_shape && shape(op.inputs[1]) == out_shape;
     const std::vector<int64_t> walked = dense ? std::vector<int64_t>{res(y).elements()} : out_shape;
-    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(walked.size())),
-                                  clamp ? 1u : 0u};
+    std::vector<uint32_t> push = {u32(res(y).elements()), code, u32(static_cast<int64_t>(walked.size())), tail.push[0]};
     put_dims(push, walked);
     for (uint32_t in : {op.inputs[0], op.inputs[1]}) put_dims(push, broadcast_strides(dense ? walked : shape(in)));
-    const ClampAttr bounds = clamp ? std::get<ClampAttr>(next->attr) : ClampAttr{};
-    push.push_back(bits(bounds.min));
-    push.push_back(bits(bounds.max));
-    if (clamp) y = next->outputs[0];
-    add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], y}, std::move(push), static_cast<uint64_t>(res(y).elements()));
-    if (!clamp) return 0;
-    out.back().nodes.push_back(next->name);
-    out.back().ops.push_back("clamp");
-    return 1;
+    push.insert(push.end(), tail.push.begin() + 1, tail.push.end());
+    add(out, Kernel::kBinary, {op.inputs[0], op.inputs[1], tail.affine, y}, std::move(push),
+        static_cast<uint64_t>(res(y).elements()));
+    name_tail(out.back(), tail.fused);
+    return tail.fused.items;
   }
 
-  void plan_simple_op(const Operator& op, std::vector<Dispatch>& out) {
+  // Every other operator; returns how many items after it were folded in.
+  size_t plan_simple_op(size_t item, const Operator& op, std::vector<Dispatch>& out) {
     const uint32_t y = op.outputs[0];
     const uint32_t x = op.inputs[0];
     const uint64_t count = static_cast<uint64_t>(res(y).elements());
@@ -427,7 +492,7 @@ class Planner {
         const Kernel k = is_half_float(from) ? Kernel::kCastF16ToF32 : Kernel::kCastF32ToF16;
         const uint32_t bf16 = from == DType::kBFloat16 || to == DType::kBFloat16 ? 1 : 0;
         add(out, k, {x, y}, {u32(res(y).elements()), bf16}, count);
-        return;
+        return 0;
       }
       // The word kinds of shared_gpu/shaders/cast_bits.glsl.
       auto kind = [](DType d) -> uint32_t { return d == DType::kInt32 ? 1 : d == DType::kInt64 ? 2 : 0; };
@@ -435,7 +500,7 @@ class Planner {
                        : from == DType::kBool ? Kernel::kCastFromBool
                                               : Kernel::kCastWords;
       add(out, k, {x, y}, {u32(res(y).elements()), kind(from), kind(to)}, count);
-      return;
+      return 0;
     }
     if (is_unary(op.op)) {
       float lo = 0.f, hi = 0.f;
@@ -443,8 +508,13 @@ class Planner {
         lo = c->min;
         hi = c->max;
       }
-      add(out, Kernel::kUnary, {x, y}, {u32(res(y).elements()), unary_code(op.op), bits(lo), bits(hi)}, count);
-      return;
+      const Tail tail = tail_of(item, y, x);
+      const uint32_t z = tail.fused.output;
+      std::vector<uint32_t> push = {u32(res(z).elements()), unary_code(op.op), bits(lo), bits(hi)};
+      push.insert(push.end(), tail.push.begin(), tail.push.end());
+      add(out, Kernel::kUnary, {x, tail.affine, z}, std::move(push), count);
+      name_tail(out.back(), tail.fused);
+      return tail.fused.items;
     }
     if (op.op == OpCode::kSelect) {
       const std::vector<int64_t>& out_shape = shape(y);
@@ -452,20 +522,20 @@ class Planner {
       put_dims(push, out_shape);
       for (uint32_t in : op.inputs) put_dims(push, broadcast_strides(shape(in)));
       add(out, Kernel::kSelect, {op.inputs[0], op.inputs[1], op.inputs[2], y}, std::move(push), count);
-      return;
+      return 0;
     }
     switch (op.op) {
       case OpCode::kReshape:
-        if (res(x).alias_group >= 0 && res(x).alias_group == res(y).alias_group) return;
-        add(out, Kernel::kUnary, {x, y}, {u32(res(y).elements()), kCopyCode, 0, 0}, count);
-        return;
+        if (res(x).alias_group >= 0 && res(x).alias_group == res(y).alias_group) return 0;
+        add(out, Kernel::kUnary, {x, x, y}, {u32(res(y).elements()), kCopyCode, 0, 0, 0, 0, 0, 0, 0, 0}, count);
+        return 0;
       case OpCode::kTranspose: {
         const auto& perms = std::get<TransposeAttr>(op.attr).perms;
         const std::vector<int64_t> in_strides = dense_strides(shape(x));
         std::vector<int64_t> src(perms.size());
         for (size_t i = 0; i < perms.size(); ++i) src[i] = in_strides[perms[i]];
         copy(out, x, y, shape(y), 0, src, 0, dense_strides(shape(y)));
-        return;
+        return 0;
       }
       case OpCode::kSlice: {
         const auto& a = std::get<SliceAttr>(op.attr);
@@ -477,7 +547,7 @@ class Planner {
           src[d] = a.stride[d] * in_strides[d];
         }
         copy(out, x, y, shape(y), offset, src, 0, dense_strides(shape(y)));
-        return;
+        return 0;
       }
       case OpCode::kTile: {
         // Output dim d of multiple m over input dim n is walked as (m, n):
@@ -496,17 +566,19 @@ class Planner {
           }
         }
         copy(out, x, y, iter, 0, src, 0, dense_strides(iter));
-        return;
+        return 0;
       }
       case OpCode::kConcat: {
         const int32_t axis = std::get<AxisAttr>(op.attr).axis;
         const std::vector<int64_t> out_strides = dense_strides(shape(y));
         int64_t at = 0;
+        const int group = next_write_group_++;
         for (uint32_t in : op.inputs) {
           copy(out, in, y, shape(in), 0, dense_strides(shape(in)), at * out_strides[axis], out_strides);
+          out.back().write_group = group;
           at += shape(in)[axis];
         }
-        return;
+        return 0;
       }
       case OpCode::kPad: {
         const auto& a = std::get<PadAttr>(op.attr);
@@ -517,7 +589,7 @@ class Planner {
         put_dims(push, before);
         put_dims(push, shape(x));
         add(out, Kernel::kPad, {x, y}, std::move(push), count);
-        return;
+        return 0;
       }
       case OpCode::kTransposeConv2d: {
         const auto& a = std::get<ConvAttr>(op.attr);
@@ -527,18 +599,25 @@ class Planner {
                                       u32(a.dilation[0]), u32(a.dilation[1]), u32(a.pad[0]), u32(a.pad[2]),
                                       1u, u32(res(y).elements())};
         add(out, Kernel::kTransposeConv2d, {x, op.inputs[1], op.inputs[2], y}, std::move(push), count);
-        return;
+        return 0;
       }
       case OpCode::kAvgPool2d:
       case OpCode::kMaxPool2d: {
         const auto& a = std::get<PoolAttr>(op.attr);
         const auto &xs = shape(x), &ys = shape(y);
+        // A window over the whole unpadded input (GlobalAveragePool, a
+        // squeeze-excite's mean): a reduction of each image's pixels per
+        // channel, NHWC [n, h*w, c].
+        if (a.kernel[0] == xs[1] && a.kernel[1] == xs[2] && ys[1] == 1 && ys[2] == 1 &&
+            std::all_of(std::begin(a.pad), std::end(a.pad), [](int64_t v) { return v == 0; })) {
+          return reduce(item, out, x, y, xs[0], xs[1] * xs[2], xs[3], op.op == OpCode::kMaxPool2d ? 1u : 2u);
+        }
         std::vector<uint32_t> push = {u32(xs[0]),       u32(xs[1]),       u32(xs[2]),    u32(xs[3]),
                                       u32(ys[1]),       u32(ys[2]),       u32(a.kernel[0]), u32(a.kernel[1]),
                                       u32(a.stride[0]), u32(a.stride[1]), u32(a.pad[0]), u32(a.pad[2]),
                                       op.op == OpCode::kMaxPool2d ? 1u : 0u, u32(res(y).elements())};
         add(out, Kernel::kPool2d, {x, y}, std::move(push), count);
-        return;
+        return 0;
       }
       case OpCode::kMatmul: {
         const uint32_t b = op.inputs[1];
@@ -556,20 +635,41 @@ class Planner {
         for (const auto* v : {&batch, &stride_a, &stride_b})
           for (size_t d = 0; d < 4; ++d) push.push_back(d < v->size() ? u32((*v)[d]) : 0u);
         add(out, Kernel::kMatmul, {x, b, y}, std::move(push), count);
-        return;
+        return 0;
       }
       case OpCode::kReduceSum:
       case OpCode::kReduceMax: {
         const int32_t axis = std::get<AxisAttr>(op.attr).axis;
         const auto& xs = shape(x);
-        int64_t outer = 1, inner = 1;
-        for (size_t d = 0; d < xs.size(); ++d) {
-          if (static_cast<int32_t>(d) < axis) outer *= xs[d];
-          if (static_cast<int32_t>(d) > axis) inner *= xs[d];
+        // The same reduction over the next axes, each reading only the
+        // last one's result (a ReduceMean over H and W: NHWC axes 1 and
+        // 2), joins it: one reduction over the run of axes.
+        int32_t last = axis;
+        uint32_t result = y;
+        size_t joined = 0;
+        while (item + joined + 1 < items_.size()) {
+          const Operator* next = items_[item + joined + 1].op;
+          if (!next || next->op != op.op || next->inputs[0] != result || readers_[result] != 1 ||
+              res(result).kind != ResourceKind::kIntermediate || res(result).alias_group >= 0 ||
+              std::get<AxisAttr>(next->attr).axis != last + 1)
+            break;
+          ++last;
+          result = next->outputs[0];
+          ++joined;
         }
-        add(out, Kernel::kReduce, {x, y},
-            {u32(outer), u32(xs[axis]), u32(inner), op.op == OpCode::kReduceMax ? 1u : 0u, u32(res(y).elements())}, count);
-        return;
+        int64_t outer = 1, len = 1, inner = 1;
+        for (size_t d = 0; d < xs.size(); ++d) {
+          const int32_t at = static_cast<int32_t>(d);
+          (at < axis ? outer : at > last ? inner : len) *= xs[d];
+        }
+        const size_t folded =
+            reduce(item + joined, out, x, result, outer, len, inner, op.op == OpCode::kReduceMax ? 1u : 0u);
+        for (size_t k = 1; k <= joined; ++k) {
+          out.back().nodes.insert(out.back().nodes.begin() + static_cast<std::ptrdiff_t>(k), items_[item + k].op->name);
+          out.back().ops.insert(out.back().ops.begin() + static_cast<std::ptrdiff_t>(k),
+                                std::string(op_name(items_[item + k].op->op)));
+        }
+        return joined + folded;
       }
       case OpCode::kResize: {
         const bool bilinear = std::get<ResizeAttr>(op.attr).mode == ResizeMode::kBilinear;
@@ -578,10 +678,10 @@ class Planner {
             {u32(xs[0]), u32(xs[1]), u32(xs[2]), u32(xs[3]), u32(ys[1]), u32(ys[2]), bilinear ? 1u : 0u,
              u32(res(y).elements())},
             count);
-        return;
+        return 0;
       }
       default:
-        return;
+        return 0;
     }
   }
 
@@ -611,6 +711,7 @@ class Planner {
   std::vector<uint32_t> readers_;
   const Operator* op_ = nullptr;  // the operator being planned
   std::string label_;
+  int next_write_group_ = 0;
   int64_t partial_ = -1;  // the derived id of the split-K partial sums, once one conv needs them
 };
 

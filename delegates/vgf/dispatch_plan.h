@@ -61,6 +61,12 @@ struct Dispatch {
   // Resource ids in binding order; ids from the file's resource count on
   // are derived buffers (DispatchPlan::derived[id - resources]).
   std::vector<uint32_t> bindings;
+  // The bound ids it writes (the rest it only reads): the runtime's
+  // barriers wait on them (dispatch_barriers.h).
+  std::vector<uint32_t> writes;
+  // Dispatches with one write_group (>= 0) write disjoint parts of one
+  // resource (a concat's pieces): no barrier between them.
+  int write_group = -1;
   std::vector<uint32_t> push;       // push-constant words
   std::vector<uint32_t> specialization;  // constant_id i = word i (the shared kernels)
   std::array<uint32_t, 3> groups{1, 1, 1};

@@ -1,14 +1,20 @@
-// What the dispatch plan folds into a convolution (conv2d, depthwise_conv2d,
-// or a matmul by constant weights run as a 1x1 conv): the operators that
-// follow it in execution order and touch only its output, as the Vulkan
-// delegate's lowering folds BatchNormalization, bias Adds and activations
-// into its convs. Multiplications and additions by per-channel (or scalar)
-// constants become a scale of the weights and a bias; then up to
-// gpu::kMaxEpilogueOps activations (clamp, sigmoid, tanh, and the HardSwish
-// compute segment the lowering writes) become the shared conv kernel's
-// epilogue. Each fused operator's input must be read by it alone and be an
-// intermediate outside any alias group, so nothing else sees the skipped
-// tensors. GPU-free, like dispatch_plan.h.
+// What the dispatch plan folds into the dispatch of an operator: the
+// operators that follow it in execution order and touch only its output, as
+// the Vulkan delegate's lowering folds BatchNormalization, bias Adds and
+// activations into its convs and chains elementwise ops. The producer is a
+// convolution (conv2d, depthwise_conv2d, or a matmul by constant weights run
+// as a 1x1 conv: the shared conv kernels' epilogue), or an element-wise
+// kernel of the VGF runtime (unary, binary, reduce: shaders/tail.glsl).
+// Multiplications and additions by per-channel (or scalar) constants become
+// a scale and a shift per channel (for a conv, of its weights and bias);
+// then up to gpu::kMaxEpilogueOps unary ops (clamp, sigmoid, tanh, exp,
+// abs, neg, sin, cos, reciprocal, log, floor, ceil, erf; rsqrt as two), the
+// HardSwish and Gelu compute segments the lowering writes, and Swish (a
+// sigmoid and the mul of its input by it) become the epilogue
+// (gpu_ops.glsl's apply_epilogue). Each fused operator's input must be read
+// by it alone (a Swish's by its two) and be an intermediate outside any
+// alias group, so nothing else sees the skipped tensors. GPU-free, like
+// dispatch_plan.h.
 #pragma once
 
 #include <cstdint>

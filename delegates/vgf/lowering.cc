@@ -1,17 +1,22 @@
 #include "delegates/vgf/lowering.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "graph/passes/fused_activation.h"
 #include "graph/resize_taps.h"
 #include "delegates/vgf/shaders/gelu_spv.h"
 #include "delegates/vgf/shaders/hardswish_spv.h"
+#include "delegates/vgf/shaders/layer_norm_spv.h"
+#include "delegates/vgf/shaders/softmax_spv.h"
 #include "delegates/vgf/index_runs.h"
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
@@ -669,6 +674,15 @@ class Lowerer {
   // push constants: the element count, then `extra`.
   Operand custom_shader(const std::string& name, std::span<const uint32_t> spirv, const Operand& x,
                         const std::vector<uint32_t>& extra = {}) {
+    return custom_shader(name, spirv, {x.id}, x, extra);
+  }
+
+  // A compute segment of `spirv` reading `inputs`, writing one tensor shaped
+  // like `x`; one invocation per output element unless `dispatch` says
+  // otherwise.
+  Operand custom_shader(const std::string& name, std::span<const uint32_t> spirv, const std::vector<uint32_t>& inputs,
+                        const Operand& x, const std::vector<uint32_t>& extra,
+                        std::optional<std::array<uint32_t, 3>> dispatch = std::nullopt) {
     flush_graph_segment();
     auto [it, inserted] = compute_modules_.try_emplace(name, static_cast<uint32_t>(file_.modules.size()));
     if (inserted) {
@@ -689,9 +703,10 @@ class Lowerer {
     // Named after its graph node, as operators are, so per-dispatch timings
     // name the node.
     s.name = node_ && !node_->name.empty() ? node_->name : "segment_" + std::to_string(file_.segments.size()) + "_" + name;
-    s.inputs = {x.id};
+    s.inputs = inputs;
     s.outputs = {y.id};
     s.dispatch = {static_cast<uint32_t>(gx), static_cast<uint32_t>((groups + gx - 1) / gx), 1};
+    if (dispatch) s.dispatch = {(*dispatch)[0], (*dispatch)[1], (*dispatch)[2]};
     s.push_constants = {static_cast<uint32_t>(count)};
     s.push_constants.insert(s.push_constants.end(), extra.begin(), extra.end());
     file_.segments.push_back(std::move(s));
@@ -1134,6 +1149,16 @@ class Lowerer {
   // Softmax of a canonical operand along its logical `axis`.
   Operand softmax(const Operand& x, int64_t axis) {
     const int32_t a = memory_axis(x, axis);
+    // Along the last axis in memory the rows are contiguous: one compute
+    // segment, a workgroup per row (softmax.comp).
+    const int64_t cols = x.logical[static_cast<size_t>(axis)];
+    const int64_t rows = shape_elements(x.logical) / std::max<int64_t>(cols, 1);
+    if (a == static_cast<int32_t>(x.logical.size()) - 1 && cols > 0 && rows <= int64_t{65535} * 65535) {
+      const uint64_t gx = std::min<uint64_t>(static_cast<uint64_t>(rows), 65535);
+      const std::array<uint32_t, 3> groups = {static_cast<uint32_t>(gx),
+                                              static_cast<uint32_t>((static_cast<uint64_t>(rows) + gx - 1) / gx), 1};
+      return custom_shader("softmax", kSoftmaxSpv, {x.id}, x, {static_cast<uint32_t>(cols)}, groups);
+    }
     Shape reduced = x.logical;
     reduced[axis] = 1;
     Operand m = temp(reduced, x.nhwc);
@@ -1202,6 +1227,32 @@ class Lowerer {
     for (size_t d = static_cast<size_t>(axis); d < rank; ++d) {
       reduced[d] = true;
       count *= x.logical[d];
+    }
+    // Row-major (rank other than 4) rows of `count` contiguous elements,
+    // with a scale and bias of a row each (a transformer's): one compute
+    // segment, a workgroup per row (layer_norm.comp); TOSA has no layer norm.
+    const auto full_row = [&](size_t input) {
+      return input < n.inputs.size() && n.inputs[input] != kNoValue &&
+             g_.value(n.inputs[input]).type.num_elements() == count;
+    };
+    const bool has_bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+    const int64_t rows = shape_elements(x.logical) / count;
+    if (rank != 4 && full_row(1) && (!has_bias || full_row(2)) && rows <= int64_t{65535} * 65535 &&
+        count <= int64_t{UINT32_MAX}) {
+      HS_ASSIGN_OR_RETURN(const Operand scale, operand(n.inputs[1], rank));
+      Operand bias = scale;
+      if (has_bias) {
+        HS_ASSIGN_OR_RETURN(bias, operand(n.inputs[2], rank));
+      }
+      const uint64_t gx = std::min<uint64_t>(static_cast<uint64_t>(rows), 65535);
+      const std::array<uint32_t, 3> groups = {static_cast<uint32_t>(gx),
+                                              static_cast<uint32_t>((static_cast<uint64_t>(rows) + gx - 1) / gx), 1};
+      // The segment's push constants: rows, row length, epsilon, has bias
+      // (custom_shader puts the element count first).
+      bind(custom_shader("layer_norm", kLayerNormSpv, {x.id, scale.id, bias.id}, x,
+                         {static_cast<uint32_t>(count), std::bit_cast<uint32_t>(epsilon), has_bias ? 1u : 0u},
+                         groups));
+      return Status::ok();
     }
     const Operand inv_count = scalar(1.f / static_cast<float>(count), rank);
     Operand mean = reduce_keepdims(x, reduced, OpCode::kReduceSum);

@@ -15,7 +15,8 @@
 //     BatchNormalization → mul + add with folded
 //     per-channel constants; MatMul → matmul; Gemm → [transpose] matmul [mul]
 //     [add]; AveragePool / MaxPool / GlobalAveragePool → avg_pool2d /
-//     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax →
+//     max_pool2d (count_include_pad=1 as pad + avg_pool2d); Softmax along
+//     the last axis in memory → a compute segment with softmax.comp, else
 //     reduce_max, sub, exp, reduce_sum, reciprocal, mul; ReduceMean →
 //     reduce_sum per axis + mul; ReduceSum / ReduceMax → reduce_sum /
 //     reduce_max per axis; Pad (constant mode) → pad; Resize → resize with
@@ -23,7 +24,8 @@
 //     Clip → clamp; HardSigmoid → mul, add, clamp; Dropout → nothing (the
 //     identity); HardSwish → a compute segment running a custom shader (TOSA
 //     has no hard-swish: the RFC's tosa.custom case); Gelu → the same with
-//     gelu.comp; Erf → erf; LayerNormalization → reduce_sum, mul, sub,
+//     gelu.comp; Erf → erf; LayerNormalization over contiguous rows → a
+//     compute segment with layer_norm.comp, else reduce_sum, mul, sub,
 //     rsqrt, mul, add; Where (constant condition) → select; Split → slices;
 //     Gather (constant increasing indices) → one slice per strided run of
 //     the indices, concat, reshape; Expand / Tile →

@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <optional>
 
+#include "delegates/vgf/dispatch_barriers.h"
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/vgf_format.h"
 #include "delegates/vgf/transient_planner.h"
 #include "delegates/vgf/vgf_runtime.h"
+#include "graph/passes/fuse_gelu.h"
+#include "graph/subgraph.h"
+#include "shared_gpu/barrier_plan.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_registry.h"
 
@@ -33,6 +38,9 @@ class VgfIslandHandle final : public IslandHandle {
   }
   std::shared_ptr<SharedGpuContext> gpu_context() const override { return session_->shared_context(); }
   Result<std::vector<OpTiming>> op_timings() const override { return session_->op_timings(); }
+  std::optional<CommandStreamCounts> command_stream() const override {
+    return CommandStreamCounts{session_->dispatch_count(), 0, session_->barrier_count()};
+  }
 
   Status execute(ExecContext& ctx, std::span<const TensorRef>, std::span<const TensorRef>) override {
     Result<uint64_t> signalled = session_->submit(ctx.gpu, ctx.gpu_before, ctx.gpu_after, ctx.gpu_then);
@@ -106,7 +114,18 @@ class VgfDelegate final : public Delegate {
 
   Result<Blob> compile(const Island& island, const CompileSpecs& specs) const override {
     (void)specs;
-    HS_ASSIGN_OR_RETURN(VgfFile file, lower_island(island));
+    // Erf-form GELU as one Gelu node: its compute segment then folds into
+    // the linear layer before it (epilogue_fusion.h) instead of five dispatches.
+    Graph sub = extract_subgraph(*island.graph, island.nodes, island.inputs, island.outputs);
+    Result<int> gelus = fuse_gelu(sub);
+    if (!gelus.is_ok()) return gelus.status().with_context("failed to compile VGF island " + std::to_string(island.id) + ": ");
+    Island whole = island;
+    whole.graph = &sub;
+    whole.nodes.resize(sub.num_nodes());
+    std::iota(whole.nodes.begin(), whole.nodes.end(), 0);
+    whole.inputs = sub.inputs();
+    whole.outputs = sub.outputs();
+    HS_ASSIGN_OR_RETURN(VgfFile file, lower_island(whole));
     HS_ASSIGN_OR_RETURN(Blob blob, encode_vgf(file));
     spdlog::debug("[VGF] compile: island {}, {} ops in {} segments, {} bytes", island.id, file.op_count(),
                   file.segments.size(), blob.size());
@@ -122,6 +141,20 @@ class VgfDelegate final : public Delegate {
     Result<TransientLayout> transients = plan_transients(*file);
     if (!transients.is_ok()) return transients.status().with_context(what);
     return vgf_memory_needs(*file, *transients);
+  }
+
+  // What VgfSession records: its dispatch plan and barriers, without a device.
+  Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
+    (void)specs;
+    const std::string what = "failed to plan the VGF island's dispatches: ";
+    Result<VgfFile> file = decode_vgf(blob);
+    if (!file.is_ok()) return file.status().with_context(what);
+    if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
+    const DispatchPlan plan = plan_dispatches(*file);
+    Result<TransientLayout> transients = plan_transients(*file, plan);
+    if (!transients.is_ok()) return transients.status().with_context(what);
+    return CommandStreamCounts{plan.dispatch_count(), 0,
+                               gpu::count_barriers(plan_dispatch_barriers(*file, plan, *transients))};
   }
 
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {

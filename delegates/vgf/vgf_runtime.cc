@@ -21,6 +21,7 @@
 #include "delegates/vgf/shaders/select_spv.h"
 #include "delegates/vgf/shaders/transpose_conv2d_spv.h"
 #include "delegates/vgf/shaders/unary_spv.h"
+#include "delegates/vgf/dispatch_barriers.h"
 #include "delegates/vgf/transient_planner.h"
 #include "shared_gpu/conv_kernel.h"
 #include "shared_gpu/gpu_timestamps.h"
@@ -144,6 +145,7 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement, const Dispa
   HS_ASSIGN_OR_RETURN(const TransientLayout transients, plan_transients(file_, plan));
   const DeviceMemoryNeeds needs = vgf_memory_needs(file_, transients);
   transient_bytes_ = transients.bytes;
+  barrier_before_ = plan_dispatch_barriers(file_, plan, transients);
   transient_lower_bound_ = transients.lower_bound;
   DevicePlacement own;
   if (!placement) {
@@ -280,15 +282,18 @@ Status VgfSession::make_pipelines(const DispatchPlan& plan) {
       std::vector<VkDescriptorBufferInfo> infos;
       for (uint32_t id : d.bindings) infos.push_back(binding(id));
       HS_ASSIGN_OR_RETURN(VkDescriptorSet set, descriptors_.allocate(*compute, infos));
-      pipeline.steps.push_back(GraphPipeline::Step{compute, set, d.push, d.groups});
+      pipeline.steps.push_back(GraphPipeline::Step{compute, set, d.push, d.groups, barrier_before_[dispatch_count_]});
+      barrier_count_ += barrier_before_[dispatch_count_] ? 1 : 0;
+      ++dispatch_count_;
     }
     pipelines_.push_back(std::move(pipeline));
   }
   return Status::ok();
 }
 
-// One command buffer for the island: every step in order, each made visible
-// to the next by a barrier. Recorded for simultaneous use, so the next run
+// One command buffer for the island: every step in order, with a barrier
+// before each that reads or overwrites what an earlier one touched since the
+// last barrier (dispatch_barriers.h). Recorded for simultaneous use, so the next run
 // can be submitted before the previous finished (the sync plan orders them).
 Status VgfSession::record() {
   std::lock_guard lock(pool_->mutex);
@@ -310,7 +315,7 @@ Status VgfSession::record() {
   uint32_t dispatched = 0;
   for (const GraphPipeline& pipeline : pipelines_) {
     for (const GraphPipeline::Step& step : pipeline.steps) {
-      if (dispatched > 0)
+      if (step.barrier_before)
         record_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);

@@ -61,6 +61,8 @@ struct GraphPipeline {
     VkDescriptorSet set = VK_NULL_HANDLE;       // owned by the session's descriptor pool
     std::vector<uint32_t> push;
     std::array<uint32_t, 3> groups{1, 1, 1};
+    // Waits for the dispatches before it (dispatch_barriers.h).
+    bool barrier_before = false;
   };
   std::string name;
   std::vector<Step> steps;
@@ -105,7 +107,10 @@ class VgfSession {
   // made with profile_ops on a queue that writes timestamps, or before the
   // first submit.
   Result<std::vector<OpTiming>> op_timings() const;
-  size_t dispatch_count() const { return dispatch_pieces_.size(); }
+  size_t dispatch_count() const { return dispatch_count_; }
+  // Barriers recorded between its dispatches (the leading and trailing ones
+  // every island records left out).
+  size_t barrier_count() const { return barrier_count_; }
 
  private:
   VgfSession(std::shared_ptr<SharedGpuContext> context, std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id);
@@ -142,6 +147,9 @@ class VgfSession {
   std::map<uint32_t, std::unique_ptr<ComputePipeline>> custom_;  // by compute module
   DescriptorPool descriptors_;
   std::vector<GraphPipeline> pipelines_;  // its sets and pipelines are owned above
+  std::vector<bool> barrier_before_;      // per dispatch in plan order
+  size_t dispatch_count_ = 0;
+  size_t barrier_count_ = 0;
 
   VkHandle<VkQueryPool> dispatch_stamps_;  // profile_ops: one stamp before and after every dispatch
   std::vector<OpTiming> dispatch_pieces_;   // profile_ops: per dispatch, without times

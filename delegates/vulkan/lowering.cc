@@ -18,6 +18,7 @@
 #include "graph/op_schema.h"
 #include "graph/ops_extra.h"
 #include "memory/arena_planner.h"
+#include "shared_gpu/barrier_plan.h"
 
 namespace hetsched::vulkan {
 
@@ -111,6 +112,12 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
 size_t LoweredIsland::dispatch_count() const {
   return static_cast<size_t>(
       std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));
+}
+
+size_t LoweredIsland::copy_count() const { return steps.size() - dispatch_count(); }
+
+size_t LoweredIsland::barrier_count() const {
+  return static_cast<size_t>(std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.barrier_before; }));
 }
 
 namespace {
@@ -1709,41 +1716,29 @@ class Lowering {
 
   // --- pass 5: barriers ---------------------------------------------------
 
-  // Whether buffers a and b share bytes: the same buffer, or intermediates
-  // the scratch plan overlapped.
-  bool share_bytes(int a, int b) const {
-    if (a == b) return true;
-    const BufferPlan& x = out_.buffers[a];
-    const BufferPlan& y = out_.buffers[b];
-    if (x.role != BufferPlan::Role::kIntermediate || y.role != BufferPlan::Role::kIntermediate) return false;
-    const uint64_t x_end = x.offset + std::max<uint64_t>(x.bytes, 4);
-    const uint64_t y_end = y.offset + std::max<uint64_t>(y.bytes, 4);
-    return x.offset < y_end && y.offset < x_end;
+  // The bytes buffer b occupies: intermediates share the scratch block
+  // (space 0: two of them may overlap, as the scratch plan placed them);
+  // every other buffer is a space of its own.
+  gpu::ByteRange range_of(int b) const {
+    const BufferPlan& plan = out_.buffers[b];
+    const uint64_t bytes = std::max<uint64_t>(plan.bytes, 4);
+    if (plan.role == BufferPlan::Role::kIntermediate) return {0, plan.offset, plan.offset + bytes};
+    return {static_cast<uint32_t>(b) + 1, 0, bytes};
   }
 
-  // A step waits (barrier_before) when it reads bytes an earlier step wrote
-  // since the last barrier, or writes bytes one read or wrote — except
-  // pieces of one Concat, which write disjoint ranges of one buffer.
+  // A step waits (barrier_before) on the hazards of shared_gpu/barrier_plan.h;
+  // the pieces of one Concat share a write group (disjoint ranges of one
+  // buffer).
   void plan_barriers() {
-    std::vector<std::pair<int, int>> written;  // buffer, write group of its writer
-    std::vector<int> read;
-    for (Step& step : out_.steps) {
-      bool hazard = false;
-      for (int r : step.reads)
-        for (const auto& [w, group] : written) hazard |= share_bytes(r, w);
-      for (int w : step.writes) {
-        for (int r : read) hazard |= share_bytes(w, r);
-        for (const auto& [prev, group] : written)
-          hazard |= share_bytes(w, prev) && (w != prev || step.write_group < 0 || group != step.write_group);
-      }
-      if (hazard) {
-        step.barrier_before = true;
-        written.clear();
-        read.clear();
-      }
-      for (int r : step.reads) read.push_back(r);
-      for (int w : step.writes) written.emplace_back(w, step.write_group);
+    std::vector<gpu::StepAccess> access(out_.steps.size());
+    for (size_t i = 0; i < out_.steps.size(); ++i) {
+      const Step& step = out_.steps[i];
+      for (int r : step.reads) access[i].reads.push_back(range_of(r));
+      for (int w : step.writes) access[i].writes.push_back(range_of(w));
+      access[i].write_group = step.write_group;
     }
+    const std::vector<bool> barriers = gpu::plan_barriers(access);
+    for (size_t i = 0; i < out_.steps.size(); ++i) out_.steps[i].barrier_before = barriers[i];
   }
 
   const Graph& g_;

@@ -134,6 +134,8 @@ struct LoweredIsland {
   uint64_t scratch_lower_bound = 0;
   size_t node_count = 0;
   size_t dispatch_count() const;
+  size_t copy_count() const;
+  size_t barrier_count() const;  // steps with barrier_before
 };
 
 // The buffer every parameter block lives in, and the dummy every unused

@@ -15,6 +15,7 @@
 #include "delegates/vulkan/op_support.h"
 #include "delegates/vulkan/vulkan_island.h"
 #include "graph/op_schema.h"
+#include "graph/passes/fuse_gelu.h"
 #include "graph/subgraph.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/instance.h"
@@ -190,6 +191,10 @@ class VulkanDelegate final : public Delegate {
     }
     Graph sub = extract_subgraph(*island.graph, island.nodes, island.inputs, island.outputs);
     sub.set_name(island.graph->name() + "/vulkan" + std::to_string(island.id));
+    // Erf-form GELU as one Gelu node: an epilogue op of the linear layer
+    // before it (or one chain op) instead of a chain dispatch of its own.
+    Result<int> gelus = fuse_gelu(sub);
+    if (!gelus.is_ok()) return gelus.status().with_context("failed to compile Vulkan island " + std::to_string(island.id) + ": ");
     return encode_island_blob(sub);
   }
 
@@ -203,6 +208,20 @@ class VulkanDelegate final : public Delegate {
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     return device_memory_needs(*lowered);
+  }
+
+  // The lowering init records, without a device: precision fp16 swaps the
+  // conv shader but keeps the tiling, buffers and split-K, so the counts
+  // are the same on every device.
+  Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
+    const std::string prefix = "failed to lower the Vulkan island: ";
+    Result<Graph> graph = decode_island_blob(blob);
+    if (!graph.is_ok()) return graph.status().with_context(prefix);
+    Result<Settings> settings = parse_settings(specs, settings_);
+    if (!settings.is_ok()) return settings.status().with_context(prefix);
+    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
+    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    return CommandStreamCounts{lowered->dispatch_count(), lowered->copy_count(), lowered->barrier_count()};
   }
 
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {

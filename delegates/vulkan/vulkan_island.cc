@@ -41,6 +41,7 @@ Result<std::unique_ptr<VulkanIsland>> VulkanIsland::create(std::shared_ptr<Share
   island->options_ = options;
   island->node_count_ = lowered.node_count;
   island->dispatch_count_ = lowered.dispatch_count();
+  island->copy_count_ = lowered.copy_count();
   HS_RETURN_IF_ERROR(island->allocate_buffers(lowered, placement));
   HS_RETURN_IF_ERROR(island->upload_constants(lowered));
   HS_RETURN_IF_ERROR(island->record(lowered));
@@ -208,7 +209,10 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
     const Step& step = lowered.steps[i];
     if (i > 0 && step_stamps_)
       vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, step_stamps_.get(), static_cast<uint32_t>(i));
-    if (step.barrier_before) record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
+    if (step.barrier_before) {
+      record_memory_barrier(cmd, kStepStages, kStepWrites, kStepStages, kStepAccess);
+      ++barrier_count_;
+    }
     if (step.kind == Step::Kind::kCopy) {
       const View& src = views_[step.reads[0]];
       const View& dst = views_[step.writes[0]];

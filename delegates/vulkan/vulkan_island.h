@@ -79,6 +79,8 @@ class VulkanIsland final : public IslandHandle {
   // --- introspection for tests and benchmarks ---
   size_t node_count() const { return node_count_; }
   size_t dispatch_count() const { return dispatch_count_; }
+  // Barriers recorded between its steps (its leading and trailing ones left out).
+  size_t barrier_count() const { return barrier_count_; }
   // The pool its command buffer came from: the delegate instance's own.
   VkCommandPool command_pool() const { return pool_->pool.handle(); }
   // GPU time between the timestamps of the last execute(), in seconds.
@@ -88,6 +90,9 @@ class VulkanIsland final : public IslandHandle {
   // profile_ops: each step's GPU time in the last execute() (the time from
   // the previous step's end to its own), once that run completed.
   Result<std::vector<OpTiming>> op_timings() const override;
+  std::optional<CommandStreamCounts> command_stream() const override {
+    return CommandStreamCounts{dispatch_count_, copy_count_, barrier_count_};
+  }
 
  private:
   VulkanIsland() = default;
@@ -118,6 +123,8 @@ class VulkanIsland final : public IslandHandle {
   VulkanIslandOptions options_;
   size_t node_count_ = 0;
   size_t dispatch_count_ = 0;
+  size_t copy_count_ = 0;
+  size_t barrier_count_ = 0;
   // What the destructor waits for: the last signalled timeline value, or
   // queue idleness when the last submission signalled nothing.
   std::atomic<uint64_t> last_signalled_{0};

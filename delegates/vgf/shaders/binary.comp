@@ -1,26 +1,33 @@
 // VGF binary operators (add, sub, mul, pow) with broadcasting: operands have
 // the output's rank, and a dim of size 1 has stride 0. One invocation per
-// output element. A clamp that reads nothing but this op's output is folded
-// in by the dispatch plan (a residual Add and its ReLU: one dispatch).
+// output element. What reads nothing but this op's output may be folded in
+// by the dispatch plan (tail.glsl: a residual Add and its ReLU, the
+// normalised value of a LayerNormalization times gamma plus beta).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
+
+#include "../../../shared_gpu/shaders/gpu_ops.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Affine { float affine[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
 
-// op: 0 add, 1 sub, 2 mul, 3 pow. Strides are in elements. clamp: 1 when
-// the result is clamped to [lo, hi].
+#include "tail.glsl"
+
+// op: 0 add, 1 sub, 2 mul, 3 pow. Strides are in elements. The tail's
+// channels word comes fourth, the rest of it last.
 layout(push_constant) uniform Params {
   uint count;
   uint op;
   uint rank;
-  uint clamp;
+  uint tail_channels;
   uint shape[6];
   uint a_strides[6];
   uint b_strides[6];
-  float lo;
-  float hi;
+  uint tail_ops;
+  float tail_p0, tail_p1, tail_p2, tail_p3;
 } p;
 
 // std::pow's results where GLSL pow() is undefined: negative bases with
@@ -57,6 +64,5 @@ void main() {
     case 2u: r = u * v; break;
     default: r = pow_c(u, v); break;
   }
-  if (p.clamp != 0u) r = min(max(r, p.lo), p.hi);
-  y[i] = r;
+  y[i] = apply_tail(Tail(p.tail_channels, p.tail_ops, p.tail_p0, p.tail_p1, p.tail_p2, p.tail_p3), i, r);
 }

@@ -1,14 +1,17 @@
 // VGF unary operators (abs, neg, sin, cos, exp, reciprocal, rsqrt, sigmoid,
-// tanh, clamp, log, floor, ceil, erf) and the copy behind reshape. One invocation
-// per element.
+// tanh, clamp, log, floor, ceil, erf) and the copy behind reshape, with the
+// tail folded into them (tail.glsl). One invocation per element.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
-#include "../../../shared_gpu/shaders/erf.glsl"
+#include "../../../shared_gpu/shaders/gpu_ops.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Affine { float affine[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Out { float y[]; };
+
+#include "tail.glsl"
 
 // op: 0 copy, 1 abs, 2 neg, 3 sin, 4 cos, 5 exp, 6 reciprocal, 7 rsqrt,
 // 8 sigmoid, 9 tanh, 10 clamp(lo, hi), 11 log, 12 floor, 13 ceil, 14 erf. Mirrored
@@ -18,6 +21,7 @@ layout(push_constant) uniform Params {
   uint op;
   float lo;
   float hi;
+  Tail tail;
 } p;
 
 // Written out rather than the builtin, whose precision is implementation
@@ -51,5 +55,5 @@ void main() {
     case 14u: r = onnx_erf(v); break;
     default: break;
   }
-  y[i] = r;
+  y[i] = apply_tail(p.tail, i, r);
 }
