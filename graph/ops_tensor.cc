@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/passes/fuse_channel_shuffle.h"
 
 namespace hetsched {
 
@@ -163,6 +164,19 @@ Status infer_flatten(const InferContext& ctx, std::vector<TensorType>& outs) {
 
 Status infer_identity(const InferContext& ctx, std::vector<TensorType>& outs) {
   outs[0] = ctx.input_type(0);
+  return Status::ok();
+}
+
+// hetsched's channel shuffle (graph/passes/fuse_channel_shuffle.h, made by
+// the CPU delegate from ShuffleNet's Reshape-Transpose-Reshape): an f32
+// [N,C,H,W] in, the same type out, `group` dividing C.
+Status infer_channel_shuffle(const InferContext& ctx, std::vector<TensorType>& outs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.dtype != DType::kFloat32 || x.rank() != 4) return ctx.error("expects an f32 [N,C,H,W] input, got " + x.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t g, on_node(ctx, ctx.attrs().require_int("group")));
+  if (g < 1 || (x.shape[1] >= 0 && x.shape[1] % g != 0))
+    return ctx.error("group " + std::to_string(g) + " does not divide the channels of " + x.to_string());
+  outs[0] = x;
   return Status::ok();
 }
 
@@ -507,6 +521,7 @@ void register_tensor_ops(OpSchemaTable& table) {
   add("GatherElements", 2, 2, true, infer_gather_elements);
   // Opset 13 made roi and scales optional, so only X is required here.
   add("Resize", 1, 4, true, infer_resize);
+  add(kChannelShuffleOp, 1, 1, true, infer_channel_shuffle);
 }
 
 }  // namespace hetsched

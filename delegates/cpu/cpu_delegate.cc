@@ -21,6 +21,7 @@
 #include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
+#include "graph/passes/fuse_channel_shuffle.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
@@ -386,6 +387,10 @@ class CpuDelegate final : public Delegate {
       // pass (the portable engine keeps the graph as it came, the oracle).
       HS_ASSIGN_OR_RETURN(const int gelus, fuse_gelu(*graph));
       if (gelus > 0) spdlog::debug("[CPU] init: island {}, {} written-out GELU(s) fused", ctx.island_id, gelus);
+      // ShuffleNet's Reshape-Transpose-Reshape as one op, which runs in
+      // NHWC between segments (xnnpack/nhwc_ops.h).
+      HS_ASSIGN_OR_RETURN(const int shuffles, fuse_channel_shuffle(*graph));
+      if (shuffles > 0) spdlog::debug("[CPU] init: island {}, {} channel shuffle(s) fused", ctx.island_id, shuffles);
     }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
