@@ -168,15 +168,23 @@ Status infer_identity(const InferContext& ctx, std::vector<TensorType>& outs) {
 }
 
 // hetsched's channel shuffle (graph/passes/fuse_channel_shuffle.h, made by
-// the CPU delegate from ShuffleNet's Reshape-Transpose-Reshape): an f32
-// [N,C,H,W] in, the same type out, `group` dividing C.
+// the CPU delegate from ShuffleNet's [Concat,] Reshape, Transpose,
+// Reshape): f32 [N,Ci,H,W] inputs, concatenated along C, the same type
+// out, `group` dividing C.
 Status infer_channel_shuffle(const InferContext& ctx, std::vector<TensorType>& outs) {
-  const TensorType& x = ctx.input_type(0);
-  if (x.dtype != DType::kFloat32 || x.rank() != 4) return ctx.error("expects an f32 [N,C,H,W] input, got " + x.to_string());
+  TensorType y = ctx.input_type(0);
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const TensorType& x = ctx.input_type(i);
+    if (x.dtype != DType::kFloat32 || x.rank() != 4)
+      return ctx.error("expects f32 [N,C,H,W] inputs, got " + x.to_string());
+    if (x.shape[0] != y.shape[0] || x.shape[2] != y.shape[2] || x.shape[3] != y.shape[3])
+      return ctx.error("inputs " + y.to_string() + " and " + x.to_string() + " differ in N, H or W");
+    if (i > 0) y.shape[1] = y.shape[1] < 0 || x.shape[1] < 0 ? -1 : y.shape[1] + x.shape[1];
+  }
   HS_ASSIGN_OR_RETURN(const int64_t g, on_node(ctx, ctx.attrs().require_int("group")));
-  if (g < 1 || (x.shape[1] >= 0 && x.shape[1] % g != 0))
-    return ctx.error("group " + std::to_string(g) + " does not divide the channels of " + x.to_string());
-  outs[0] = x;
+  if (g < 1 || (y.shape[1] >= 0 && y.shape[1] % g != 0))
+    return ctx.error("group " + std::to_string(g) + " does not divide the channels of " + y.to_string());
+  outs[0] = y;
   return Status::ok();
 }
 
@@ -521,7 +529,7 @@ void register_tensor_ops(OpSchemaTable& table) {
   add("GatherElements", 2, 2, true, infer_gather_elements);
   // Opset 13 made roi and scales optional, so only X is required here.
   add("Resize", 1, 4, true, infer_resize);
-  add(kChannelShuffleOp, 1, 1, true, infer_channel_shuffle);
+  add(kChannelShuffleOp, 1, kAnyCount, true, infer_channel_shuffle);
 }
 
 }  // namespace hetsched

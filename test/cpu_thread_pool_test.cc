@@ -34,6 +34,15 @@ using cpu::ThreadPool;
 using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 
+// ThreadSanitizer's runtime starts a background thread of its own while a
+// test runs (scripts/tsan.sh runs the pool-only cases here), so the thread
+// counts are checked only without it; the workers' ids are checked always.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kExactThreadCounts = false;
+#else
+constexpr bool kExactThreadCounts = true;
+#endif
+
 // The process's threads, by kernel thread id.
 std::set<pid_t> process_threads() {
   std::set<pid_t> tids;
@@ -127,7 +136,9 @@ TEST(CpuThreadPoolTest, OnePoolOfThreadsMinusOneWorkersServesEveryKernel) {
   std::set<pid_t> added;
   const std::set<pid_t> after = process_threads();
   std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::inserter(added, added.end()));
-  EXPECT_LE(added.size(), static_cast<size_t>(kThreads - 1)) << "threads: " << kThreads;
+  if (kExactThreadCounts) {
+    EXPECT_LE(added.size(), static_cast<size_t>(kThreads - 1)) << "threads: " << kThreads;
+  }
   const std::vector<pid_t> workers = pool->worker_tids();
   EXPECT_EQ(workers.size(), static_cast<size_t>(kThreads - 1));
   for (pid_t w : workers) EXPECT_TRUE(added.count(w)) << "worker " << w << " is not one of the new threads";
@@ -153,7 +164,9 @@ TEST(CpuThreadPoolTest, OneThreadStartsNoWorker) {
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
   Tensor output(graph.value(graph.outputs()[0]).type);
   ASSERT_TRUE(run(graph, *loaded->handle, input, output).is_ok());
-  EXPECT_EQ(process_threads().size(), before);
+  if (kExactThreadCounts) {
+    EXPECT_EQ(process_threads().size(), before);
+  }
 }
 
 // The two doors, the pthreadpool API and the fast kernels' TaskPool::run,
@@ -162,7 +175,9 @@ TEST(CpuThreadPoolTest, PthreadpoolAndTaskPoolShareTheWorkers) {
   const size_t before = process_threads().size();
   std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> pool(pthreadpool_create(3), pthreadpool_destroy);
   ASSERT_NE(pool, nullptr);
-  EXPECT_EQ(process_threads().size(), before + 2);
+  if (kExactThreadCounts) {
+    EXPECT_EQ(process_threads().size(), before + 2);
+  }
   ThreadPool* engine = cpu::xnnpack::thread_pool_of(pool.get());
   struct Seen {
     std::mutex mutex;
@@ -187,7 +202,9 @@ TEST(CpuThreadPoolTest, PthreadpoolAndTaskPoolShareTheWorkers) {
     for (pid_t t : s->tids) EXPECT_TRUE(allowed.count(t)) << "thread " << t << " is not the pool's";
   EXPECT_GT(via_api.tids.size(), 1u);
   EXPECT_GT(via_task_pool.tids.size(), 1u);
-  EXPECT_EQ(process_threads().size(), before + 2);
+  if (kExactThreadCounts) {
+    EXPECT_EQ(process_threads().size(), before + 2);
+  }
   const ThreadPool::Stats stats = engine->stats();
   EXPECT_EQ(stats.jobs[static_cast<int>(JobSource::kPthreadpool)], 50u);
   EXPECT_EQ(stats.jobs[static_cast<int>(JobSource::kFast)], 50u);

@@ -427,6 +427,24 @@ TEST(GraphPassesTest, ChannelShuffleFusesFromReshapeTransposeReshape) {
   }
 }
 
+// ShuffleNet's Concat of the two branches, then the shuffle: one node
+// reading both branches.
+TEST(GraphPassesTest, ChannelShuffleTakesInTheConcatBeforeIt) {
+  GraphBuilder b("g");
+  const ValueId a = b.input("a", {DType::kFloat32, {1, 4, 3, 3}});
+  const ValueId c = b.input("c", {DType::kFloat32, {1, 4, 3, 3}});
+  const ValueId cat = b.op("Concat", {a, b.op("Relu", {c})}, {{"axis", int64_t{1}}});
+  const ValueId split = b.op("Reshape", {cat, b.constant_i64("split", {5}, {1, 2, 4, 3, 3})});
+  const ValueId t = b.op("Transpose", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  b.output(b.op("Reshape", {t, b.constant_i64("back", {4}, {1, 8, 3, 3})}, {}, "shuffle"));
+  auto graph = b.build();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Graph after = expect_same_results(*graph, fuse_channel_shuffle, 1);
+  EXPECT_EQ(count_op(after, "Concat"), 0);
+  ASSERT_EQ(count_op(after, kChannelShuffleOp), 1);
+  EXPECT_EQ(after.num_nodes(), 2u);  // Relu and the shuffle
+}
+
 TEST(GraphPassesTest, ChannelShuffleDoesNotFuseOtherPermsOrSharedValues) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 2, 2}});

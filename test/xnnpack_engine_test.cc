@@ -293,12 +293,34 @@ TEST(XnnpackEngineTest, ShuffleUnitRunsInNhwcAndMatchesPortable) {
     if (piece.kind == "portable") portable.insert(portable.end(), piece.nodes.begin(), piece.nodes.end());
   }
   std::sort(nhwc.begin(), nhwc.end());
-  EXPECT_EQ(nhwc, (std::vector<std::string>{"concat", "shuffle", "slice1", "slice2"}));
+  // The Concat went into the shuffle (its inputs are the shuffle's).
+  EXPECT_EQ(nhwc, (std::vector<std::string>{"shuffle", "slice1", "slice2"}));
   EXPECT_TRUE(portable.empty());
 
   auto portable_run = run_engine(graph, in, "portable");
   ASSERT_TRUE(portable_run.is_ok()) << portable_run.status().message();
   expect_close(out, portable_run->outputs[0]);
+}
+
+// A shuffle of 4 groups between two convs: the NHWC kernel's general path
+// (not the interleave of two halves).
+TEST(XnnpackEngineTest, ShuffleOfFourGroupsMatchesPortable) {
+  GraphBuilder b("shuffle4");
+  const ValueId x = b.input("x", f32({2, 3, 5, 6}));
+  const ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({12, 3, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}});
+  const ValueId split = b.op("Reshape", {y, b.constant_i64("split", {5}, {2, 4, 3, 5, 6})});
+  const ValueId t = b.op("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3, 4}}});
+  const ValueId shuffled = b.op("Reshape", {t, b.constant_i64("back", {4}, {2, 12, 5, 6})});
+  b.output(b.op("Conv", {shuffled, b.constant("w1", random_tensor({5, 12, 1, 1}, 2))}));
+  const Graph graph = testing::build(b);
+  const std::vector<Tensor> in{random_tensor({2, 3, 5, 6}, 3)};
+  auto xnn = run_engine(graph, in, "xnnpack");
+  ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
+  auto portable = run_engine(graph, in, "portable");
+  ASSERT_TRUE(portable.is_ok()) << portable.status().message();
+  EXPECT_EQ(xnn->coverage.xnnpack_segments, 2);
+  EXPECT_EQ(xnn->coverage.portable_ops, 1);  // the fused shuffle, on its NHWC kernel
+  expect_close(xnn->outputs[0], portable->outputs[0]);
 }
 
 // --- Running ----------------------------------------------------------------------

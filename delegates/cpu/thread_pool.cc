@@ -113,10 +113,15 @@ void ThreadPool::run_ranges(RangeFn range_fn, const void* loop, size_t items, ui
   loop_ = loop;
   flags_ = flags;
   source_ = source;
+  items_ = items;
   own_take_ = std::max<size_t>(1, items / threads_ / kTakesPerShare);
   for (size_t t = 0; t < threads_; ++t) {
-    shares_[t].next.store(t * items / threads_, std::memory_order_relaxed);
-    shares_[t].end = (t + 1) * items / threads_;
+    // Fewer items than threads (a squeeze-excite block's 1x1 conv on 16
+    // threads): one each for threads 0 .. items - 1, so the others need
+    // not take part at all.
+    const size_t begin = items < threads_ ? std::min(t, items) : t * items / threads_;
+    shares_[t].next.store(begin, std::memory_order_relaxed);
+    shares_[t].end = items < threads_ ? std::min(t + 1, items) : (t + 1) * items / threads_;
   }
   const uint32_t closed = state_.load(std::memory_order_relaxed);
   state_.store(closed + 1, std::memory_order_seq_cst);  // open: the job's fields are published
@@ -159,6 +164,9 @@ void ThreadPool::work(size_t self, size_t* ran) {
     Share& share = shares_[(self + k) % threads_];
     const size_t take = k == 0 ? own_take_ : 1;
     const size_t end = share.end;
+    // A look before the read-modify-write: on many threads, taking from
+    // shares already emptied would bounce their cache lines for nothing.
+    if (share.next.load(std::memory_order_relaxed) >= end) continue;
     for (size_t i; (i = share.next.fetch_add(take, std::memory_order_relaxed)) < end; ++*ran)
       fn(arg, i, std::min(i + take, end));
   }
@@ -175,7 +183,9 @@ void ThreadPool::worker_main(size_t self) {
     joined_.fetch_add(1, std::memory_order_seq_cst);
     // Joined before the caller closed this job, or leave without reading
     // its fields (the caller may be writing the next job's).
-    if (state_.load(std::memory_order_seq_cst) == now) {
+    // A worker with no item of its own in a job of fewer items than threads
+    // stays out: the caller takes what a late worker leaves.
+    if (state_.load(std::memory_order_seq_cst) == now && self < items_) {
       size_t ran = 0;
       work(self, &ran);
       if (ran > 0) worker_jobs_[static_cast<int>(source_)].fetch_add(1, std::memory_order_relaxed);

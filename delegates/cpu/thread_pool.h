@@ -10,7 +10,8 @@
 // A parallel loop is a job that the caller opens, works on and closes:
 //   - each thread (the caller is thread 0) first takes runs of items from
 //     its own contiguous share, then takes what is left of the others'
-//     shares one item at a time;
+//     shares one item at a time; with fewer items than threads, threads
+//     0 .. items - 1 get one each and the other workers stay out;
 //   - a worker joins a job only while it is open; once no item is left the
 //     caller closes the job and waits only for the workers that joined it
 //     (each holds an item or is about to find none), never for one that
@@ -132,6 +133,7 @@ class ThreadPool {
   const void* loop_ = nullptr;
   uint32_t flags_ = 0;
   JobSource source_ = JobSource::kPthreadpool;
+  size_t items_ = 0;     // the job's items
   size_t own_take_ = 1;  // items a thread takes from its own share at a time
   std::unique_ptr<Share[]> shares_;  // one per thread
   // Odd while a job is open, even while none is; every job adds 2. The

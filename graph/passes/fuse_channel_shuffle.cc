@@ -9,10 +9,24 @@ namespace hetsched {
 namespace {
 
 struct Shuffle {
-  ValueId x = kNoValue;
+  std::vector<ValueId> inputs;
   int64_t group = 0;
-  std::vector<NodeId> removed;  // the first Reshape and the Transpose
+  std::vector<NodeId> removed;  // the first Reshape, the Transpose and any Concat
 };
+
+// The Concat along the channels that writes `x` for `reader` alone, if any.
+NodeId channel_concat(const Graph& graph, ValueId x, NodeId reader) {
+  const NodeId concat = passes::producer_if(graph, x, "Concat", reader);
+  if (concat == kNoNode) return kNoNode;
+  const Result<int64_t> axis = graph.node(concat).attrs.require_int("axis");
+  if (!axis.is_ok() || (*axis != 1 && *axis != -3)) return kNoNode;
+  for (ValueId in : graph.node(concat).inputs) {
+    if (in == kNoValue) return kNoNode;
+    const Value& v = graph.value(in);
+    if (!v.type_known || v.type.dtype != DType::kFloat32 || v.type.rank() != 4) return kNoNode;
+  }
+  return concat;
+}
 
 const Shape* known_shape(const Graph& graph, ValueId v) {
   const Value& value = graph.value(v);
@@ -39,7 +53,9 @@ Shuffle match(const Graph& graph, NodeId last) {
   const Shape& s = *split_shape;
   const int64_t g = s[1];
   if (s[0] != (*xs)[0] || g < 1 || g * s[2] != (*xs)[1] || s[3] != (*xs)[2] || s[4] != (*xs)[3]) return {};
-  return Shuffle{x, g, {split, transpose}};
+  if (const NodeId concat = channel_concat(graph, x, split); concat != kNoNode)
+    return Shuffle{graph.node(concat).inputs, g, {concat, split, transpose}};
+  return Shuffle{{x}, g, {split, transpose}};
 }
 
 }  // namespace
@@ -54,7 +70,7 @@ Result<int> fuse_channel_shuffle(Graph& graph) {
     for (NodeId n : m.removed) keep[static_cast<size_t>(n)] = false;
     Node& node = graph.node(id);
     node.op = kChannelShuffleOp;
-    node.inputs = {m.x};
+    node.inputs = m.inputs;
     node.attrs = Attributes();
     node.attrs.set("group", m.group);
     ++fused;

@@ -104,11 +104,15 @@ Result<int64_t> read_channel_slice(const Graph& graph, const Node& node) {
   return r.start;
 }
 
+// The channel shuffle's group; every input a rank-4 f32 run-time value.
 Result<int64_t> shuffle_group(const Graph& graph, const Node& node) {
-  const ValueId x = node.inputs[0], y = node.outputs[0];
-  if (!is_f32_rank4(graph, x) || !is_f32_rank4(graph, y)) return unsupported("only rank-4 f32 has an NHWC kernel");
+  for (ValueId v : node.inputs)
+    if (v == kNoValue || graph.value(v).is_constant() || !is_f32_rank4(graph, v))
+      return unsupported("only run-time rank-4 f32 inputs have an NHWC kernel");
+  if (!is_f32_rank4(graph, node.outputs[0])) return unsupported("only rank-4 f32 has an NHWC kernel");
   HS_ASSIGN_OR_RETURN(const int64_t g, node.attrs.require_int("group"));
-  if (g < 1 || graph.value(x).type.shape[1] % g != 0) return unsupported("a group that does not divide the channels");
+  if (g < 1 || graph.value(node.outputs[0]).type.shape[1] % g != 0)
+    return unsupported("a group that does not divide the channels");
   return g;
 }
 
@@ -129,10 +133,7 @@ Status nhwc_kernel_supports(const Graph& graph, const Node& node) {
     if (!has_runtime_input(graph, node)) return unsupported("no run-time input");
     return read_channel_slice(graph, node).status();
   }
-  if (node.op == kChannelShuffleOp) {
-    if (!has_runtime_input(graph, node)) return unsupported("no run-time input");
-    return shuffle_group(graph, node).status();
-  }
+  if (node.op == kChannelShuffleOp) return shuffle_group(graph, node).status();
   if (node.op != "Concat") return unsupported("op " + node.op + " has no NHWC kernel");
   if (!is_f32_rank4(graph, node.outputs[0])) return unsupported("only rank-4 f32 has an NHWC kernel");
   for (ValueId v : node.inputs)
@@ -156,16 +157,27 @@ Result<std::unique_ptr<NhwcNode>> NhwcNode::create(const Graph& graph, const Nod
   n->out_h_ = ys[2];
   n->out_w_ = ys[3];
   n->pixels_ = ys[0] * ys[2] * ys[3];
-  if (node.op == "Slice" || node.op == kChannelShuffleOp) {
+  if (node.op == "Slice") {
+    n->kind_ = Kind::kSlice;
     n->inputs_.push_back(&tensor_of(node.inputs[0]));
     n->channels_.push_back(graph.value(node.inputs[0]).type.shape[1]);
-    if (node.op == "Slice") {
-      n->kind_ = Kind::kSlice;
-      HS_ASSIGN_OR_RETURN(n->first_channel_, read_channel_slice(graph, node));
-    } else {
-      n->kind_ = Kind::kShuffle;
-      HS_ASSIGN_OR_RETURN(n->group_, shuffle_group(graph, node));
+    HS_ASSIGN_OR_RETURN(n->first_channel_, read_channel_slice(graph, node));
+    return n;
+  }
+  if (node.op == kChannelShuffleOp) {
+    n->kind_ = Kind::kShuffle;
+    HS_ASSIGN_OR_RETURN(n->group_, shuffle_group(graph, node));
+    for (ValueId v : node.inputs) {
+      n->inputs_.push_back(&tensor_of(v));
+      n->channels_.push_back(graph.value(v).type.shape[1]);
     }
+    // Output channel j*g + i reads channel i*(C/g) + j of the concatenation.
+    const int64_t c = n->out_channels_, per_group = c / n->group_;
+    std::vector<std::pair<int32_t, int32_t>> concatenated;
+    for (size_t i = 0; i < n->channels_.size(); ++i)
+      for (int64_t k = 0; k < n->channels_[i]; ++k)
+        concatenated.emplace_back(static_cast<int32_t>(i), static_cast<int32_t>(k));
+    for (int64_t oc = 0; oc < c; ++oc) n->shuffle_source_.push_back(concatenated[oc % n->group_ * per_group + oc / n->group_]);
     return n;
   }
   if (node.op == "Concat") {
@@ -213,26 +225,33 @@ void NhwcNode::slice_rows(void* context, size_t pixel_block) {
     std::memcpy(n.out_ + p * out_c, in + p * in_c, static_cast<size_t>(out_c) * sizeof(float));
 }
 
-// Output channel j*g + i of a pixel reads its input channel i*(C/g) + j.
+// Output channel j*g + i of a pixel reads channel i*(C/g) + j of the
+// inputs' concatenation (shuffle_source_).
 void NhwcNode::shuffle_rows(void* context, size_t pixel_block) {
   const NhwcNode& n = *static_cast<const NhwcNode*>(context);
   const int64_t p0 = static_cast<int64_t>(pixel_block) * kPixelBlock;
   const int64_t p1 = std::min(n.pixels_, p0 + kPixelBlock);
-  const int64_t c = n.out_channels_, g = n.group_, per_group = c / g;
-  const float* in = n.inputs_[0]->data<float>();
+  const int64_t c = n.out_channels_, per_group = c / n.group_;
+  const size_t inputs = n.inputs_.size();
+  // ShuffleNet's two forms, interleaves: the two halves of one input, or
+  // two inputs of C/2 channels (the block's Concat taken in).
+  const bool halves = n.group_ == 2 && inputs == 1;
+  const bool pair = n.group_ == 2 && inputs == 2 && n.channels_[0] == per_group;
   for (int64_t p = p0; p < p1; ++p) {
-    const float* src = in + p * c;
     float* dst = n.out_ + p * c;
-    if (g == 2) {  // ShuffleNet's: interleave the two halves
-      const float* hi = src + per_group;
+    if (halves || pair) {
+      const float* lo = n.inputs_[0]->data<float>() + p * n.channels_[0];
+      const float* hi = pair ? n.inputs_[1]->data<float>() + p * per_group : lo + per_group;
       for (int64_t j = 0; j < per_group; ++j) {
-        dst[2 * j] = src[j];
+        dst[2 * j] = lo[j];
         dst[2 * j + 1] = hi[j];
       }
       continue;
     }
-    for (int64_t j = 0; j < per_group; ++j)
-      for (int64_t i = 0; i < g; ++i) dst[j * g + i] = src[i * per_group + j];
+    for (int64_t oc = 0; oc < c; ++oc) {
+      const auto [i, k] = n.shuffle_source_[static_cast<size_t>(oc)];
+      dst[oc] = n.inputs_[static_cast<size_t>(i)]->data<float>()[p * n.channels_[static_cast<size_t>(i)] + k];
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -19,7 +20,7 @@ namespace hetsched::cpu::xnnpack {
 
 // Whether `node` has an NHWC kernel here: Concat of rank-4 f32 run-time
 // values along axis 1, Slice of a rank-4 f32 value along axis 1 only (step
-// 1, opset 10 and later), the channel shuffle of a rank-4 f32 value, or
+// 1, opset 10 and later), the channel shuffle of rank-4 f32 values, or
 // nearest Resize of a rank-4 f32 value on H and W (opset 11 and later).
 // kUnsupported with the reason otherwise.
 Status nhwc_kernel_supports(const Graph& graph, const Node& node);
@@ -53,6 +54,7 @@ class NhwcNode {
   std::vector<int64_t> channels_;  // per input (Concat; Slice and shuffle: the one input's)
   int64_t first_channel_ = 0;      // Slice
   int64_t group_ = 1;              // channel shuffle
+  std::vector<std::pair<int32_t, int32_t>> shuffle_source_;  // by output channel: input, its channel
   float* out_ = nullptr;
   int64_t batch_ = 0, out_channels_ = 0, pixels_ = 0;  // Concat, Slice, shuffle: pixels = N*H*W
   int64_t in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
