@@ -3,8 +3,11 @@
 // TaskPool::run. Each case is a run of jobs back to back of `tasks` tasks
 // that each spin `task_us` microseconds; the figure is the mean time per
 // job, so the pool's dispatch and join cost is what differs from the ideal
-// tasks * task_us / threads. "mixed" alternates the two doors, as a fast
-// kernel right after an XNNPACK segment does.
+// tasks * task_us / threads. Columns: each door alone on one pool; the
+// two doors alternated on that one pool (a fast kernel right after an
+// XNNPACK segment, as the CPU delegate runs them now); and alternated on two
+// pools of `threads` each (as it ran them before they were one: each pool's
+// workers spin while the other's run).
 //
 //   build/bench/thread_pool_bench [--threads 2] [--jobs 20000] [--rounds 3]
 #include <pthreadpool.h>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "delegates/cpu/fast/task_pool.h"
+#include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 
 namespace {
@@ -56,7 +60,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   hetsched::cpu::xnnpack::Threadpool pthread_pool = std::move(made).value();
-  hetsched::cpu::fast::TaskPool task_pool(threads);
+  hetsched::cpu::fast::TaskPool& one_pool = *hetsched::cpu::xnnpack::thread_pool_of(pthread_pool.get());
+  hetsched::cpu::fast::TaskPool other_pool(threads);
 
   struct Case {
     const char* name;
@@ -65,25 +70,26 @@ int main(int argc, char** argv) {
   };
   const Case cases[] = {{"tiny 2x0.5us", 2, 0.5}, {"small 8x2us", 8, 2}, {"medium 32x5us", 32, 5}, {"large 256x20us", 256, 20}};
   std::printf("threads %d, %d jobs a case, best of %d rounds (us per job)\n", threads, jobs, rounds);
-  std::printf("%-16s %12s %12s %12s\n", "case", "pthreadpool", "TaskPool", "mixed");
+  std::printf("%-16s %12s %12s %14s %14s\n", "case", "pthreadpool", "TaskPool", "alternated", "two pools");
   for (const Case& c : cases) {
     Work work{c.task_us};
     const int n = c.tasks >= 256 ? std::max(1, jobs / 50) : jobs;
-    double best[3] = {1e30, 1e30, 1e30};
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
     for (int r = 0; r < rounds; ++r) {
-      for (int door = 0; door < 3; ++door) {
+      for (int column = 0; column < 4; ++column) {
         const auto t0 = Clock::now();
         for (int j = 0; j < n; ++j) {
-          if (door == 0 || (door == 2 && j % 2 == 0))
+          const bool api = column == 0 || (column >= 2 && j % 2 == 0);
+          if (api)
             pthreadpool_parallelize_1d(pthread_pool.get(), spin_task, &work, c.tasks, 0);
           else
-            task_pool.run(c.tasks, spin_task, &work);
+            (column == 3 ? other_pool : one_pool).run(c.tasks, spin_task, &work);
         }
         const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
-        best[door] = std::min(best[door], us);
+        best[column] = std::min(best[column], us);
       }
     }
-    std::printf("%-16s %12.2f %12.2f %12.2f\n", c.name, best[0], best[1], best[2]);
+    std::printf("%-16s %12.2f %12.2f %14.2f %14.2f\n", c.name, best[0], best[1], best[2], best[3]);
   }
   return 0;
 }
