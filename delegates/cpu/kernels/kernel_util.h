@@ -33,11 +33,11 @@ inline Status check_output(const KernelContext& ctx, size_t i, const TensorType&
 }
 
 // Below this many elements (or multiply-adds) a loop runs on the calling
-// thread: a TBB task costs on the order of a microsecond, which a few
-// thousand float operations already take.
+// thread: handing work to the pool's workers costs on the order of a
+// microsecond, which a few thousand float operations already take.
 inline constexpr int64_t kParallelGrain = 1 << 14;
 // Unary and equal-shape binary loops are memory bound; this many elements
-// per task keeps TBB overhead small.
+// per chunk keeps the split's overhead small.
 inline constexpr int64_t kElementwiseGrain = 1 << 15;
 
 // A shape seen as (outer, len, inner) around one axis: the element at
