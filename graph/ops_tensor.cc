@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/passes/fuse_channel_shuffle.h"
 
 namespace hetsched {
 
@@ -163,6 +164,27 @@ Status infer_flatten(const InferContext& ctx, std::vector<TensorType>& outs) {
 
 Status infer_identity(const InferContext& ctx, std::vector<TensorType>& outs) {
   outs[0] = ctx.input_type(0);
+  return Status::ok();
+}
+
+// hetsched's channel shuffle (graph/passes/fuse_channel_shuffle.h, made by
+// the CPU delegate from ShuffleNet's [Concat,] Reshape, Transpose,
+// Reshape): f32 [N,Ci,H,W] inputs, concatenated along C, the same type
+// out, `group` dividing C.
+Status infer_channel_shuffle(const InferContext& ctx, std::vector<TensorType>& outs) {
+  TensorType y = ctx.input_type(0);
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const TensorType& x = ctx.input_type(i);
+    if (x.dtype != DType::kFloat32 || x.rank() != 4)
+      return ctx.error("expects f32 [N,C,H,W] inputs, got " + x.to_string());
+    if (x.shape[0] != y.shape[0] || x.shape[2] != y.shape[2] || x.shape[3] != y.shape[3])
+      return ctx.error("inputs " + y.to_string() + " and " + x.to_string() + " differ in N, H or W");
+    if (i > 0) y.shape[1] = y.shape[1] < 0 || x.shape[1] < 0 ? -1 : y.shape[1] + x.shape[1];
+  }
+  HS_ASSIGN_OR_RETURN(const int64_t g, on_node(ctx, ctx.attrs().require_int("group")));
+  if (g < 1 || (y.shape[1] >= 0 && y.shape[1] % g != 0))
+    return ctx.error("group " + std::to_string(g) + " does not divide the channels of " + y.to_string());
+  outs[0] = y;
   return Status::ok();
 }
 
@@ -507,6 +529,7 @@ void register_tensor_ops(OpSchemaTable& table) {
   add("GatherElements", 2, 2, true, infer_gather_elements);
   // Opset 13 made roi and scales optional, so only X is required here.
   add("Resize", 1, 4, true, infer_resize);
+  add(kChannelShuffleOp, 1, kAnyCount, true, infer_channel_shuffle);
 }
 
 }  // namespace hetsched

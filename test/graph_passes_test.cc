@@ -17,6 +17,7 @@
 #include "graph/passes/fold_batch_norm.h"
 #include "graph/passes/fold_conv_affine.h"
 #include "graph/passes/fold_input_affine.h"
+#include "graph/passes/fuse_channel_shuffle.h"
 #include "graph/passes/fuse_conv_activation.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/passes/fuse_hard_swish.h"
@@ -402,6 +403,64 @@ TEST(GraphPassesTest, GeluDoesNotFuseOtherConstantsOrSharedValues) {
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   Graph after = expect_same_results(*g, fuse_gelu, 0);
   EXPECT_EQ(count_op(after, "Gelu"), 0);
+}
+
+// --- fuse_channel_shuffle ------------------------------------------------------------------------
+
+// ShuffleNet's Reshape [N,g,C/g,H,W] -> Transpose [0,2,1,3,4] -> Reshape
+// [N,C,H,W], for g 2 and 3; the fused op's portable kernel gives what the
+// three nodes give (expect_same_results runs both on the portable kernels).
+TEST(GraphPassesTest, ChannelShuffleFusesFromReshapeTransposeReshape) {
+  for (const int64_t g : {2, 3}) {
+    SCOPED_TRACE("group " + std::to_string(g));
+    GraphBuilder b("g");
+    const ValueId x = b.input("x", {DType::kFloat32, {2, 6, 3, 5}});
+    const ValueId split = b.op("Reshape", {x, b.constant_i64("split", {5}, {2, g, 6 / g, 3, 5})});
+    const ValueId t = b.op("Transpose", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+    b.output(b.op("Reshape", {t, b.constant_i64("back", {4}, {2, 6, 3, 5})}, {}, "shuffle"));
+    auto graph = b.build();
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Graph after = expect_same_results(*graph, fuse_channel_shuffle, 1);
+    ASSERT_EQ(count_op(after, kChannelShuffleOp), 1);
+    EXPECT_EQ(after.num_nodes(), 1u);
+    EXPECT_EQ(output_names(after), std::vector<std::string>{"shuffle_out"});
+  }
+}
+
+// ShuffleNet's Concat of the two branches, then the shuffle: one node
+// reading both branches.
+TEST(GraphPassesTest, ChannelShuffleTakesInTheConcatBeforeIt) {
+  GraphBuilder b("g");
+  const ValueId a = b.input("a", {DType::kFloat32, {1, 4, 3, 3}});
+  const ValueId c = b.input("c", {DType::kFloat32, {1, 4, 3, 3}});
+  const ValueId cat = b.op("Concat", {a, b.op("Relu", {c})}, {{"axis", int64_t{1}}});
+  const ValueId split = b.op("Reshape", {cat, b.constant_i64("split", {5}, {1, 2, 4, 3, 3})});
+  const ValueId t = b.op("Transpose", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  b.output(b.op("Reshape", {t, b.constant_i64("back", {4}, {1, 8, 3, 3})}, {}, "shuffle"));
+  auto graph = b.build();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Graph after = expect_same_results(*graph, fuse_channel_shuffle, 1);
+  EXPECT_EQ(count_op(after, "Concat"), 0);
+  ASSERT_EQ(count_op(after, kChannelShuffleOp), 1);
+  EXPECT_EQ(after.num_nodes(), 2u);  // Relu and the shuffle
+}
+
+TEST(GraphPassesTest, ChannelShuffleDoesNotFuseOtherPermsOrSharedValues) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 2, 2}});
+  // perm [0,1,2,4,3] is not a channel shuffle
+  const ValueId s1 = b.op("Reshape", {x, b.constant_i64("s1", {5}, {1, 2, 2, 2, 2})});
+  const ValueId t1 = b.op("Transpose", {s1}, {{"perm", std::vector<int64_t>{0, 1, 2, 4, 3}}});
+  b.output(b.op("Reshape", {t1, b.constant_i64("b1", {4}, {1, 4, 2, 2})}));
+  // the transposed value is read twice
+  const ValueId s2 = b.op("Reshape", {x, b.constant_i64("s2", {5}, {1, 2, 2, 2, 2})});
+  const ValueId t2 = b.op("Transpose", {s2}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  b.output(b.op("Reshape", {t2, b.constant_i64("b2", {4}, {1, 4, 2, 2})}));
+  b.output(t2);
+  auto graph = b.build();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Graph after = expect_same_results(*graph, fuse_channel_shuffle, 0);
+  EXPECT_EQ(count_op(after, kChannelShuffleOp), 0);
 }
 
 // --- fuse_conv_activation ---------------------------------------------------------------------

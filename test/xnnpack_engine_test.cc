@@ -6,6 +6,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -234,6 +235,92 @@ TEST(XnnpackPlanTest, ResizeWithAGraphOutputStaysInGraphOrder) {
     if (step.nhwc) {
       EXPECT_NE(g->node(step.nodes[0]).name, "resize");
     }
+}
+
+// A ShuffleNet V2 unit: conv, its channels split in halves (Slice), the
+// second half through conv-dwconv-conv, Concat with the first half, the
+// channel shuffle as exporters write it (Reshape, Transpose, Reshape), a
+// conv. With engine xnnpack the delegate fuses the shuffle
+// (graph/passes/fuse_channel_shuffle.h) and the Slices, Concat and shuffle
+// run on their NHWC kernels between the segments.
+TEST(XnnpackEngineTest, ShuffleUnitRunsInNhwcAndMatchesPortable) {
+  GraphBuilder b("shuffle_unit");
+  b.raw().set_opset(13);
+  const ValueId x = b.input("x", f32({1, 4, 9, 9}));
+  const ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({16, 4, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}});
+  const auto half = [&](int64_t start, const char* name) {
+    return b.op("Slice", {y, b.constant_i64(std::string(name) + "_s", {1}, {start}),
+                          b.constant_i64(std::string(name) + "_e", {1}, {start + 8}),
+                          b.constant_i64(std::string(name) + "_a", {1}, {1})},
+                {}, name);
+  };
+  const ValueId x1 = half(0, "slice1"), x2 = half(8, "slice2");
+  ValueId z = b.op("Relu", {b.op("Conv", {x2, b.constant("w1", random_tensor({8, 8, 1, 1}, 2))})});
+  z = b.op("Conv", {z, b.constant("w2", random_tensor({8, 1, 3, 3}, 3))}, {{"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{8}}});
+  z = b.op("Relu", {b.op("Conv", {z, b.constant("w3", random_tensor({8, 8, 1, 1}, 4))})});
+  const ValueId cat = b.op("Concat", {x1, z}, {{"axis", int64_t{1}}}, "concat");
+  const ValueId split = b.op("Reshape", {cat, b.constant_i64("split", {5}, {1, 2, 8, 9, 9})});
+  const ValueId t = b.op("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3, 4}}});
+  const ValueId shuffled = b.op("Reshape", {t, b.constant_i64("back", {4}, {1, 16, 9, 9})}, {}, "shuffle");
+  b.output(b.op("Conv", {shuffled, b.constant("w4", random_tensor({6, 16, 1, 1}, 5))}));
+  const Graph graph = testing::build(b);
+  const std::vector<Tensor> in{random_tensor({1, 4, 9, 9}, 6)};
+
+  auto delegate = cpu::make_cpu_delegate({{"engine", "xnnpack"}, {"threads", "2"}});
+  ASSERT_TRUE(delegate.is_ok());
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &graph;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
+  island.inputs = graph.inputs();
+  island.outputs = graph.outputs();
+  auto blob = (*delegate)->compile(island, {});
+  ASSERT_TRUE(blob.is_ok());
+  InitContext init;
+  init.profile_ops = true;
+  auto handle = (*delegate)->init(*blob, init);
+  ASSERT_TRUE(handle.is_ok()) << handle.status().message();
+  Tensor out(graph.value(graph.outputs()[0]).type);
+  const TensorRef in_ref{&graph.value(graph.inputs()[0]).type, const_cast<std::byte*>(in[0].raw())};
+  const TensorRef out_ref{&out.type(), out.raw()};
+  std::vector<OpTiming> timings;
+  ExecContext ctx;
+  ctx.op_timings = &timings;
+  ASSERT_TRUE((*handle)->execute(ctx, {&in_ref, 1}, {&out_ref, 1}).is_ok());
+  std::vector<std::string> nhwc, portable;
+  for (const OpTiming& piece : timings) {
+    if (piece.kind == "nhwc") nhwc.insert(nhwc.end(), piece.nodes.begin(), piece.nodes.end());
+    if (piece.kind == "portable") portable.insert(portable.end(), piece.nodes.begin(), piece.nodes.end());
+  }
+  std::sort(nhwc.begin(), nhwc.end());
+  // The Concat went into the shuffle (its inputs are the shuffle's).
+  EXPECT_EQ(nhwc, (std::vector<std::string>{"shuffle", "slice1", "slice2"}));
+  EXPECT_TRUE(portable.empty());
+
+  auto portable_run = run_engine(graph, in, "portable");
+  ASSERT_TRUE(portable_run.is_ok()) << portable_run.status().message();
+  expect_close(out, portable_run->outputs[0]);
+}
+
+// A shuffle of 4 groups between two convs: the NHWC kernel's general path
+// (not the interleave of two halves).
+TEST(XnnpackEngineTest, ShuffleOfFourGroupsMatchesPortable) {
+  GraphBuilder b("shuffle4");
+  const ValueId x = b.input("x", f32({2, 3, 5, 6}));
+  const ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({12, 3, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}});
+  const ValueId split = b.op("Reshape", {y, b.constant_i64("split", {5}, {2, 4, 3, 5, 6})});
+  const ValueId t = b.op("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3, 4}}});
+  const ValueId shuffled = b.op("Reshape", {t, b.constant_i64("back", {4}, {2, 12, 5, 6})});
+  b.output(b.op("Conv", {shuffled, b.constant("w1", random_tensor({5, 12, 1, 1}, 2))}));
+  const Graph graph = testing::build(b);
+  const std::vector<Tensor> in{random_tensor({2, 3, 5, 6}, 3)};
+  auto xnn = run_engine(graph, in, "xnnpack");
+  ASSERT_TRUE(xnn.is_ok()) << xnn.status().message();
+  auto portable = run_engine(graph, in, "portable");
+  ASSERT_TRUE(portable.is_ok()) << portable.status().message();
+  EXPECT_EQ(xnn->coverage.xnnpack_segments, 2);
+  EXPECT_EQ(xnn->coverage.portable_ops, 1);  // the fused shuffle, on its NHWC kernel
+  expect_close(xnn->outputs[0], portable->outputs[0]);
 }
 
 // --- Running ----------------------------------------------------------------------

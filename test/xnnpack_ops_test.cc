@@ -681,6 +681,30 @@ TEST(XnnpackOpsTest, PoolFlattenGemmTailMatchesPortable) {
   expect_engines_agree(b, {random_tensor({2, 8, 5, 5}, 1)}, 4, kSumTolerance);
 }
 
+// MnasNet's and ShuffleNet's pooling: Conv -> ReduceMean over H and W
+// (keepdims 0, then 1; axes spelled 2,3 and -1,-2) -> Gemm, one segment.
+TEST(XnnpackOpsTest, SpatialReduceMeanGemmTailMatchesPortable) {
+  for (const bool keepdims : {false, true}) {
+    SCOPED_TRACE(keepdims ? "keepdims 1" : "keepdims 0");
+    GraphBuilder b("tail");
+    const ValueId x = b.input("x", f32({2, 8, 5, 5}));
+    ValueId y = b.op("Conv", {x, b.constant("w", random_tensor({16, 8, 3, 3}, 2))});
+    y = b.op("ReduceMean", {y},
+             {{"axes", keepdims ? Ints{-1, -2} : Ints{2, 3}}, {"keepdims", int64_t{keepdims ? 1 : 0}}});
+    if (keepdims) y = b.op("Flatten", {y});
+    b.output(b.op("Gemm",
+                  {y, b.constant("fc", random_tensor({10, 16}, 3)), b.constant("fc_b", random_tensor({10}, 4))},
+                  {{"transB", int64_t{1}}}));
+    expect_engines_agree(b, {random_tensor({2, 8, 5, 5}, 1)}, keepdims ? 4 : 3, kSumTolerance);
+  }
+}
+
+TEST(XnnpackOpsTest, ReduceMeanOverChannelsStaysPortable) {
+  GraphBuilder b("mean");
+  b.output(b.op("ReduceMean", {b.input("x", f32({1, 4, 3, 3}))}, {{"axes", Ints{1}}}, "mean"));
+  EXPECT_NE(portable_reason(b, "mean").find("over H and W"), std::string::npos);
+}
+
 TEST(XnnpackOpsTest, ConcatStaysPortable) {
   GraphBuilder b("concat");
   const ValueId a = b.input("a", f32({1, 2, 3, 3}));

@@ -1,6 +1,5 @@
 #include "delegates/cpu/cpu_delegate.h"
 
-#include <oneapi/tbb/task_arena.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,13 +12,16 @@
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/fast_plan.h"
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/thread_pool.h"
 #include "delegates/cpu/xnnpack/coverage.h"
 #include "delegates/cpu/xnnpack/layout_convert.h"
 #include "delegates/cpu/xnnpack/nhwc_ops.h"
 #include "delegates/cpu/xnnpack/segment.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
+#include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
+#include "graph/passes/fuse_channel_shuffle.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
 #include "graph/subgraph.h"
@@ -51,22 +53,18 @@ const char* step_kind(const Step& step) {
   return step.segment ? "xnnpack" : step.nhwc ? "nhwc" : step.fast ? "fast" : "portable";
 }
 
-// Gives the thread pool XNNPACK runtimes run on; called only by islands
-// that have XNNPACK segments.
+// Gives the delegate's one thread pool (thread_pool.h): XNNPACK's runtimes,
+// the fast kernels, the portable kernels and the island's edge copies all
+// split their loops over it.
 using ThreadpoolSource = std::function<Result<xnnpack::Threadpool>()>;
-// Gives the pool the fast kernels and the island's edge copies split their
-// work over (fast/task_pool.h); called only by islands that have a thread
-// pool.
-using TaskPoolSource = std::function<fast::SharedTaskPool()>;
 
 class CpuIslandHandle final : public IslandHandle {
  public:
-  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, int threads, CpuEngine engine, int island_id,
-                                                      bool profile_ops, const ThreadpoolSource& threadpool,
-                                                      const TaskPoolSource& task_pool) {
-    auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), threads, island_id));
+  static Result<std::unique_ptr<IslandHandle>> create(Graph graph, CpuEngine engine, int island_id,
+                                                      bool profile_ops, const ThreadpoolSource& threadpool) {
+    auto handle = std::unique_ptr<CpuIslandHandle>(new CpuIslandHandle(std::move(graph), island_id));
     handle->profile_ops_ = profile_ops;
-    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool, task_pool));
+    HS_RETURN_IF_ERROR(handle->prepare(engine, threadpool));
     return std::unique_ptr<IslandHandle>(std::move(handle));
   }
 
@@ -80,7 +78,7 @@ class CpuIslandHandle final : public IslandHandle {
                               std::to_string(outputs.size()));
     // Island edges: inputs read only by XNNPACK segments go straight from
     // the caller's bytes into the segments' staging; the rest, and the
-    // outputs, are copied on the task pool (one core streams a few GB/s:
+    // outputs, are copied on the thread pool (one core streams a few GB/s:
     // a 6 MiB edge cost ~1 ms on one thread of the H100 machine's Xeon).
     for (size_t i = 0; i < gin.size(); ++i) {
       if (!direct_readers_[i].empty()) {
@@ -88,11 +86,13 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       Tensor& t = tensors_.at(gin[i]);
-      fast::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), task_pool_.get());
+      fast::parallel_copy(inputs[i].host, t.raw(), t.byte_size(), pool_);
     }
     Status status;
     std::vector<OpTiming>* timings = profile_ops_ ? ctx.op_timings : nullptr;
-    arena_.execute([&] {
+    {
+      // The portable kernels split their loops over the pool too.
+      const ScopedCurrentPool on_pool(pool_);
       const auto first = std::chrono::steady_clock::now();
       for (Step& step : steps_) {
         const auto t0 = timings ? std::chrono::steady_clock::now() : first;
@@ -107,20 +107,21 @@ class CpuIslandHandle final : public IslandHandle {
           KernelContext kc{*p.node, p.inputs, p.outputs, graph_.opset()};
           status = (*p.kernel)(kc);
         }
-        if (!status.is_ok()) return;
+        if (!status.is_ok()) break;
         if (timings) record_timing(step, first, t0, *timings);
       }
-    });
+    }
     HS_RETURN_IF_ERROR(status);
     for (size_t i = 0; i < gout.size(); ++i) {
       const Tensor& t = value_tensor(gout[i]);
-      fast::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), task_pool_.get());
+      fast::parallel_copy(t.raw(), outputs[i].host, t.byte_size(), pool_);
     }
     spdlog::debug("[CPU] execute: island {}, {} ops", island_id_, graph_.num_nodes());
     return Status::ok();
   }
 
   const CpuEngineCoverage& coverage() const { return coverage_; }
+  const ThreadPool* pool() const { return pool_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -138,16 +139,13 @@ class CpuIslandHandle final : public IslandHandle {
     timings.push_back(std::move(t));
   }
 
-  CpuIslandHandle(Graph graph, int threads, int island_id)
-      : graph_(std::move(graph)),
-        arena_(threads > 0 ? threads : tbb::task_arena::automatic),
-        island_id_(island_id) {}
+  CpuIslandHandle(Graph graph, int island_id) : graph_(std::move(graph)), island_id_(island_id) {}
 
   // Plans the island's steps (xnnpack/segment_plan.h), creates an XNNPACK
   // runtime per segment and binds each portable node to its kernel, so
   // execute() does no lookups or allocations. A segment XNNPACK will not
   // take runs on the portable kernels instead, with a warning.
-  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool, const TaskPoolSource& task_pool) {
+  Status prepare(CpuEngine engine, const ThreadpoolSource& threadpool) {
     for (ValueId v : graph_.inputs()) tensor(v);
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
@@ -155,21 +153,14 @@ class CpuIslandHandle final : public IslandHandle {
     fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
     xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
     const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
-    const bool any_fast = !fast_plan.linear.empty() || std::find(on_fast.begin(), on_fast.end(), true) != on_fast.end();
-    if (plan.xnnpack_segments() > 0 || any_fast) {
-      auto pool = threadpool();
-      if (pool.is_ok()) {
-        threadpool_ = std::move(pool).value();
-      } else {
-        spdlog::warn("[CPU] island {}: XNNPACK has no thread pool, running on the portable kernels: {}", island_id_,
-                     pool.status().message());
-        plan = xnnpack::portable_plan(graph_, "XNNPACK has no thread pool");
-      }
+    auto pool = threadpool();
+    if (pool.is_ok()) {
+      threadpool_ = std::move(pool).value();
+      pool_ = xnnpack::thread_pool_of(threadpool_.get());
+    } else {
+      spdlog::warn("[CPU] island {}: no thread pool, running on the calling thread alone: {}", island_id_,
+                   pool.status().message());
     }
-    // The fast kernels and the island's edge copies split over it:
-    // pthreadpool's caller spins until every worker has checked in, which on
-    // a loaded machine held a 0.8 ms MatMul island for 16 ms.
-    if (threadpool_) task_pool_ = task_pool();
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
@@ -236,7 +227,7 @@ class CpuIslandHandle final : public IslandHandle {
         }
         if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
           const fast::LinearGroup& group = fast_plan.linear[g->second];
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), task_pool_.get(), tensor_of}, group));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), pool_, tensor_of}, group));
           if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
           coverage_.portable_ops += static_cast<int>(group.nodes().size());
@@ -244,7 +235,7 @@ class CpuIslandHandle final : public IslandHandle {
           continue;
         }
         if (on_fast[n]) {
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), task_pool_.get(), tensor_of}));
+          HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), pool_, tensor_of}));
           if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
             op->write_to(staging);
           steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
@@ -382,12 +373,14 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   std::unordered_map<ValueId, Tensor> tensors_;
-  xnnpack::Threadpool threadpool_;  // the segments' runtimes run on it; shared with the delegate's other islands
-  fast::SharedTaskPool task_pool_;  // the fast kernels split over it; shared likewise
+  // The delegate's one pool, shared with its other islands; null where the
+  // system refused a thread. pool_ is the same pool, for the fast and
+  // portable kernels and the edge copies.
+  xnnpack::Threadpool threadpool_;
+  ThreadPool* pool_ = nullptr;
   // Points into graph_, tensors_ and threadpool_: declared after them.
   std::vector<Step> steps_;
   std::vector<std::vector<xnnpack::Segment*>> direct_readers_;  // by island input (find_direct_readers)
-  tbb::task_arena arena_;
   int island_id_;
   bool profile_ops_ = false;
   CpuEngineCoverage coverage_;
@@ -433,16 +426,23 @@ class CpuDelegate final : public Delegate {
       // pass (the portable engine keeps the graph as it came, the oracle).
       HS_ASSIGN_OR_RETURN(const int gelus, fuse_gelu(*graph));
       if (gelus > 0) spdlog::debug("[CPU] init: island {}, {} written-out GELU(s) fused", ctx.island_id, gelus);
+      // ShuffleNet's Reshape-Transpose-Reshape as one op, which runs in
+      // NHWC between segments (xnnpack/nhwc_ops.h).
+      HS_ASSIGN_OR_RETURN(const int shuffles, fuse_channel_shuffle(*graph));
+      if (shuffles > 0) spdlog::debug("[CPU] init: island {}, {} channel shuffle(s) fused", ctx.island_id, shuffles);
     }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
                   engine_ == CpuEngine::kXnnpack ? "xnnpack" : "portable");
-    return CpuIslandHandle::create(std::move(graph).value(), threads_, engine_, ctx.island_id, ctx.profile_ops,
-                                   [this] { return shared_threadpool(); }, [this] { return shared_task_pool(); });
+    return CpuIslandHandle::create(std::move(graph).value(), engine_, ctx.island_id, ctx.profile_ops,
+                                   [this] { return shared_threadpool(); });
   }
 
  private:
-  // One pool for all of this delegate's islands, made on first need.
+  // One pool for all of this delegate's islands (threads_ - 1 workers, the
+  // calling thread the last), made by the first island's init. Islands of
+  // one session run one at a time (the "cpu" resource lock); each session
+  // has a delegate, so a pool of its own.
   Result<xnnpack::Threadpool> shared_threadpool() {
     std::lock_guard<std::mutex> lock(threadpool_mutex_);
     if (!threadpool_) {
@@ -451,17 +451,10 @@ class CpuDelegate final : public Delegate {
     return threadpool_;
   }
 
-  fast::SharedTaskPool shared_task_pool() {
-    std::lock_guard<std::mutex> lock(threadpool_mutex_);
-    if (!task_pool_) task_pool_ = std::make_shared<fast::TaskPool>(threads_);
-    return task_pool_;
-  }
-
   int threads_;
   CpuEngine engine_;
   std::mutex threadpool_mutex_;
   xnnpack::Threadpool threadpool_;  // islands hold it too, so it outlives their runtimes
-  fast::SharedTaskPool task_pool_;   // likewise
 };
 
 }  // namespace
@@ -488,6 +481,11 @@ Result<std::unique_ptr<Delegate>> make_cpu_delegate(const DelegateOptions& optio
 const CpuEngineCoverage* cpu_engine_coverage(const IslandHandle& handle) {
   const auto* cpu = dynamic_cast<const CpuIslandHandle*>(&handle);
   return cpu ? &cpu->coverage() : nullptr;
+}
+
+const ThreadPool* cpu_thread_pool(const IslandHandle& handle) {
+  const auto* cpu = dynamic_cast<const CpuIslandHandle*>(&handle);
+  return cpu ? cpu->pool() : nullptr;
 }
 
 }  // namespace hetsched::cpu

@@ -16,6 +16,8 @@
 
 namespace hetsched::cpu {
 
+class ThreadPool;
+
 // Options: "threads" (0 = all hardware threads), "engine": "xnnpack" (the
 // default: XNNPACK segments where it covers the nodes, portable kernels for
 // the rest; all portable, with a warning, where XNNPACK cannot initialise)
@@ -33,5 +35,10 @@ struct CpuEngineCoverage {
 // The coverage of a handle made by the CPU delegate's init(); nullptr for
 // other handles. Valid as long as the handle.
 const CpuEngineCoverage* cpu_engine_coverage(const IslandHandle& handle);
+
+// The thread pool a handle made by the CPU delegate's init() runs on: the
+// delegate's one pool (thread_pool.h), shared by all its islands; nullptr
+// for other handles or where the system refused a thread. For tests.
+const ThreadPool* cpu_thread_pool(const IslandHandle& handle);
 
 }  // namespace hetsched::cpu

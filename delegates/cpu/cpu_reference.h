@@ -13,7 +13,8 @@
 namespace hetsched::cpu {
 
 // A NodeEvaluator (graph/passes/constant_folding.h) that runs the node's
-// portable CPU kernel on the calling thread's TBB arena. An op without a
+// portable CPU kernel on the calling thread (parallel only inside a CPU
+// island, on its delegate's pool: kernels/kernel_util.h). An op without a
 // kernel is a kUnsupported error. Thread-safe.
 NodeEvaluator reference_node_evaluator();
 

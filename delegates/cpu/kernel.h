@@ -1,8 +1,9 @@
 // Portable CPU kernels: the reference implementation of every op.
 //
 // Kernels are written for clarity first — they are the correctness oracle
-// for the other delegates — and parallelised with TBB where that pays
-// (conv, matmul, large elementwise). Each op family registers its kernels
+// for the other delegates — and split over the CPU delegate's thread pool
+// where that pays (conv, matmul, large elementwise; kernels/kernel_util.h's
+// parallel_chunks). Each op family registers its kernels
 // from its own file under kernels/ through one register_* function listed in
 // kernel_table.cc.
 #pragma once

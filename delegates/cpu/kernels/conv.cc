@@ -1,7 +1,5 @@
 // The Conv kernel (1-D and 2-D, grouped, NCHW) and the sliding-window
 // geometry it shares with the pools.
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <vector>
@@ -176,8 +174,7 @@ Status conv_kernel(const KernelContext& ctx) {
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
   float* py = ctx.out(0).data<float>();
-  tbb::enumerable_thread_specific<std::vector<float>> col_buffers;
-  tbb::parallel_for(int64_t{0}, base_tasks * slices, [&](int64_t task) {
+  parallel_for_each(base_tasks * slices, [&](int64_t task) {
     const int64_t slice = task % slices;
     const int64_t tile = task / slices % tiles;
     const int64_t gi = task / slices / tiles % group;
@@ -195,7 +192,8 @@ Status conv_kernel(const KernelContext& ctx) {
       patches = x_group + p0;
       ld_patches = in_plane;
     } else {
-      std::vector<float>& col = col_buffers.local();
+      // One im2col buffer per thread, kept between runs.
+      thread_local std::vector<float> col;
       col.resize(static_cast<size_t>(patch * count));
       im2col_tile(x_group, group_channels, g, p0, count, col.data());
       patches = col.data();

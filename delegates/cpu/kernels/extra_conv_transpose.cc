@@ -6,7 +6,6 @@
 // (col2im). The geometry — pads from auto_pad or output_shape, the output
 // size — comes from conv_transpose_geometry, the same function shape
 // inference uses.
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <vector>
@@ -67,7 +66,7 @@ Status conv_transpose_kernel(const KernelContext& ctx) {
       parallel_gemm_f32(rows, in_plane, group_in, wt.data() + gi * rows * group_in, group_in,
                         px + (n * channels + gi * group_in) * in_plane, in_plane, col.data(), in_plane, false);
       // Each task owns whole output planes, so the scatter needs no locks.
-      tbb::parallel_for(int64_t{0}, group_out, [&](int64_t m) {
+      parallel_for_each(group_out, [&](int64_t m) {
         const int64_t oc = gi * group_out + m;
         float* plane = py + (n * g.out_channels + oc) * out_plane;
         std::fill(plane, plane + out_plane, bias ? bias[oc] : 0.f);

@@ -1,9 +1,6 @@
-// Helpers shared by the portable CPU kernels: error context, TBB loops,
+// Helpers shared by the portable CPU kernels: error context, parallel loops,
 // broadcast indexing, sliding-window geometry and a blocked f32 GEMM.
 #pragma once
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +8,7 @@
 #include <vector>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/thread_pool.h"
 
 namespace hetsched::cpu {
 
@@ -35,11 +33,11 @@ inline Status check_output(const KernelContext& ctx, size_t i, const TensorType&
 }
 
 // Below this many elements (or multiply-adds) a loop runs on the calling
-// thread: a TBB task costs on the order of a microsecond, which a few
-// thousand float operations already take.
+// thread: handing work to the pool's workers costs on the order of a
+// microsecond, which a few thousand float operations already take.
 inline constexpr int64_t kParallelGrain = 1 << 14;
 // Unary and equal-shape binary loops are memory bound; this many elements
-// per task keeps TBB overhead small.
+// per chunk keeps the split's overhead small.
 inline constexpr int64_t kElementwiseGrain = 1 << 15;
 
 // A shape seen as (outer, len, inner) around one axis: the element at
@@ -66,18 +64,33 @@ inline AxisSplit split_for_softmax(const Shape& shape, int64_t axis, int opset) 
   return a;
 }
 
-// Runs fn(begin, end) over [0, n) in chunks of about `grain` items, in
-// parallel when there is more than one chunk.
+// Runs fn(begin, end) over ranges covering [0, n), of whole chunks of
+// `grain` items, split over the CPU delegate's thread pool when this thread
+// runs an island (thread_pool.h's current_pool(); the island's `threads`)
+// and there is more than one chunk; on this thread alone otherwise (the
+// reference evaluator, the pool's own workers, a loop inside a loop).
 template <typename Fn>
 void parallel_chunks(int64_t n, int64_t grain, Fn&& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  if (n <= grain) {
+  ThreadPool* pool = current_pool();
+  if (n <= grain || pool == nullptr || pool->threads() < 2) {
     fn(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
-                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
+  const auto chunks = static_cast<size_t>((n + grain - 1) / grain);
+  pool->parallelize(chunks, 0, JobSource::kPortable, [&](size_t begin, size_t end) {
+    fn(static_cast<int64_t>(begin) * grain, std::min(n, static_cast<int64_t>(end) * grain));
+  });
+}
+
+// Runs fn(i) for every i in [0, n), split as parallel_chunks does with a
+// grain of one.
+template <typename Fn>
+void parallel_for_each(int64_t n, Fn&& fn) {
+  parallel_chunks(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
 }
 
 // Row-major element strides of `shape` as read by an output of shape `out`

@@ -1,6 +1,5 @@
 // The blocked f32 GEMM shared by Conv, MatMul and Gemm, and the MatMul and
 // Gemm kernels.
-#include <tbb/blocked_range2d.h>
 
 #include <algorithm>
 #include <vector>
@@ -112,12 +111,12 @@ void parallel_gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t 
     gemm_f32(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range2d<int64_t>(0, m, kTileM, 0, n, kTileN),
-                    [&](const tbb::blocked_range2d<int64_t>& r) {
-                      const int64_t i0 = r.rows().begin(), j0 = r.cols().begin();
-                      gemm_f32(r.rows().size(), r.cols().size(), k, a + i0 * lda, lda, b + j0, ldb, c + i0 * ldc + j0,
-                               ldc, accumulate);
-                    });
+  const int64_t col_tiles = (n + kTileN - 1) / kTileN;
+  parallel_for_each((m + kTileM - 1) / kTileM * col_tiles, [&](int64_t tile) {
+    const int64_t i0 = tile / col_tiles * kTileM, j0 = tile % col_tiles * kTileN;
+    gemm_f32(std::min(kTileM, m - i0), std::min(kTileN, n - j0), k, a + i0 * lda, lda, b + j0, ldb,
+             c + i0 * ldc + j0, ldc, accumulate);
+  });
 }
 
 namespace {
@@ -153,7 +152,7 @@ Status matmul_kernel(const KernelContext& ctx) {
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   float* py = ctx.out(0).data<float>();
-  tbb::parallel_for(int64_t{0}, batches, [&](int64_t i) {
+  parallel_for_each(batches, [&](int64_t i) {
     int64_t ia = 0, ib = 0, rest = i;
     for (size_t d = batch.size(); d-- > 0;) {
       const int64_t idx = rest % batch[d];

@@ -3,7 +3,6 @@
 //
 // Each output row/column is mapped back to the input once per axis (a
 // table), then every N*C plane is filled from those tables in parallel.
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "delegates/cpu/kernel.h"
+#include "delegates/cpu/kernels/kernel_util.h"
 #include "graph/resize_taps.h"
 
 namespace hetsched::cpu {
@@ -108,7 +108,7 @@ Status resize_kernel(const KernelContext& ctx) {
   const std::vector<ResizeTap> rows = axis_taps(p, p.scale_h, in_h, out_h);
   const std::vector<ResizeTap> cols = axis_taps(p, p.scale_w, in_w, out_w);
 
-  tbb::parallel_for(int64_t{0}, planes, [&](int64_t plane) {
+  parallel_for_each(planes, [&](int64_t plane) {
     const float* src = x.data<float>() + plane * in_h * in_w;
     float* dst = y.data<float>() + plane * out_h * out_w;
     for (const ResizeTap& r : rows) {

@@ -21,6 +21,7 @@ namespace hetsched::cpu {
 void register_slice_kernels(KernelTable& table);
 void register_gather_kernels(KernelTable& table);
 void register_resize_kernels(KernelTable& table);
+void register_channel_shuffle_kernel(KernelTable& table);  // channel_shuffle.cc
 
 namespace {
 
@@ -133,6 +134,7 @@ void register_tensor_kernels(KernelTable& table) {
   register_slice_kernels(table);
   register_gather_kernels(table);
   register_resize_kernels(table);
+  register_channel_shuffle_kernel(table);
 }
 
 }  // namespace hetsched::cpu

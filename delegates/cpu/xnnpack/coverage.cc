@@ -45,6 +45,14 @@ Result<LayoutNeed> cover_global_pool(const Graph& graph, const Node& node) {
   return LayoutNeed::kNhwc;
 }
 
+// keepdims: [N,C,1,1], NHWC like GlobalAveragePool's; otherwise [N,C],
+// which is the same bytes in either order.
+Result<LayoutNeed> cover_spatial_mean(const Graph& graph, const Node& node) {
+  HS_ASSIGN_OR_RETURN(const bool keepdims, read_spatial_mean(graph, node));
+  (void)keepdims;
+  return LayoutNeed::kNhwc;
+}
+
 Result<LayoutNeed> cover_resize(const Graph& graph, const Node& node) {
   HS_ASSIGN_OR_RETURN(const ResizeParams p, read_resize(graph, node));
   (void)p;
@@ -133,6 +141,7 @@ const std::map<std::string, CoverFn, std::less<>>& cover_table() {
       {"MaxPool", cover_pool},
       {"AveragePool", cover_pool},
       {"GlobalAveragePool", cover_global_pool},
+      {"ReduceMean", cover_spatial_mean},
       {"Resize", cover_resize},
       {"Gemm", cover_fully_connected},
       {"MatMul", cover_fully_connected},
@@ -175,7 +184,8 @@ bool is_relabel(std::string_view op) {
 // Inputs read as data (not Reshape's shape, Clip's bounds or Resize's
 // scales): those must be f32 for XNNPACK.
 size_t data_inputs(const Node& node) {
-  if (is_relabel(node.op) || node.op == "Resize" || node.op == "Clip" || node.op == "Pad") return 1;
+  if (is_relabel(node.op) || node.op == "Resize" || node.op == "Clip" || node.op == "Pad" || node.op == "ReduceMean")
+    return 1;
   return node.inputs.size();
 }
 

@@ -7,6 +7,9 @@
 #include <xmmintrin.h>
 #endif
 
+#include "delegates/cpu/fast/task_pool.h"
+#include "delegates/cpu/xnnpack/threadpool.h"
+
 namespace hetsched::cpu::xnnpack {
 
 namespace {
@@ -77,32 +80,10 @@ void transpose_images(const float* src, float* dst, int64_t batch, int64_t rows,
   for (size_t i = 0; i < tiles; ++i) Transpose::tile(&t, i);
 }
 
-struct Copy {
-  const std::byte* src;
-  std::byte* dst;
-  size_t bytes;
-
-  static constexpr size_t kChunk = 256 * 1024;
-
-  static void chunk(void* context, size_t index) {
-    const Copy& c = *static_cast<const Copy*>(context);
-    const size_t begin = index * kChunk;
-    std::memcpy(c.dst + begin, c.src + begin, std::min(kChunk, c.bytes - begin));
-  }
-};
-
 }  // namespace
 
 void parallel_copy(const void* src, void* dst, size_t bytes, pthreadpool_t pool) {
-  // An empty tensor has no buffer, and memcpy to null is undefined even for
-  // 0 bytes (UBSan in scripts/asan.sh: the conformance tests' empty tensors).
-  if (bytes == 0) return;
-  if (!pool || bytes < 2 * Copy::kChunk) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  Copy c{static_cast<const std::byte*>(src), static_cast<std::byte*>(dst), bytes};
-  pthreadpool_parallelize_1d(pool, &Copy::chunk, &c, (bytes + Copy::kChunk - 1) / Copy::kChunk, 0);
+  fast::parallel_copy(src, dst, bytes, thread_pool_of(pool));
 }
 
 void nchw_to_nhwc(const float* src, float* dst, int64_t batch, int64_t channels, int64_t pixels, pthreadpool_t pool) {

@@ -132,6 +132,7 @@ Status SubgraphLowering::define_node(NodeId id) {
   if (op == "ConvTranspose") return define_conv_transpose(node);
   if (op == "MaxPool" || op == "AveragePool") return define_pool(node);
   if (op == "GlobalAveragePool") return define_global_average_pool(node);
+  if (op == "ReduceMean") return define_spatial_mean(node);
   if (op == "Resize") return define_resize(node);
   if (op == "Gemm" || op == "MatMul") return define_fully_connected(node);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" || op == "Sum")
@@ -296,6 +297,22 @@ Status SubgraphLowering::define_global_average_pool(const Node& node) {
   HS_ASSIGN_OR_RETURN(const uint32_t output_id, activation(node.outputs[0]));
   return check_xnn(xnn_define_global_average_pooling_2d(subgraph_, kNoMin, kNoMax, input_id, output_id, 0),
                    "xnn_define_global_average_pooling_2d");
+}
+
+Status SubgraphLowering::define_spatial_mean(const Node& node) {
+  HS_ASSIGN_OR_RETURN(const bool keepdims, read_spatial_mean(graph_, node));
+  if (keepdims) return define_global_average_pool(node);
+  // XNNPACK pools into [N,1,1,C]; [N,C] is the same bytes.
+  const TensorType& x = graph_.value(node.inputs[0]).type;
+  const size_t n = static_cast<size_t>(x.shape[0]), c = static_cast<size_t>(x.shape[1]);
+  HS_ASSIGN_OR_RETURN(const uint32_t input_id, activation(node.inputs[0]));
+  HS_ASSIGN_OR_RETURN(const uint32_t pooled, internal_value({n, 1, 1, c}));
+  HS_ASSIGN_OR_RETURN(const uint32_t output_id, activation(node.outputs[0]));
+  HS_RETURN_IF_ERROR(check_xnn(xnn_define_global_average_pooling_2d(subgraph_, kNoMin, kNoMax, input_id, pooled, 0),
+                               "xnn_define_global_average_pooling_2d"));
+  const std::vector<size_t> dims = dims_of(node.outputs[0]);
+  return check_xnn(xnn_define_static_reshape(subgraph_, dims.size(), dims.data(), pooled, output_id, 0),
+                   "xnn_define_static_reshape");
 }
 
 Status SubgraphLowering::define_resize(const Node& node) {

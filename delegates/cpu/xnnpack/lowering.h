@@ -71,6 +71,7 @@ class SubgraphLowering {
   Status define_conv_transpose(const Node& node);
   Status define_pool(const Node& node);
   Status define_global_average_pool(const Node& node);
+  Status define_spatial_mean(const Node& node);  // ReduceMean over H and W
   Status define_resize(const Node& node);
   Status define_fully_connected(const Node& node);
   Status define_binary(const Node& node);

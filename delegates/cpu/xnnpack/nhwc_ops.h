@@ -1,12 +1,15 @@
 // Portable ops run on NHWC data between two XNNPACK segments, so that the
 // values around them need no NCHW <-> NHWC conversion: Concat along the
-// channels and nearest Resize, which this XNNPACK snapshot lacks.
+// channels, Slice of a channel range, ShuffleNet's channel shuffle
+// (graph/passes/fuse_channel_shuffle.h) and nearest Resize, which this
+// XNNPACK snapshot lacks.
 #pragma once
 
 #include <pthreadpool.h>
 
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -16,8 +19,10 @@
 namespace hetsched::cpu::xnnpack {
 
 // Whether `node` has an NHWC kernel here: Concat of rank-4 f32 run-time
-// values along axis 1, or nearest Resize of a rank-4 f32 value on H and W
-// (opset 11 and later). kUnsupported with the reason otherwise.
+// values along axis 1, Slice of a rank-4 f32 value along axis 1 only (step
+// 1, opset 10 and later), the channel shuffle of rank-4 f32 values, or
+// nearest Resize of a rank-4 f32 value on H and W (opset 11 and later).
+// kUnsupported with the reason otherwise.
 Status nhwc_kernel_supports(const Graph& graph, const Node& node);
 
 class NhwcNode {
@@ -38,14 +43,20 @@ class NhwcNode {
  private:
   NhwcNode() = default;
   static void concat_rows(void* context, size_t pixel_block);
+  static void slice_rows(void* context, size_t pixel_block);
+  static void shuffle_rows(void* context, size_t pixel_block);
   static void resize_row(void* context, size_t row);
 
-  bool concat_ = false;
+  enum class Kind { kConcat, kSlice, kShuffle, kResize };
+  Kind kind_ = Kind::kResize;
   pthreadpool_t pool_ = nullptr;
   std::vector<const Tensor*> inputs_;
-  std::vector<int64_t> channels_;  // per input (Concat)
+  std::vector<int64_t> channels_;  // per input (Concat; Slice and shuffle: the one input's)
+  int64_t first_channel_ = 0;      // Slice
+  int64_t group_ = 1;              // channel shuffle
+  std::vector<std::pair<int32_t, int32_t>> shuffle_source_;  // by output channel: input, its channel
   float* out_ = nullptr;
-  int64_t batch_ = 0, out_channels_ = 0, pixels_ = 0;  // Concat: pixels = N*H*W
+  int64_t batch_ = 0, out_channels_ = 0, pixels_ = 0;  // Concat, Slice, shuffle: pixels = N*H*W
   int64_t in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
   std::vector<int64_t> src_row_, src_col_;  // Resize: the input row / column of each output one
 };

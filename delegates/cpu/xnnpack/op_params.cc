@@ -411,4 +411,17 @@ Result<std::vector<float>> read_prelu_slopes(const Graph& graph, const Node& nod
   return v;
 }
 
+Result<bool> read_spatial_mean(const Graph& graph, const Node& node) {
+  const TensorType& x = input_type(graph, node, 0);
+  if (x.rank() != 4) return unsupported("only ReduceMean of a rank-4 X over H and W maps to XNNPACK, got X " + x.to_string());
+  const bool has_axes = node.inputs.size() > 1 && node.inputs[1] != kNoValue;
+  const Tensor* axes = constant_input(graph, node, 1);
+  if (has_axes && !axes) return unsupported("the axes are computed at run time");
+  HS_ASSIGN_OR_RETURN(const ReduceParams p,
+                      reduce_params(node.op, node.attrs, graph.opset(), x.shape, has_axes, axes));
+  if (p.noop || p.reduced != std::vector<bool>{false, false, true, true})
+    return unsupported("only ReduceMean over H and W (axes 2 and 3) maps to XNNPACK's global average pooling");
+  return p.keepdims;
+}
+
 }  // namespace hetsched::cpu::xnnpack

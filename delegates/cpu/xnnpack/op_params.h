@@ -120,6 +120,11 @@ Result<PadParams> read_pad(const Graph& graph, const Node& node);
 // PRelu on a rank-4 X with one slope per channel.
 Result<std::vector<float>> read_prelu_slopes(const Graph& graph, const Node& node);
 
+// ReduceMean over H and W (axes {2, 3} in any spelling) of a rank-4 X:
+// XNNPACK's global average pooling, as torchvision's MnasNet, ShuffleNet
+// and many squeeze-excite blocks write their pooling. Returns keepdims.
+Result<bool> read_spatial_mean(const Graph& graph, const Node& node);
+
 // The constant behind input i of `node`, or nullptr.
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i);
 

@@ -1,202 +1,20 @@
 #include "delegates/cpu/xnnpack/threadpool.h"
 
-#include <linux/futex.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <xmmintrin.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <climits>
-#include <memory>
-#include <mutex>
 #include <new>
 #include <system_error>
-#include <thread>
-#include <vector>
 
-namespace {
+#include "delegates/cpu/thread_pool.h"
 
-// Runs items [begin, end) of the loop at `loop` (a callable on the caller's
-// stack). Ranges, not single items: a grid's coordinates are then decoded
-// once per range and stepped after that (a division per dimension per item
-// cost MobileNetV3-Small ~15% at 2 threads).
-using RangeFn = void (*)(const void* loop, size_t begin, size_t end);
-
-// One thread's contiguous share of a job's items; its own cache line, so a
-// thread taking from its own share does not contend with the others.
-struct alignas(64) Share {
-  std::atomic<size_t> next{0};
-  size_t end = 0;
+// The pool behind pthreadpool_t (declared, opaque, in pthreadpool.h): the
+// CPU delegate's one pool, so XNNPACK's loops and the fast and portable
+// kernels' share its workers.
+struct pthreadpool final : hetsched::cpu::ThreadPool {
+  using ThreadPool::ThreadPool;
 };
 
-// Items a thread takes from its own share at a time: a sixteenth of the
-// share, so that the last take leaves little for a thief to wait on; other
-// shares are taken from one item at a time.
-constexpr size_t kTakesPerShare = 16;
-
-// How long an idle worker spins for the next job before it sleeps: XNNPACK
-// runs its operators back to back (gaps of a few microseconds), and waking
-// a sleeping worker takes a futex call and the scheduler's latency, but a
-// spinning worker takes a core from whatever else the machine runs. 50 µs
-// made 16 threads on the H100 machine's Xeon 15-30% slower than the system
-// pthreadpool (ResNet-50 14.3 against 12.3 ms, MobileNetV3-Small 2.4
-// against 1.8-2.1); 2 ms (the fast kernels' TaskPool spins as long) is
-// within 5-10% of it.
-constexpr auto kWorkerSpin = std::chrono::microseconds(2000);
-// Pauses the caller spins while a worker finishes its last item, before it
-// yields its core (the worker may be waiting for it).
-constexpr int kCallerSpins = 4096;
-
-void futex_wait(std::atomic<uint32_t>* word, uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
-
-// PTHREADPOOL_FLAG_DISABLE_DENORMALS: flush-to-zero and denormals-are-zero
-// (MXCSR bits 15 and 6) while the thread works on the job, as pthreadpool
-// does; XNNPACK sets the flag on every operator.
-class DenormalsOff {
- public:
-  explicit DenormalsOff(uint32_t flags) : active_((flags & PTHREADPOOL_FLAG_DISABLE_DENORMALS) != 0) {
-    if (active_) {
-      saved_ = _mm_getcsr();
-      _mm_setcsr(saved_ | 0x8040u);
-    }
-  }
-  ~DenormalsOff() {
-    if (active_) _mm_setcsr(saved_);
-  }
-  DenormalsOff(const DenormalsOff&) = delete;
-  DenormalsOff& operator=(const DenormalsOff&) = delete;
-
- private:
-  bool active_;
-  unsigned saved_ = 0;
-};
-
-}  // namespace
-
-// The pool behind pthreadpool_t (declared, opaque, in pthreadpool.h).
-struct pthreadpool {
-  explicit pthreadpool(size_t thread_count) : threads(thread_count), shares(new Share[thread_count]) {}
-
-  // Starts the workers (threads - 1 of them; the caller is thread 0).
-  // false when the system refuses a thread.
-  bool start() {
-    try {
-      for (size_t t = 1; t < threads; ++t) workers.emplace_back([this, t] { worker_main(t); });
-    } catch (const std::system_error&) {
-      stop();
-      return false;
-    }
-    return true;
-  }
-
-  void stop() {
-    stopping.store(true, std::memory_order_seq_cst);
-    state.fetch_add(2, std::memory_order_seq_cst);  // a change every worker wakes for; stays closed
-    futex_wake_all(&state);
-    for (std::thread& w : workers) w.join();
-    workers.clear();
-  }
-
-  // Runs range(loop, begin, end) over [0, items) on the caller and the
-  // workers; returns when all are done. One call at a time.
-  void run(RangeFn range_fn, const void* loop_arg, size_t items, uint32_t job_flags) {
-    const std::lock_guard<std::mutex> lock(execution_mutex);
-    range = range_fn;
-    loop = loop_arg;
-    flags = job_flags;
-    own_take = std::max<size_t>(1, items / threads / kTakesPerShare);
-    for (size_t t = 0; t < threads; ++t) {
-      shares[t].next.store(t * items / threads, std::memory_order_relaxed);
-      shares[t].end = (t + 1) * items / threads;
-    }
-    const uint32_t closed = state.load(std::memory_order_relaxed);
-    state.store(closed + 1, std::memory_order_seq_cst);  // open: the job's fields are published
-    if (sleepers.load(std::memory_order_seq_cst) > 0) futex_wake_all(&state);
-    work(0);
-    // No item is left to take: close the job, so a worker that wakes from
-    // now on stays out, and wait for those inside to leave.
-    state.store(closed + 2, std::memory_order_seq_cst);
-    for (int spins = 0; joined.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < kCallerSpins)
-        _mm_pause();
-      else
-        sched_yield();
-    }
-    jobs.fetch_add(1, std::memory_order_relaxed);
-  }
-
-  // Takes items from thread `self`'s share, then from the others'.
-  void work(size_t self) {
-    const DenormalsOff denormals(flags);
-    const RangeFn fn = range;
-    const void* const arg = loop;
-    for (size_t k = 0; k < threads; ++k) {
-      Share& share = shares[(self + k) % threads];
-      const size_t take = k == 0 ? own_take : 1;
-      const size_t end = share.end;
-      for (size_t i; (i = share.next.fetch_add(take, std::memory_order_relaxed)) < end;)
-        fn(arg, i, std::min(i + take, end));
-    }
-  }
-
-  void worker_main(size_t self) {
-    uint32_t seen = 0;
-    for (;;) {
-      const uint32_t now = wait_for_change(seen);
-      seen = now;
-      if (stopping.load(std::memory_order_acquire)) return;
-      if ((now & 1u) == 0) continue;  // a closed job: it finished without us
-      joined.fetch_add(1, std::memory_order_seq_cst);
-      // Joined before the caller closed this job, or leave without reading
-      // its fields (the caller may be writing the next job's).
-      if (state.load(std::memory_order_seq_cst) == now) work(self);
-      joined.fetch_sub(1, std::memory_order_release);
-    }
-  }
-
-  // The state once it differs from `seen`: spins for kWorkerSpin, then
-  // sleeps on the futex.
-  uint32_t wait_for_change(uint32_t seen) {
-    const auto deadline = std::chrono::steady_clock::now() + kWorkerSpin;
-    for (int spins = 0;; ++spins) {
-      const uint32_t now = state.load(std::memory_order_acquire);
-      if (now != seen) return now;
-      _mm_pause();
-      if ((spins & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
-    }
-    sleepers.fetch_add(1, std::memory_order_seq_cst);
-    uint32_t now;
-    while ((now = state.load(std::memory_order_seq_cst)) == seen) futex_wait(&state, seen);
-    sleepers.fetch_sub(1, std::memory_order_relaxed);
-    return now;
-  }
-
-  const size_t threads;  // including the caller
-  std::mutex execution_mutex;
-  // The current job, written by the caller while no worker is inside it.
-  RangeFn range = nullptr;
-  const void* loop = nullptr;
-  uint32_t flags = 0;
-  size_t own_take = 1;  // items a thread takes from its own share at a time
-  std::unique_ptr<Share[]> shares;  // one per thread
-  // Odd while a job is open, even while none is; every job adds 2. The
-  // futex word idle workers sleep on.
-  alignas(64) std::atomic<uint32_t> state{0};
-  alignas(64) std::atomic<uint32_t> joined{0};  // workers inside the open (or just closed) job
-  std::atomic<uint32_t> sleepers{0};
-  std::atomic<bool> stopping{false};
-  std::atomic<uint64_t> jobs{0};
-  std::vector<std::thread> workers;
-};
+static_assert(PTHREADPOOL_FLAG_DISABLE_DENORMALS == hetsched::cpu::kDisableDenormals);
 
 namespace {
 
@@ -208,12 +26,11 @@ size_t divide_round_up(size_t n, size_t d) { return n / d + (n % d != 0); }
 template <typename Loop>
 void parallelize(pthreadpool_t pool, size_t items, uint32_t flags, const Loop& loop) {
   if (items == 0) return;
-  if (pool == nullptr || pool->threads <= 1 || items == 1) {
-    const DenormalsOff denormals(flags);
-    loop(size_t{0}, items);
-    return;
-  }
-  pool->run([](const void* l, size_t b, size_t e) { (*static_cast<const Loop*>(l))(b, e); }, &loop, items, flags);
+  const auto range = [](const void* l, size_t b, size_t e) { (*static_cast<const Loop*>(l))(b, e); };
+  if (pool == nullptr)
+    hetsched::cpu::run_serially(range, &loop, items, flags);
+  else
+    pool->run_ranges(range, &loop, items, flags, hetsched::cpu::JobSource::kPthreadpool);
 }
 
 // An N-dimensional range cut into tiles (a tile of 1 for an untiled
@@ -274,30 +91,31 @@ void parallelize_grid(pthreadpool_t pool, const Grid<N>& grid, uint32_t flags, c
 
 namespace hetsched::cpu::xnnpack {
 
-uint64_t pool_jobs(pthreadpool_t pool) { return pool ? pool->jobs.load(std::memory_order_relaxed) : 0; }
+ThreadPool* thread_pool_of(pthreadpool_t pool) { return pool; }
+
+uint64_t pool_jobs(pthreadpool_t pool) {
+  return pool ? pool->stats().jobs[static_cast<int>(JobSource::kPthreadpool)] : 0;
+}
 
 }  // namespace hetsched::cpu::xnnpack
 
 extern "C" {
 
 pthreadpool_t pthreadpool_create(size_t threads_count) {
-  if (threads_count == 0) threads_count = std::max(1u, std::thread::hardware_concurrency());
-  auto* pool = new (std::nothrow) pthreadpool(threads_count);
-  if (pool == nullptr) return nullptr;
-  if (!pool->start()) {
-    delete pool;
+  try {
+    return new pthreadpool(static_cast<int>(std::min<size_t>(threads_count, INT_MAX)));
+  } catch (const std::system_error&) {
+    return nullptr;  // the system refused a thread
+  } catch (const std::bad_alloc&) {
     return nullptr;
   }
-  return pool;
 }
 
-size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) { return threadpool ? threadpool->threads : 1; }
-
-void pthreadpool_destroy(pthreadpool_t threadpool) {
-  if (threadpool == nullptr) return;
-  threadpool->stop();
-  delete threadpool;
+size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) {
+  return threadpool ? static_cast<size_t>(threadpool->threads()) : 1;
 }
+
+void pthreadpool_destroy(pthreadpool_t threadpool) { delete threadpool; }
 
 void pthreadpool_parallelize_1d(pthreadpool_t threadpool, pthreadpool_task_1d_t function, void* context, size_t range,
                                 uint32_t flags) {

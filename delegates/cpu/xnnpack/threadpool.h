@@ -1,6 +1,6 @@
 // hetsched's own implementation of pthreadpool's C API (pthreadpool.h,
 // the 2021-05 snapshot Debian ships), which XNNPACK's runtimes, the layout
-// conversions, the NHWC kernels and the fast kernels all run their loops on.
+// conversions and the NHWC kernels run their loops on.
 //
 // Why not the system libpthreadpool: its caller waits, after every
 // parallel loop, until every worker has woken, checked in and checked out,
@@ -10,17 +10,9 @@
 // scheduler to run a worker: 2 threads on the loaded 2-core development
 // machine ran EfficientNet-B0 in 1.1 s against 31 ms at 1 thread.
 //
-// Here a parallel loop is a job that the caller opens, works on and closes:
-//   - each thread (the caller is thread 0) first takes items from its own
-//     contiguous share, then takes what is left of the others' shares;
-//   - a worker joins a job only while it is open; once no item is left, the
-//     caller closes the job and waits only for workers that joined it (they
-//     hold an item or are about to find none), never for one that has not
-//     woken yet — that one sees a closed job and goes back to waiting;
-//   - an idle worker spins briefly (XNNPACK's operators come back to back),
-//     then sleeps on a futex until the next job.
-// Calls on one pool from several threads are serialised, as pthreadpool's
-// are. A task must not start a parallel loop on its own pool.
+// A pthreadpool_t here is the CPU delegate's one ThreadPool
+// (delegates/cpu/thread_pool.h, which says how a loop runs), so XNNPACK's
+// loops share its workers with the fast and the portable kernels.
 //
 // XNNPACK is a shared library that calls pthreadpool_* through its PLT:
 // these definitions, linked into the executable or exported by
@@ -33,7 +25,13 @@
 
 #include <cstdint>
 
+#include "delegates/cpu/thread_pool.h"
+
 namespace hetsched::cpu::xnnpack {
+
+// The ThreadPool a pthreadpool_t is (nullptr for nullptr), for the fast and
+// portable kernels to split over the same workers.
+ThreadPool* thread_pool_of(pthreadpool_t pool);
 
 // Parallel loops `pool` has run through its workers (loops run on the
 // calling thread alone, for a pool of one thread or a range of one item,

@@ -22,9 +22,10 @@ Status ensure_initialized();
 // an unsupported CPU (XNNPACK's real state is left as it is).
 void simulate_unavailable_for_testing(bool unavailable);
 
-// A pool of `threads` threads (0: one per hardware thread). Shared: the
-// CPU delegate hands one pool to all its islands, which run one at a time
-// on the "cpu" resource (pthreadpool serialises parallel calls anyway).
+// A pool of `threads` threads (0: one per hardware thread), the caller
+// counted: the CPU delegate's one pool (delegates/cpu/thread_pool.h), which
+// it hands to all its islands, which run one at a time on the "cpu"
+// resource (a loop started while the pool is busy runs on its caller).
 // Every runtime created on it must be deleted before the last owner lets
 // go of it.
 using Threadpool = std::shared_ptr<pthreadpool>;
