@@ -198,7 +198,7 @@ class CpuIslandHandle final : public IslandHandle {
           continue;
         }
         if (on_fast[step.nodes[0]]) {
-          fast::FastOpContext fctx{graph_, nhwc_node, task_pool_.get(), tensor_of};
+          fast::FastOpContext fctx{graph_, nhwc_node, pool_, tensor_of};
           fctx.nhwc = true;
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
           if (float* staging = sole_reader_staging(nhwc_node.outputs[0], i, plan, segments, step_of))
@@ -264,7 +264,7 @@ class CpuIslandHandle final : public IslandHandle {
   Status add_pointwise(const fast::PointwiseGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
                        std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
                        const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
-    fast::FastOpContext ctx{graph_, graph_.node(group.conv), task_pool_.get(), tensor_of};
+    fast::FastOpContext ctx{graph_, graph_.node(group.conv), pool_, tensor_of};
     ctx.nhwc = nhwc;
     HS_ASSIGN_OR_RETURN(auto op, fast::make_pointwise(ctx, group));
     if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
