@@ -10,6 +10,7 @@
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_context.h"
+#include "test/test_util.h"
 #include "test/vk_test_env.h"
 
 namespace hetsched {
@@ -32,25 +33,7 @@ DeviceInfo fake_device(uint32_t index, std::string name, VkPhysicalDeviceType ty
   return info;
 }
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 TEST(SelectDeviceTest, AutoPrefersDiscreteThenIntegratedThenCpu) {
   const std::vector<DeviceInfo> devices = {

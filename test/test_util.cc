@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
@@ -71,6 +72,48 @@ Graph build(GraphBuilder& b) {
   Result<Graph> g = b.build();
   EXPECT_TRUE(g.is_ok()) << g.status().message();
   return g.is_ok() ? std::move(g).value() : Graph();
+}
+
+Result<CpuIslandRun> run_cpu_island(const Graph& graph, const std::vector<Tensor>& inputs,
+                                    const DelegateOptions& options, int runs) {
+  HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate(options));
+  Island island;
+  island.delegate = "cpu";
+  island.graph = &graph;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
+  island.inputs = graph.inputs();
+  island.outputs = graph.outputs();
+  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
+  HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
+  CpuIslandRun run;
+  std::vector<TensorRef> in_refs, out_refs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in_refs.push_back({&graph.value(graph.inputs()[i]).type, const_cast<std::byte*>(inputs[i].raw())});
+  for (ValueId v : graph.outputs()) run.outputs.emplace_back(graph.value(v).type);
+  for (Tensor& t : run.outputs) out_refs.push_back({&t.type(), t.raw()});
+  for (int r = 0; r < runs; ++r) {
+    ExecContext ctx;
+    ctx.run_index = r;
+    HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
+  }
+  run.coverage = *cpu::cpu_engine_coverage(*handle);
+  return run;
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_) {
+    setenv(name_, old_->c_str(), 1);
+  } else {
+    unsetenv(name_);
+  }
 }
 
 }  // namespace hetsched::testing

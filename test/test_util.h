@@ -2,9 +2,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 
+#include "delegates/cpu/cpu_delegate.h"
 #include "graph/builder.h"
 #include "graph/tensor.h"
 
@@ -48,5 +50,29 @@ CommandResult run_cli(const std::string& args);
 
 // Path of a file in the source tree, e.g. source_path("configs/default.yaml").
 std::filesystem::path source_path(const std::string& relative);
+
+// The whole graph as one island of a CPU delegate made with `options`, run
+// `runs` times on `inputs`: its outputs, and what ran on which engine.
+struct CpuIslandRun {
+  std::vector<Tensor> outputs;
+  cpu::CpuEngineCoverage coverage;
+};
+Result<CpuIslandRun> run_cpu_island(const Graph& graph, const std::vector<Tensor>& inputs,
+                                    const DelegateOptions& options, int runs = 1);
+
+// Sets an environment variable for a scope (nullptr: unsets it) and puts
+// back what it was after: for switches read at init (HETSCHED_WINOGRAD,
+// VK_DRIVER_FILES).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace hetsched::testing

@@ -33,22 +33,9 @@ struct IslandRun {
 
 // The graph as one CPU island with `engine` and `threads`, run once.
 Result<IslandRun> run_island(const Graph& graph, const Tensor& input, const std::string& engine, int threads) {
-  HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate({{"engine", engine}, {"threads", std::to_string(threads)}}));
-  Island island;
-  island.delegate = "cpu";
-  island.graph = &graph;
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
-  island.inputs = graph.inputs();
-  island.outputs = graph.outputs();
-  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
-  HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
-  IslandRun run{Tensor(graph.value(graph.outputs()[0]).type), {}};
-  std::vector<TensorRef> in_refs{{&graph.value(graph.inputs()[0]).type, const_cast<std::byte*>(input.raw())}};
-  std::vector<TensorRef> out_refs{{&run.output.type(), run.output.raw()}};
-  ExecContext ctx;
-  HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
-  run.coverage = *cpu::cpu_engine_coverage(*handle);
-  return run;
+  HS_ASSIGN_OR_RETURN(testing::CpuIslandRun run,
+                      testing::run_cpu_island(graph, {input}, {{"engine", engine}, {"threads", std::to_string(threads)}}));
+  return IslandRun{std::move(run.outputs[0]), run.coverage};
 }
 
 struct DepthwiseCase {

@@ -34,33 +34,12 @@ constexpr Tolerance kSumTolerance{1e-3f, 1e-5f};
 
 TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
-struct EngineRun {
-  std::vector<Tensor> outputs;
-  cpu::CpuEngineCoverage coverage;
-};
+using EngineRun = testing::CpuIslandRun;
 
 // Compiles the whole graph as one CPU island with `engine`, runs it once.
 Result<EngineRun> run_island(const Graph& graph, const std::vector<Tensor>& inputs, const std::string& engine,
                              int threads = 2) {
-  HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate({{"engine", engine}, {"threads", std::to_string(threads)}}));
-  Island island;
-  island.delegate = "cpu";
-  island.graph = &graph;
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
-  island.inputs = graph.inputs();
-  island.outputs = graph.outputs();
-  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
-  HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
-  EngineRun run;
-  std::vector<TensorRef> in_refs, out_refs;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    in_refs.push_back({&graph.value(graph.inputs()[i]).type, const_cast<std::byte*>(inputs[i].raw())});
-  for (ValueId v : graph.outputs()) run.outputs.emplace_back(graph.value(v).type);
-  for (Tensor& t : run.outputs) out_refs.push_back({&t.type(), t.raw()});
-  ExecContext ctx;
-  HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
-  run.coverage = *cpu::cpu_engine_coverage(*handle);
-  return run;
+  return testing::run_cpu_island(graph, inputs, {{"engine", engine}, {"threads", std::to_string(threads)}});
 }
 
 void expect_close(const Tensor& actual, const Tensor& expected, Tolerance tol) {
