@@ -278,6 +278,26 @@ TEST_F(CoopmatConvTest, Fp16ConvsMatchTheCpuKernelsWithinF16RoundingOnEveryTilin
   }
 }
 
+// Every output of `g` at precision fp16 within f16 operand rounding of the
+// portable kernels (sums of up to a few thousand products in f32), and not
+// equal to f32's results.
+void expect_fp16_within_f16_rounding(Delegate& d, const Graph& g, const std::vector<Tensor>& inputs) {
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  Result<hetsched::testing::GpuIslandDriver> fp16 =
+      hetsched::testing::GpuIslandDriver::create(d, g, {{{"precision", "fp16"}}, 0});
+  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
+  Result<std::vector<Tensor>> got = fp16->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    SCOPED_TRACE(i);
+    const double error = relative_error((*got)[i], (*want)[i]);
+    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
+    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
+  }
+}
+
 TEST_F(CoopmatConvTest, Fp16MatMulsMatchTheCpuKernelsWithinF16Rounding) {
   if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
   Result<std::unique_ptr<Delegate>> d = delegate();
@@ -285,19 +305,7 @@ TEST_F(CoopmatConvTest, Fp16MatMulsMatchTheCpuKernelsWithinF16Rounding) {
   const Graph g = matmul_net();
   const std::vector<Tensor> inputs = {random_tensor({2, 3, 150, 72}, 11), random_tensor({3, 72, 136}, 12),
                                       random_tensor({37, 21}, 13), random_tensor({45, 37}, 14)};
-  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-  ASSERT_TRUE(want.is_ok());
-  Result<hetsched::testing::GpuIslandDriver> fp16 =
-      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
-  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
-  Result<std::vector<Tensor>> got = fp16->run(inputs);
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  for (size_t i = 0; i < 2; ++i) {
-    SCOPED_TRACE(i);
-    const double error = relative_error((*got)[i], (*want)[i]);
-    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
-    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
-  }
+  expect_fp16_within_f16_rounding(**d, g, inputs);
 }
 
 // The bigger tiles: a 1030 x 40 x 1030 MatMul on gemm_coopmat_1024 (ragged
@@ -319,19 +327,7 @@ TEST_F(CoopmatConvTest, Fp16BigTilesMatchTheCpuKernelsWithinF16Rounding) {
   EXPECT_EQ(fp16_product_step({1, 197, 72}, {72, 2100}, true).first, Kernel::kGemmCoopmat512);
   const std::vector<Tensor> inputs = {random_tensor({1030, 40}, 23), random_tensor({40, 1030}, 24),
                                       random_tensor({1, 197, 72}, 25)};
-  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-  ASSERT_TRUE(want.is_ok());
-  Result<hetsched::testing::GpuIslandDriver> fp16 =
-      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
-  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
-  Result<std::vector<Tensor>> got = fp16->run(inputs);
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  for (size_t i = 0; i < 2; ++i) {
-    SCOPED_TRACE(i);
-    const double error = relative_error((*got)[i], (*want)[i]);
-    EXPECT_LT(error, 5e-3) << "max error relative to the output's range";
-    EXPECT_GT(error, 1e-5) << "fp16 results equal f32's: the tensor-core kernel did not run";
-  }
+  expect_fp16_within_f16_rounding(**d, g, inputs);
 }
 
 }  // namespace

@@ -37,50 +37,12 @@ using testing::random_tensor;
 
 TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
-struct IslandRun {
-  Tensor output;
-  cpu::CpuEngineCoverage coverage;
-};
-
-// The graph as one CPU island with `engine` and `threads`, run once.
-Result<IslandRun> run_island(const Graph& graph, const Tensor& input, const std::string& engine, int threads) {
-  HS_ASSIGN_OR_RETURN(testing::CpuIslandRun run,
-                      testing::run_cpu_island(graph, {input}, {{"engine", engine}, {"threads", std::to_string(threads)}}));
-  return IslandRun{std::move(run.outputs[0]), run.coverage};
-}
 
 using testing::ScopedEnv;
 
-// Runs `graph` on both engines at 1 and 2 threads and compares; the
-// xnnpack engine must have run `fast` nodes on fast kernels (a fused
-// group's Add and Relu count) in `segments` XNNPACK segments.
+// Runs `graph` on both engines at 1 and 2 threads and compares (test_util.h).
 void expect_matches_portable(const Graph& graph, const Shape& x, int fast, int segments) {
-  const Tensor input = random_tensor(x, 1, -2.f, 2.f);
-  auto expected = run_island(graph, input, "portable", 1);
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
-  const float* e = expected->output.data<float>();
-  float scale = 0;
-  for (int64_t i = 0; i < expected->output.num_elements(); ++i) scale = std::max(scale, std::abs(e[i]));
-  ASSERT_GT(scale, 0.f);
-  for (int threads : {1, 2}) {
-    auto actual = run_island(graph, input, "xnnpack", threads);
-    ASSERT_TRUE(actual.is_ok()) << actual.status().message();
-    EXPECT_EQ(actual->coverage.fast_ops, fast) << threads << " threads";
-    EXPECT_EQ(actual->coverage.xnnpack_segments, segments) << threads << " threads";
-    ASSERT_EQ(actual->output.type(), expected->output.type());
-    const float* a = actual->output.data<float>();
-    int reported = 0;
-    double worst = 0;
-    for (int64_t i = 0; i < actual->output.num_elements(); ++i) {
-      const float diff = std::abs(a[i] - e[i]);
-      worst = std::max<double>(worst, diff);
-      if (diff <= 1e-5f * scale + 1e-6f || reported >= 5) continue;
-      ADD_FAILURE() << threads << " threads, element " << i << ": fast " << a[i] << ", portable " << e[i];
-      ++reported;
-    }
-    std::cout << "[pointwise] " << graph.name() << " " << threads << " threads: max abs error " << worst
-              << " (max |y| " << scale << ")\n";
-  }
+  testing::expect_fast_cpu_matches_portable(graph, x, fast, segments, 1e-5f, "pointwise");
 }
 
 ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, int64_t k, const Ints& strides, bool bias,
@@ -211,7 +173,7 @@ TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
   const ValueId x = b.input("x", f32_type({1, 256, 14, 14}));
   b.output(add_conv(b, x, 256, 64, 1, {1, 1}, true, {}, "conv", 2));
   const Graph graph = testing::build(b);
-  auto run = run_island(graph, random_tensor({1, 256, 14, 14}, 1), "xnnpack", 1);
+  auto run = testing::run_cpu_island(graph, {random_tensor({1, 256, 14, 14}, 1)}, {{"engine", "xnnpack"}, {"threads", "1"}});
   ASSERT_TRUE(run.is_ok()) << run.status().message();
   EXPECT_EQ(run->coverage.fast_ops, 0);
   EXPECT_EQ(run->coverage.xnnpack_ops, 1);

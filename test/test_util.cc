@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <unistd.h>
 
 namespace hetsched::testing {
@@ -98,6 +99,38 @@ Result<CpuIslandRun> run_cpu_island(const Graph& graph, const std::vector<Tensor
   }
   run.coverage = *cpu::cpu_engine_coverage(*handle);
   return run;
+}
+
+void expect_fast_cpu_matches_portable(const Graph& graph, const Shape& x, int fast, int segments, float bound,
+                                      const std::string& label) {
+  const Tensor input = random_tensor(x, 1, -2.f, 2.f);
+  auto expected = run_cpu_island(graph, {input}, {{"engine", "portable"}, {"threads", "1"}});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const Tensor& want = expected->outputs[0];
+  const float* e = want.data<float>();
+  float scale = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) scale = std::max(scale, std::abs(e[i]));
+  ASSERT_GT(scale, 0.f);
+  for (int threads : {1, 2}) {
+    auto actual = run_cpu_island(graph, {input}, {{"engine", "xnnpack"}, {"threads", std::to_string(threads)}});
+    ASSERT_TRUE(actual.is_ok()) << actual.status().message();
+    EXPECT_EQ(actual->coverage.fast_ops, fast) << threads << " threads";
+    EXPECT_EQ(actual->coverage.xnnpack_segments, segments) << threads << " threads";
+    const Tensor& got = actual->outputs[0];
+    ASSERT_EQ(got.type(), want.type());
+    const float* a = got.data<float>();
+    int reported = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < got.num_elements(); ++i) {
+      const float diff = std::abs(a[i] - e[i]);
+      worst = std::max<double>(worst, diff);
+      if (diff <= bound * scale + 1e-6f || reported >= 5) continue;
+      ADD_FAILURE() << threads << " threads, element " << i << ": " << label << " " << a[i] << ", portable " << e[i];
+      ++reported;
+    }
+    std::cout << "[" << label << "] " << graph.name() << " " << threads << " threads: max abs error " << worst
+              << " (max |y| " << scale << ")\n";
+  }
 }
 
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {

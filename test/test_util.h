@@ -60,6 +60,14 @@ struct CpuIslandRun {
 Result<CpuIslandRun> run_cpu_island(const Graph& graph, const std::vector<Tensor>& inputs,
                                     const DelegateOptions& options, int runs = 1);
 
+// Runs one-input `graph` on the CPU delegate's portable engine (1 thread)
+// and its xnnpack engine (1 and 2 threads): each xnnpack run must put
+// `fast` nodes on fast kernels in `segments` XNNPACK segments and stay
+// within bound x max |portable| + 1e-6 of the portable output. Prints the
+// largest error after "[label]".
+void expect_fast_cpu_matches_portable(const Graph& graph, const Shape& x, int fast, int segments, float bound,
+                                      const std::string& label);
+
 // Sets an environment variable for a scope (nullptr: unsets it) and puts
 // back what it was after: for switches read at init (HETSCHED_WINOGRAD,
 // VK_DRIVER_FILES).

@@ -34,53 +34,15 @@ using testing::random_tensor;
 
 TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
-struct IslandRun {
-  Tensor output;
-  cpu::CpuEngineCoverage coverage;
-};
-
-// The graph as one CPU island with `engine` and `threads`, run once.
-Result<IslandRun> run_island(const Graph& graph, const Tensor& input, const std::string& engine, int threads) {
-  HS_ASSIGN_OR_RETURN(testing::CpuIslandRun run,
-                      testing::run_cpu_island(graph, {input}, {{"engine", engine}, {"threads", std::to_string(threads)}}));
-  return IslandRun{std::move(run.outputs[0]), run.coverage};
-}
 
 // Sets HETSCHED_WINOGRAD for the scope (the delegate reads it at init).
 struct ScopedWinograd : testing::ScopedEnv {
   explicit ScopedWinograd(const char* value) : ScopedEnv("HETSCHED_WINOGRAD", value) {}
 };
 
-// Runs `graph` on both engines at 1 and 2 threads and compares; the
-// xnnpack engine must have run `fast` ops on fast kernels in `segments`
-// XNNPACK segments.
+// Runs `graph` on both engines at 1 and 2 threads and compares (test_util.h).
 void expect_matches_portable(const Graph& graph, const Shape& x, int fast, int segments) {
-  const Tensor input = random_tensor(x, 1, -2.f, 2.f);
-  auto expected = run_island(graph, input, "portable", 1);
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
-  const float* e = expected->output.data<float>();
-  float scale = 0;
-  for (int64_t i = 0; i < expected->output.num_elements(); ++i) scale = std::max(scale, std::abs(e[i]));
-  ASSERT_GT(scale, 0.f);
-  for (int threads : {1, 2}) {
-    auto actual = run_island(graph, input, "xnnpack", threads);
-    ASSERT_TRUE(actual.is_ok()) << actual.status().message();
-    EXPECT_EQ(actual->coverage.fast_ops, fast) << threads << " threads";
-    EXPECT_EQ(actual->coverage.xnnpack_segments, segments) << threads << " threads";
-    ASSERT_EQ(actual->output.type(), expected->output.type());
-    const float* a = actual->output.data<float>();
-    int reported = 0;
-    double worst = 0;
-    for (int64_t i = 0; i < actual->output.num_elements(); ++i) {
-      const float diff = std::abs(a[i] - e[i]);
-      worst = std::max<double>(worst, diff);
-      if (diff <= 2e-5f * scale + 1e-6f || reported >= 5) continue;
-      ADD_FAILURE() << threads << " threads, element " << i << ": winograd " << a[i] << ", portable " << e[i];
-      ++reported;
-    }
-    std::cout << "[winograd] " << graph.name() << " " << threads << " threads: max abs error " << worst
-              << " (max |y| " << scale << ")\n";
-  }
+  testing::expect_fast_cpu_matches_portable(graph, x, fast, segments, 2e-5f, "winograd");
 }
 
 struct ConvCase {
@@ -179,7 +141,7 @@ TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {
   const ValueId x = b.input("x", f32_type({1, 64, 28, 28}));
   b.output(add_conv(b, x, 64, 64, 3, {1, 1, 1, 1}, true, {}, "conv", 2));
   const Graph graph = testing::build(b);
-  auto run = run_island(graph, random_tensor({1, 64, 28, 28}, 1), "xnnpack", 1);
+  auto run = testing::run_cpu_island(graph, {random_tensor({1, 64, 28, 28}, 1)}, {{"engine", "xnnpack"}, {"threads", "1"}});
   ASSERT_TRUE(run.is_ok()) << run.status().message();
   EXPECT_EQ(run->coverage.fast_ops, 0);
   EXPECT_EQ(run->coverage.xnnpack_ops, 1);
