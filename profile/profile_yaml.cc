@@ -23,10 +23,10 @@ constexpr std::string_view kLimitsKeys[] = {"max_tensor_bytes", "max_arena_bytes
 constexpr std::string_view kDelegateKeys[] = {"cpu", "vulkan", "vgf"};
 constexpr std::string_view kCpuKeys[] = {"enabled", "engine", "threads"};
 constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu", "precision"};
-// What the convolutions multiply in (delegates/vulkan: `precision`). The VGF
-// delegate runs fp32 only so far.
-constexpr std::string_view kVulkanPrecisions[] = {"fp32", "fp16", "auto"};
-constexpr std::string_view kVgfPrecisions[] = {"fp32"};
+// What convolutions and matrix products multiply in on both GPU delegates
+// (`precision`; they check it again against shared_gpu/precision.h's list,
+// as API users pass it without a profile).
+constexpr std::string_view kPrecisions[] = {"fp32", "fp16", "auto"};
 constexpr std::string_view kSharedGpuKeys[] = {"token", "group", "mode"};
 constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "retry_pruned", "pin", "fallback",
                                                "costs"};
@@ -146,11 +146,7 @@ Status ProfileParser::parse_gpu(const Field& f, const std::string& name, Delegat
     } else if (key == "shared_gpu") {
       HS_RETURN_IF_ERROR(parse_shared_gpu(v, d.shared_gpu));
     } else if (key == "precision") {
-      if (name == "vulkan") {
-        HS_ASSIGN_OR_RETURN(d.precision, choice(v, kVulkanPrecisions, "a precision"));
-      } else {
-        HS_ASSIGN_OR_RETURN(d.precision, choice(v, kVgfPrecisions, "a precision (the VGF delegate runs fp32 only)"));
-      }
+      HS_ASSIGN_OR_RETURN(d.precision, choice(v, kPrecisions, "a precision"));
     }
   }
   return Status::ok();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/vgf/vgf_delegate.h"
 #include "delegates/vulkan/lowering.h"
 #include "delegates/vulkan/vulkan_delegate.h"
 #include "graph/builder.h"
@@ -328,6 +329,52 @@ TEST_F(CoopmatConvTest, Fp16BigTilesMatchTheCpuKernelsWithinF16Rounding) {
   const std::vector<Tensor> inputs = {random_tensor({1030, 40}, 23), random_tensor({40, 1030}, 24),
                                       random_tensor({1, 197, 72}, 25)};
   expect_fp16_within_f16_rounding(**d, g, inputs);
+}
+
+// The VGF delegate takes the same option and runs its convs on the same
+// tensor-core kernel (NHWC).
+class CoopmatVgfTest : public CoopmatConvTest {
+ protected:
+  Result<std::unique_ptr<Delegate>> vgf() {
+    return vgf::make_vgf_delegate({{"gpu_shared_context_token", "coopmat_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  }
+};
+
+TEST_F(CoopmatVgfTest, WithoutTensorCoresFp16IsRefusedByReasonAndAutoRunsF32) {
+  if (has_tensor_cores()) GTEST_SKIP() << "the device has f16 cooperative matrices";
+  Result<std::unique_ptr<Delegate>> d = vgf();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Graph g = conv_net();
+  Result<hetsched::testing::GpuIslandDriver> fp16 =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "fp16"}}, 0});
+  ASSERT_FALSE(fp16.is_ok());
+  EXPECT_EQ(fp16.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(fp16.status().message().find("precision fp16 needs tensor-core products (VK_NV_cooperative_matrix)"),
+            std::string::npos)
+      << fp16.status().message();
+  Result<hetsched::testing::GpuIslandDriver> wrong =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "bf16"}}, 0});
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_NE(wrong.status().message().find("option precision is 'bf16' (accepted: fp32, fp16, auto)"),
+            std::string::npos)
+      << wrong.status().message();
+
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, 9, 11}, 7)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok());
+  Result<hetsched::testing::GpuIslandDriver> automatic =
+      hetsched::testing::GpuIslandDriver::create(**d, g, {{{"precision", "auto"}}, 0});
+  ASSERT_TRUE(automatic.is_ok()) << automatic.status().message();
+  Result<std::vector<Tensor>> got = automatic->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
+}
+
+TEST_F(CoopmatVgfTest, Fp16ConvsMatchTheCpuKernelsWithinF16Rounding) {
+  if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
+  Result<std::unique_ptr<Delegate>> d = vgf();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  expect_fp16_within_f16_rounding(**d, conv_net(), {random_tensor({1, 32, 9, 11}, 7)});
 }
 
 }  // namespace

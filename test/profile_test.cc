@@ -404,7 +404,7 @@ TEST(ProfileErrorTest, RejectsCpuKeyUnderVulkan) {
             "x.yaml:4: delegates.vulkan.engine: unknown key (accepted: enabled, device, shared_gpu, precision)");
 }
 
-TEST(ProfileTest, PrecisionIsFp32UnlessSetAndReachesTheVulkanDelegate) {
+TEST(ProfileTest, PrecisionIsFp32UnlessSetAndReachesBothGpuDelegates) {
   Result<Profile> p = parse_profile(yaml({"delegates:", "  vulkan: {precision: fp16}", "  vgf: {}"}), "x.yaml");
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   EXPECT_EQ(p->delegates.at("vulkan").precision, "fp16");
@@ -412,14 +412,17 @@ TEST(ProfileTest, PrecisionIsFp32UnlessSetAndReachesTheVulkanDelegate) {
   const DelegateOptions options = delegate_options(*p, "vulkan");
   EXPECT_NE(std::find(options.begin(), options.end(), std::pair<std::string, std::string>("precision", "fp16")),
             options.end());
+  Result<Profile> q = parse_profile(yaml({"delegates:", "  vgf: {precision: auto}"}), "x.yaml");
+  ASSERT_TRUE(q.is_ok()) << q.status().message();
+  const DelegateOptions vgf = delegate_options(*q, "vgf");
+  EXPECT_NE(std::find(vgf.begin(), vgf.end(), std::pair<std::string, std::string>("precision", "auto")), vgf.end());
 }
 
 TEST(ProfileErrorTest, RejectsAPrecisionTheDelegateLacks) {
   EXPECT_EQ(parse_error(yaml({"delegates:", "  vulkan:", "    precision: bf16"})),
             "x.yaml:3: delegates.vulkan.precision: 'bf16' is not a precision (accepted: fp32, fp16, auto)");
-  EXPECT_EQ(parse_error(yaml({"delegates:", "  vgf:", "    precision: fp16"})),
-            "x.yaml:3: delegates.vgf.precision: 'fp16' is not a precision (the VGF delegate runs fp32 only) "
-            "(accepted: fp32)");
+  EXPECT_EQ(parse_error(yaml({"delegates:", "  vgf:", "    precision: half"})),
+            "x.yaml:3: delegates.vgf.precision: 'half' is not a precision (accepted: fp32, fp16, auto)");
 }
 
 TEST(ProfileErrorTest, RejectsGpuKeyUnderCpu) {

@@ -78,6 +78,31 @@ TEST(VgfDispatchPlanTest, ConvRunsTheSharedKernelInNhwcWithSplitK) {
   EXPECT_EQ(plan.derived[2].scratch_bytes, 4u * 16 * 32 * 4);
 }
 
+TEST(VgfDispatchPlanTest, PrecisionFp16RunsConvsOnTheTensorCoreKernelInTilesOf64Channels) {
+  // 1x256x56x56 by 256 3x3 filters: f32 tiles 128 channels, fp16 64.
+  GraphBuilder b("g");
+  const ValueId in = b.input("x", {DType::kFloat32, {1, 256, 56, 56}});
+  b.output(b.op("Conv", {in, b.constant("w", ramp({256, 256, 3, 3})), b.constant("b", ramp({256}))},
+                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok());
+  Result<VgfFile> file = lower_island(testing::whole_graph_island(*g, "vgf"));
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  const DispatchPlan f32 = plan_dispatches(*file);
+  const DispatchPlan f16 = plan_dispatches(*file, gpu::CoopMatConv{16, 16, 16, 32});
+  EXPECT_EQ(first(f32).kernel, Kernel::kConv2d);
+  EXPECT_EQ(first(f32).specialization[0], 8u);  // 128 channels per tile
+  const Dispatch& conv = first(f16);
+  EXPECT_EQ(conv.kernel, Kernel::kConv2dCoopmat);
+  ASSERT_EQ(conv.specialization.size(), 11u);
+  EXPECT_EQ(conv.specialization[0], 4u);  // 64 channels per tile
+  EXPECT_EQ(conv.specialization[5], 1u);  // NHWC
+  // A 2 x 4 grid of subgroups, 16 x 16 x 16 fragments.
+  EXPECT_EQ(std::vector<uint32_t>(conv.specialization.begin() + 6, conv.specialization.end()),
+            (std::vector<uint32_t>{2, 4, 16, 16, 16}));
+  EXPECT_EQ(f16.dispatch_count(), f32.dispatch_count());
+}
+
 TEST(VgfDispatchPlanTest, ChannelMajorConvCarriesItsNhwcTapTable) {
   const DispatchPlan plan = conv_plan(nullptr, {1, 5, 8, 8}, {4, 5, 3, 3});
   ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});

@@ -21,6 +21,7 @@
 #include "delegates/cpu/cpu_delegate.h"
 #include "delegates/delegate.h"
 #include "graph/graph.h"
+#include "scheduler/layout.h"
 #include "shared_gpu/buffer.h"
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/shared_gpu_context.h"
@@ -40,9 +41,16 @@ inline Island whole_graph_island(const Graph& graph, const std::string& delegate
   return island;
 }
 
-// Copies `data` into `tensor`: a memcpy into mapped memory, else a staging
-// upload on `pool` (waited for).
-inline Status write_device_tensor(const DeviceTensor& tensor, const Tensor& data, CommandPool& pool) {
+// Copies `data` (NCHW) into `tensor`, permuted when the island keeps it
+// NHWC (the VGF delegate's rank-4 tensors): a memcpy into mapped memory,
+// else a staging upload on `pool` (waited for).
+inline Status write_device_tensor(const DeviceTensor& tensor, const Tensor& nchw, CommandPool& pool) {
+  Tensor permuted;
+  if (tensor.layout == TensorLayout::kNhwc && nchw.shape().size() == 4) {
+    permuted = Tensor(nchw.type());
+    permute_layout(nchw.raw(), permuted.raw(), nchw.shape(), dtype_size(nchw.type().dtype), true);
+  }
+  const Tensor& data = permuted.byte_size() > 0 ? permuted : nchw;
   if (data.byte_size() != tensor.size)
     return invalid_argument("failed to write device tensor: " + std::to_string(data.byte_size()) +
                             " bytes given, it holds " + std::to_string(tensor.size));
@@ -53,14 +61,17 @@ inline Status write_device_tensor(const DeviceTensor& tensor, const Tensor& data
   return upload(pool, *tensor.buffer, std::span(data.raw(), data.byte_size()), tensor.offset);
 }
 
-// Reads `tensor` as a tensor of `type`, after all work submitted so far.
+// Reads `tensor` as a tensor of `type` (NCHW), after all work submitted so far.
 inline Result<Tensor> read_device_tensor(const DeviceTensor& tensor, const TensorType& type, CommandPool& pool) {
   Tensor out(type);
   if (out.byte_size() != tensor.size)
     return invalid_argument("failed to read device tensor: " + type.to_string() + " needs " +
                             std::to_string(out.byte_size()) + " bytes, it holds " + std::to_string(tensor.size));
   HS_RETURN_IF_ERROR(readback(pool, *tensor.buffer, std::span(out.raw(), out.byte_size()), tensor.offset));
-  return out;
+  if (tensor.layout != TensorLayout::kNhwc || type.shape.size() != 4) return out;
+  Tensor nchw(type);
+  permute_layout(out.raw(), nchw.raw(), type.shape, dtype_size(type.dtype), false);
+  return nchw;
 }
 
 // One compiled and initialised island of a whole graph on a device delegate.

@@ -17,6 +17,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCopy: return "copy";
     case Kernel::kPad: return "pad";
     case Kernel::kConv2d: return "conv2d";
+    case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
@@ -48,7 +49,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kMatmul:
       return 3;
     case Kernel::kBinary: return 4;
-    case Kernel::kConv2d: return gpu::kConv2dBindings;
+    case Kernel::kConv2d:
+    case Kernel::kConv2dCoopmat: return gpu::kConv2dBindings;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
     case Kernel::kTransposeConv2d:
@@ -72,6 +74,7 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kPad:
       return 4 + 3 * kMaxRank;
     case Kernel::kConv2d:
+    case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
       return sizeof(gpu::ConvPush) / sizeof(uint32_t);
@@ -165,9 +168,14 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
+// Tensor-core conv tiles keep at most this many channels: two accumulator
+// fragments per subgroup (delegates/vulkan/lowering.cc's kCoopmatTile
+// has the H100 figures).
+constexpr uint32_t kCoopmatTileChannels = 64;
+
 class Planner {
  public:
-  explicit Planner(const VgfFile& file) : file_(file) {}
+  Planner(const VgfFile& file, const std::optional<gpu::CoopMatConv>& coopmat) : file_(file), coopmat_(coopmat) {}
 
   // Walks the file's operators and compute segments in execution order;
   // a convolution may fold the items after it (fuse_tail), which then
@@ -289,7 +297,8 @@ class Planner {
       return tail.items;
     }
     const gpu::ConvGemmShape gemm = gpu::conv_gemm_shape(p);
-    const gpu::ConvTiling tiling = gpu::clamp_conv_tiling(gpu::choose_conv_tiling(gemm), gemm);
+    const gpu::ConvTiling tiling =
+        gpu::clamp_conv_tiling(gpu::choose_conv_tiling(gemm, coopmat_ ? kCoopmatTileChannels : 128), gemm);
     const uint64_t arranged_bytes = static_cast<uint64_t>(gemm.groups * gpu::conv_k_steps(gemm) * gpu::kConvTileK) *
                                     ((gemm.group_out + tiling.tile_channels - 1) / tiling.tile_channels) *
                                     tiling.tile_channels * sizeof(float);
@@ -304,6 +313,14 @@ class Planner {
     const uint32_t taps = table.empty() ? w : derive({name + "/taps", table, 0});
     d.kernel = Kernel::kConv2d;
     d.specialization = words_of_struct(gpu::conv_specialization(p, tiling, gpu::ConvLayout::kNhwc));
+    if (coopmat_) {
+      const std::vector<uint32_t> tensor_cores =
+          gpu::coopmat_specialization(*coopmat_, tiling.tile_channels, tiling.tile_pixels);
+      if (!tensor_cores.empty()) {
+        d.kernel = Kernel::kConv2dCoopmat;
+        d.specialization.insert(d.specialization.end(), tensor_cores.begin(), tensor_cores.end());
+      }
+    }
     d.groups = gpu::conv_workgroups(p, tiling);
     if (tiling.splits == 1) {
       d.bindings = {x, w, b, tail.output, taps};
@@ -706,6 +723,7 @@ class Planner {
   }
 
   const VgfFile& file_;
+  const std::optional<gpu::CoopMatConv> coopmat_;
   DispatchPlan* plan_ = nullptr;
   std::vector<PlanItem> items_;
   std::vector<uint32_t> readers_;
@@ -717,6 +735,8 @@ class Planner {
 
 }  // namespace
 
-DispatchPlan plan_dispatches(const VgfFile& file) { return Planner(file).run(); }
+DispatchPlan plan_dispatches(const VgfFile& file, const std::optional<gpu::CoopMatConv>& coopmat) {
+  return Planner(file, coopmat).run();
+}
 
 }  // namespace hetsched::vgf

@@ -15,10 +15,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "delegates/vgf/vgf_format.h"
+#include "shared_gpu/conv_kernel.h"
 
 namespace hetsched::vgf {
 
@@ -42,6 +44,7 @@ enum class Kernel : uint8_t {
   kCastWords,     // cast between f32, i32 and i64 (32-bit words; i64 as pairs)
   kCastToBool,    // cast f32, i32 or i64 -> bool (storageBuffer8BitAccess)
   kCastFromBool,  // cast bool -> f32, i32 or i64
+  kConv2dCoopmat,  // shared_gpu/shaders/conv2d_coopmat.comp (precision fp16)
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);
@@ -110,6 +113,9 @@ struct DispatchPlan {
 
 // Plans every segment of `file`, which must have passed check_vgf (decode_vgf
 // and encode_vgf guarantee it): the dispatches stay inside every buffer.
-DispatchPlan plan_dispatches(const VgfFile& file);
+// `coopmat` set (the delegate's `precision` at fp16 on a device with
+// tensor cores): convs and linear layers run conv2d_coopmat.comp, in tiles
+// of at most 64 channels (as the Vulkan delegate's, which says why).
+DispatchPlan plan_dispatches(const VgfFile& file, const std::optional<gpu::CoopMatConv>& coopmat = std::nullopt);
 
 }  // namespace hetsched::vgf

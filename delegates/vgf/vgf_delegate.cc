@@ -17,6 +17,7 @@
 #include "graph/subgraph.h"
 #include "shared_gpu/barrier_plan.h"
 #include "shared_gpu/device_info.h"
+#include "shared_gpu/precision.h"
 #include "shared_gpu/shared_gpu_registry.h"
 
 namespace hetsched::vgf {
@@ -60,6 +61,9 @@ class VgfIslandHandle final : public IslandHandle {
 struct GpuSettings {
   ContextSpec spec;
   GpuContextOptions options;
+  // fp32 | fp16 | auto: what convs and linear layers multiply in; resolved
+  // against the context's device at init (shared_gpu/precision.h).
+  std::string precision = "fp32";
 };
 
 Result<GpuSettings> parse_settings(const CompileSpecs& options) {
@@ -79,6 +83,8 @@ Result<GpuSettings> parse_settings(const CompileSpecs& options) {
   s.spec.mode = *parsed;
   s.options.device = compile_spec_value(options, "device", "auto");
   s.options.app_name = "hetsched-vgf";
+  s.precision = compile_spec_value(options, "precision", "fp32");
+  HS_RETURN_IF_ERROR(check_precision(s.precision));
   const std::string validation = compile_spec_value(options, "validation", "0");
   s.options.enable_validation = validation == "1" || validation == "true";
   return s;
@@ -172,12 +178,18 @@ class VgfDelegate final : public Delegate {
       Result<GpuSettings> parsed = parse_settings(ctx.options);
       if (!parsed.is_ok()) return parsed.status().with_context(what);
       settings = *parsed;
+    } else if (const std::string precision = compile_spec_value(ctx.options, "precision"); !precision.empty()) {
+      // A precision given at load time alone applies too.
+      if (Status s = check_precision(precision); !s.is_ok()) return s.with_context(what);
+      settings.precision = precision;
     }
     Result<Gpu> gpu = resolve(settings);
     if (!gpu.is_ok()) return gpu.status().with_context(what);
     const size_t ops = file->op_count();
-    Result<std::unique_ptr<VgfSession>> session = VgfSession::create(gpu->context, gpu->pool, std::move(*file), ctx.island_id,
-                                                                        ctx.placement, ctx.profile_ops);
+    Result<std::optional<gpu::CoopMatConv>> coopmat = resolve_precision(settings.precision, *gpu->context);
+    if (!coopmat.is_ok()) return coopmat.status().with_context(what);
+    Result<std::unique_ptr<VgfSession>> session = VgfSession::create(
+        gpu->context, gpu->pool, std::move(*file), ctx.island_id, ctx.placement, ctx.profile_ops, *coopmat);
     if (!session.is_ok()) return session.status().with_context(what);
     spdlog::debug("[VGF] init: island {}, {} ops, context {} ({})", ctx.island_id, ops, settings.spec.key(),
                   gpu->created ? "created" : "reused");

@@ -39,6 +39,7 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel) {
     case Kernel::kPad: return kPadSpv;
     // Shared with the Vulkan delegate.
     case Kernel::kConv2d: return gpu::conv2d_spirv();
+    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
     case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv();
     case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv();
     case Kernel::kPool2d: return kPool2dSpv;
@@ -88,17 +89,18 @@ VgfSession::~VgfSession() {
 Result<std::unique_ptr<VgfSession>> VgfSession::create(std::shared_ptr<SharedGpuContext> context,
                                                        std::shared_ptr<DelegatePool> pool, VgfFile file,
                                                        int island_id, const DevicePlacement* placement,
-                                                       bool profile_ops) {
+                                                       bool profile_ops, std::optional<gpu::CoopMatConv> coopmat) {
   if (!context || !pool) return invalid_argument("failed to create VGF session: no GPU context or command pool");
   if (Status s = check_vgf(file); !s.is_ok()) return s.with_context("failed to create VGF session: ");
   std::unique_ptr<VgfSession> session(new VgfSession(std::move(context), std::move(pool), std::move(file), island_id));
+  session->coopmat_ = coopmat;
   if (Status s = session->build(placement, profile_ops); !s.is_ok())
     return s.with_context("failed to create VGF session for island " + std::to_string(island_id) + ": ");
   return session;
 }
 
 Status VgfSession::build(const DevicePlacement* placement, bool profile_ops) {
-  const DispatchPlan plan = plan_dispatches(file_);
+  const DispatchPlan plan = plan_dispatches(file_, coopmat_);
   HS_RETURN_IF_ERROR(allocate_memory(placement, plan));
   HS_RETURN_IF_ERROR(make_pipelines(plan));
   if (profile_ops && queue_has_timestamps(*context_)) {

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -73,10 +74,12 @@ class VgfSession {
   // `file` must come from decode_vgf or lower_island (checked). Errors name
   // the Vulkan call or the operator that failed.
   // `profile_ops`: write a timestamp after every dispatch (op_timings()).
+  // `coopmat`: convs on the tensor cores (precision fp16, resolve_precision).
   static Result<std::unique_ptr<VgfSession>> create(std::shared_ptr<SharedGpuContext> context,
                                                     std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id,
                                                     const DevicePlacement* placement = nullptr,
-                                                    bool profile_ops = false);
+                                                    bool profile_ops = false,
+                                                    std::optional<gpu::CoopMatConv> coopmat = std::nullopt);
   ~VgfSession();
   VgfSession(const VgfSession&) = delete;
   VgfSession& operator=(const VgfSession&) = delete;
@@ -124,6 +127,7 @@ class VgfSession {
   std::shared_ptr<SharedGpuContext> context_;
   std::shared_ptr<DelegatePool> pool_;
   VgfFile file_;
+  std::optional<gpu::CoopMatConv> coopmat_;
   int island_id_;
 
   // Where each resource lives: buffer, byte offset and bytes; the plan's

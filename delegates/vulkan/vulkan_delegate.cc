@@ -19,6 +19,7 @@
 #include "graph/subgraph.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/instance.h"
+#include "shared_gpu/precision.h"
 #include "shared_gpu/shared_gpu_registry.h"
 #include "shared_gpu/vk_loader.h"
 #include "sync/sync_mode.h"
@@ -38,32 +39,6 @@ struct Settings {
   std::string precision = "fp32";
   LoweringOptions lowering;
 };
-
-// The tensor-core configuration `precision` asks for on `context`:
-// nullopt for f32. fp16 on a device without f16 cooperative matrices is
-// refused by reason; auto falls back to f32 there.
-Result<std::optional<CoopMatConv>> resolve_precision(const std::string& precision, const SharedGpuContext& context) {
-  if (precision == "fp32") return std::optional<CoopMatConv>();
-  std::string lacks;
-  const CoopMatShape* shape = pick_f16_coopmat_shape(context.cooperative_matrix_shapes());
-  if (!context.features().cooperative_matrix_nv) {
-    lacks = "VK_NV_cooperative_matrix";
-  } else if (shape == nullptr) {
-    lacks = "an f16*f16+f32->f32 subgroup shape with m, n dividing 64 and k dividing 16";
-  } else if (!context.features().shader_float16) {
-    lacks = "shaderFloat16";
-  } else if (context.subgroup_size() == 0 || 256 % context.subgroup_size() != 0) {
-    lacks = "a subgroup size dividing 256 (it has " + std::to_string(context.subgroup_size()) + ")";
-  }
-  if (!lacks.empty()) {
-    if (precision == "auto") return std::optional<CoopMatConv>();
-    return unsupported("precision fp16 needs tensor-core products (" + lacks + "), which device '" +
-                       std::string(context.device_name()) + "' lacks (accepted there: fp32, auto)");
-  }
-  return std::optional<CoopMatConv>(CoopMatConv{shape->m, shape->n, shape->k, context.subgroup_size(),
-                                                context.limits().maxComputeWorkGroupInvocations,
-                                                context.limits().maxComputeSharedMemorySize});
-}
 
 Result<bool> parse_flag(const std::string& key, const std::string& value) {
   if (value == "1" || value == "true") return true;
@@ -95,8 +70,7 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
     } else if (key == "gpu_timestamps") {
       HS_ASSIGN_OR_RETURN(base.timestamps, parse_flag(key, value));
     } else if (key == "precision") {
-      if (value != "fp32" && value != "fp16" && value != "auto")
-        return invalid_argument("option precision is '" + value + "' (accepted: fp32, fp16, auto)");
+      HS_RETURN_IF_ERROR(check_precision(value));
       base.precision = value;
     } else if (key == "conv_tiling") {
       if (value.empty() || value == "auto") {
