@@ -29,7 +29,9 @@ inline constexpr const char* kValidationEnvVar = "HETSCHED_VK_VALIDATION";
 class ValidationLog {
  public:
   // Called by the messenger; also logs the message ("[gpu] validation error: ...").
-  void record(VkDebugUtilsMessageSeverityFlagBitsEXT severity, const char* message);
+  // `id` is the message's name (pMessageIdName); a few the layer blames on
+  // itself are logged at debug level and not counted (validation.cc).
+  void record(VkDebugUtilsMessageSeverityFlagBitsEXT severity, const char* message, const char* id = "");
 
   size_t error_count() const;
   size_t warning_count() const;

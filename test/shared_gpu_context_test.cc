@@ -10,6 +10,7 @@
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/device_info.h"
 #include "shared_gpu/shared_gpu_context.h"
+#include "shared_gpu/validation.h"
 #include "test/test_util.h"
 #include "test/vk_test_env.h"
 
@@ -196,6 +197,18 @@ TEST_F(SharedGpuContextTest, EnvironmentVariableTurnsValidationOn) {
   ASSERT_TRUE(context.is_ok()) << context.status().message();
   ASSERT_NE((*context)->validation_log(), nullptr);
   watch(**context);
+}
+
+TEST(ValidationLogTest, CountsMessagesButNotTheOnesTheLayerBlamesOnItself) {
+  ValidationLog log;
+  log.record(VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT, "Timeout waiting for timeline semaphore state to update.",
+             "UNASSIGNED-VkSemaphore-state-timeout");
+  EXPECT_EQ(log.message_count(), 0u);
+  log.record(VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT, "a real error", "VUID-vkCmdDispatch-None-08606");
+  log.record(VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT, "a warning");
+  EXPECT_EQ(log.error_count(), 1u);
+  EXPECT_EQ(log.warning_count(), 1u);
+  EXPECT_EQ(log.messages(), (std::vector<std::string>{"error: a real error", "warning: a warning"}));
 }
 
 TEST_F(SharedGpuContextTest, NoValidationLogWithoutValidation) {
