@@ -58,7 +58,7 @@ Result<VkInstance> create_vulkan_instance(const InstanceOptions& options) {
     std::vector<VkExtensionProperties> layer_extensions(layer_count);
     HS_VK_RETURN_IF_ERROR(
         vkEnumerateInstanceExtensionProperties(kValidationLayerName, &layer_count, layer_extensions.data()));
-    if (has_instance_extension(layer_extensions, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+    if (sync_validation_wanted() && has_instance_extension(layer_extensions, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
       extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
       features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
       features.pNext = next;

@@ -21,7 +21,8 @@ struct InstanceOptions {
   // comes the layer's synchronization validation (VK_EXT_validation_features,
   // where the layer offers it): a missing barrier between two dispatches
   // (shared_gpu/barrier_plan.h) is a SYNC-HAZARD-* message, where plain
-  // validation, and lavapipe's in-order results, would miss it.
+  // validation, and lavapipe's in-order results, would miss it. Unless
+  // HETSCHED_VK_SYNC_VALIDATION=0 (validation.h).
   bool enable_validation = false;
   // Receives messages emitted during vkCreateInstance (and, since the info is
   // kept by the loader, vkDestroyInstance). Not retained beyond the

@@ -68,6 +68,11 @@ std::vector<std::string> ValidationLog::messages() const {
   return messages_;
 }
 
+bool sync_validation_wanted() {
+  const char* value = std::getenv(kSyncValidationEnvVar);
+  return value == nullptr || std::strcmp(value, "0") != 0;
+}
+
 bool validation_requested_by_env() {
   const char* value = std::getenv(kValidationEnvVar);
   return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;

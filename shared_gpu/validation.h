@@ -23,6 +23,12 @@ namespace hetsched {
 inline constexpr const char* kValidationLayerName = "VK_LAYER_KHRONOS_validation";
 // Set to 1 to turn validation on for every context the process creates.
 inline constexpr const char* kValidationEnvVar = "HETSCHED_VK_VALIDATION";
+// Set to 0 to keep the layer's synchronization validation off where
+// validation is on (scripts/asan.sh: it leaves allocations that
+// LeakSanitizer cannot attribute once the loader unloads the layer).
+inline constexpr const char* kSyncValidationEnvVar = "HETSCHED_VK_SYNC_VALIDATION";
+// Whether kSyncValidationEnvVar leaves synchronization validation on (unset: on).
+bool sync_validation_wanted();
 
 // Counts and keeps the warnings and errors of one instance's messengers.
 // Thread-safe: drivers and layers may report from any thread.

@@ -190,6 +190,7 @@ class SyncValidationTest : public testing::VkTest {};
 
 TEST_F(SyncValidationTest, ReportsTheBarrierThePlannerAsksFor) {
   if (!validation_wanted()) GTEST_SKIP() << "HETSCHED_TEST_VALIDATION=off";
+  if (!sync_validation_wanted()) GTEST_SKIP() << "HETSCHED_VK_SYNC_VALIDATION=0";
   for (const bool with_barrier : {true, false}) {
     Result<std::shared_ptr<SharedGpuContext>> made = SharedGpuContext::create(options());
     ASSERT_TRUE(made.is_ok()) << made.status().message();
