@@ -168,4 +168,31 @@ inline OnnxModel relu_model(int opset) {
   return m;
 }
 
+// A bias-free Conv `in` -> `out` of `cin` -> `cout` channels, k x k (pads 1
+// for 3x3, else 0), weights uniform in +-1/sqrt(fan-in) so outputs stay of
+// order 1, reproducible from `seed`.
+inline void add_random_conv(OnnxModel& m, const std::string& in, const std::string& out, int64_t cin, int64_t cout,
+                            int64_t k, uint32_t seed) {
+  const float bound = 1.f / std::sqrt(static_cast<float>(cin * k * k));
+  const Tensor wt = testing::random_tensor({cout, cin, k, k}, seed, -bound, bound);
+  m.initializer(out + "_w", f32_proto({cout, cin, k, k}, Floats(wt.data<float>(), wt.data<float>() + wt.num_elements()), true));
+  auto& n = m.node("Conv", {in, out + "_w"}, {out}, out);
+  attr(n, "pads", k == 3 ? Ints{1, 1, 1, 1} : Ints{0, 0, 0, 0});
+}
+
+// A BatchNormalization `in` -> `out` over `c` channels with random but
+// well-conditioned statistics (variance 0.5-2), reproducible from `seed`.
+inline void add_random_batch_norm(OnnxModel& m, const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+  const Tensor scale = testing::random_tensor({c}, seed, 0.5f, 1.5f);
+  const Tensor bias = testing::random_tensor({c}, seed + 1, -0.2f, 0.2f);
+  const Tensor mean = testing::random_tensor({c}, seed + 2, -0.2f, 0.2f);
+  const Tensor var = testing::random_tensor({c}, seed + 3, 0.5f, 2.f);
+  auto v = [](const Tensor& t) { return Floats(t.data<float>(), t.data<float>() + t.num_elements()); };
+  m.initializer(out + "_s", f32_proto({c}, v(scale), true));
+  m.initializer(out + "_b", f32_proto({c}, v(bias), true));
+  m.initializer(out + "_m", f32_proto({c}, v(mean), true));
+  m.initializer(out + "_v", f32_proto({c}, v(var), true));
+  m.node("BatchNormalization", {in, out + "_s", out + "_b", out + "_m", out + "_v"}, {out}, out);
+}
+
 }  // namespace hetsched::onnx_test
