@@ -221,9 +221,15 @@ ThreadPool::Stats ThreadPool::stats() const {
 }
 
 std::vector<pid_t> ThreadPool::worker_tids() const {
+  // A worker publishes its id when it first runs, which on a loaded
+  // machine can be well after the constructor returned (and after jobs
+  // the other workers served): wait for each, so every worker is listed.
   std::vector<pid_t> tids;
-  for (size_t t = 1; t < threads_; ++t)
-    if (const pid_t tid = tids_[t].load(std::memory_order_relaxed)) tids.push_back(tid);
+  for (size_t t = 1; t < threads_; ++t) {
+    pid_t tid;
+    while ((tid = tids_[t].load(std::memory_order_relaxed)) == 0) sched_yield();
+    tids.push_back(tid);
+  }
   return tids;
 }
 

@@ -115,7 +115,8 @@ class ThreadPool {
     uint64_t worker_jobs[kJobSources] = {};  // of those, jobs a worker ran at least one item of
   };
   Stats stats() const;
-  // The workers' kernel thread ids (/proc/self/task entries), once started.
+  // The workers' kernel thread ids (/proc/self/task entries); waits for
+  // any worker that has not started running yet.
   std::vector<pid_t> worker_tids() const;
 
  private:
