@@ -79,6 +79,10 @@ int run_on_gpu_buffers(HostVulkan& vk, hetsched::Model& model, const std::vector
   ok = ok && s.is_ok() && vk.copy(output, staging_out, frames, 2, frames, 3) && vk.wait(frames, 3);
   std::vector<float> got(want.size());
   if (ok) std::memcpy(got.data(), staging_out.mapped, out_bytes);
+  // Drain the queue before freeing what its batches named: a timeline wait
+  // says the work is done, not that the driver let go of the batch (lavapipe
+  // crashed on a semaphore destroyed right after one).
+  vkQueueWaitIdle(vk.queue);
   for (HostVulkan::Buffer* b : {&staging_in, &input, &output, &staging_out}) vk.free_buffer(*b);
   vkDestroySemaphore(vk.device, frames, nullptr);
   if (!s.is_ok()) return fail(s.message());
