@@ -55,9 +55,13 @@ std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_
                                              uint32_t tile_pixels, uint32_t invocations = kConvGroupSize);
 
 // Storage buffers of each kernel: conv2d X, W, bias, Y (or the partial
-// sums), taps; conv2d_reduce partial sums, bias, Y; depthwise X, W, bias, Y.
-inline constexpr uint32_t kConv2dBindings = 5;
-inline constexpr uint32_t kConv2dReduceBindings = 3;
+// sums), taps, residual; conv2d_reduce partial sums, bias, Y, residual;
+// depthwise X, W, bias, Y. The residual (read where ConvPush::has_residual)
+// is a tensor of Y's shape and layout added after the bias and before the
+// epilogue ops: a ResNet block's skip connection; where there is none any
+// buffer stands in, unread.
+inline constexpr uint32_t kConv2dBindings = 6;
+inline constexpr uint32_t kConv2dReduceBindings = 4;
 inline constexpr uint32_t kDepthwiseConv2dBindings = 4;
 
 // Push constants of all three. Shapes are logical (channels apart from
@@ -71,8 +75,9 @@ struct ConvPush {
   uint32_t has_bias;
   uint32_t epilogue_ops;
   float epilogue_params[4];
+  uint32_t has_residual;  // conv2d, conv2d_coopmat (splits 1) and conv2d_reduce add the residual binding
 };
-static_assert(sizeof(ConvPush) == 92);
+static_assert(sizeof(ConvPush) == 96);
 
 // conv2d.comp's specialisation (conv_tiling.h says how it is chosen);
 // conv2d_reduce.comp takes `splits` as constant_id 0 and the layout as

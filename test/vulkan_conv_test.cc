@@ -3,6 +3,7 @@
 // the portable CPU kernels on lavapipe (with validation).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -199,6 +200,96 @@ TEST(VulkanConvLoweringTest, SplitKConvsShareOnePartialSumsBufferAndCapSplitsAtK
   for (const Step& s : l.steps) EXPECT_TRUE(s.barrier_before || &s == &l.steps[0]);
 }
 
+// ResNet's blocks: conv, BatchNormalization, the skip connection's Add,
+// Relu. The identity block's Add joins the conv it follows; the downsample
+// block's Add joins the later of its two convs (the other's output exists
+// by then), so each block's tail is one dispatch.
+Graph residual_blocks() {
+  GraphBuilder b("residual_blocks");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 16, 9, 7}});
+  const auto batch_norm = [&](ValueId v, int64_t c, uint64_t seed) {
+    return b.op("BatchNormalization",
+                {v, b.constant("s" + std::to_string(seed), random_tensor({c}, seed, 0.5f, 1.5f)),
+                 b.constant("b" + std::to_string(seed), random_tensor({c}, seed + 1, -0.2f, 0.2f)),
+                 b.constant("m" + std::to_string(seed), random_tensor({c}, seed + 2, -0.2f, 0.2f)),
+                 b.constant("v" + std::to_string(seed), random_tensor({c}, seed + 3, 0.5f, 1.5f))});
+  };
+  ValueId a = b.op("Conv", {x, b.constant("wa", random_tensor({16, 16, 3, 3}, 1, -0.2f, 0.2f))},
+                   {{"pads", Ints{1, 1, 1, 1}}}, "conv_a");
+  const ValueId r1 = b.op("Relu", {b.op("Add", {batch_norm(a, 16, 10), x}, {}, "add_identity")}, {}, "relu_a");
+  const ValueId c = b.op("Conv", {r1, b.constant("wc", random_tensor({24, 16, 3, 3}, 2, -0.2f, 0.2f))},
+                         {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, "conv_c");
+  const ValueId d = b.op("Conv", {r1, b.constant("wd", random_tensor({24, 16, 1, 1}, 3, -0.2f, 0.2f))},
+                         {{"strides", Ints{2, 2}}}, "conv_d");
+  b.output(b.op("Relu", {b.op("Add", {batch_norm(c, 24, 20), batch_norm(d, 24, 30)}, {}, "add_down")}, {},
+                "relu_down"));
+  return build(b);
+}
+
+TEST(VulkanConvLoweringTest, ResidualAddsJoinTheirConvBeforeTheRelu) {
+  const LoweredIsland l = lower(residual_blocks(), ConvTiling{64, 64, 1});
+  // conv_a (+ add, relu), conv_c, conv_d (+ add, relu): no elementwise step.
+  ASSERT_EQ(l.steps.size(), 3u);
+  const auto push_of = [](const Step& s) {
+    ConvPush push{};
+    std::memcpy(&push, s.push_constants.data(), sizeof(push));
+    return push;
+  };
+  for (const Step& s : l.steps) EXPECT_EQ(s.kernel, Kernel::kConv2d);
+  EXPECT_EQ(l.steps[0].label, "conv_a+BatchNormalization_0+add_identity+relu_a");
+  EXPECT_EQ(push_of(l.steps[0]).has_residual, 1u);
+  EXPECT_EQ(push_of(l.steps[0]).epilogue_ops, static_cast<uint32_t>(OpCode::kRelu));
+  ASSERT_EQ(l.steps[0].bindings.size(), 6u);
+  EXPECT_EQ(l.steps[0].bindings[5], l.input_buffers[0]);  // x
+  EXPECT_NE(std::find(l.steps[0].reads.begin(), l.steps[0].reads.end(), l.input_buffers[0]), l.steps[0].reads.end());
+  EXPECT_EQ(push_of(l.steps[1]).has_residual, 0u);
+  EXPECT_EQ(l.steps[1].bindings[5], kParamsBuffer);
+  EXPECT_EQ(l.steps[2].label, "conv_d+BatchNormalization_2+add_down+relu_down");
+  EXPECT_EQ(push_of(l.steps[2]).has_residual, 1u);
+  EXPECT_EQ(l.steps[2].bindings[5], l.steps[1].writes[0]);  // conv_c's output
+  EXPECT_TRUE(l.steps[2].barrier_before);                     // it reads what conv_c wrote
+}
+
+TEST(VulkanConvLoweringTest, SplitKReducesAddTheResidual) {
+  const LoweredIsland l = lower(residual_blocks(), ConvTiling{64, 64, 4});
+  // conv_a and conv_c with their reduces; conv_d's K (16 channels, 1x1) is
+  // one step, so it runs unsplit and adds its residual itself.
+  ASSERT_EQ(l.steps.size(), 5u);
+  EXPECT_EQ(l.steps[4].kernel, Kernel::kConv2d);
+  EXPECT_EQ(l.steps[4].bindings[5], l.steps[3].writes[0]);
+  const Step& reduce = l.steps[1];
+  EXPECT_EQ(reduce.kernel, Kernel::kConv2dReduce);
+  ASSERT_EQ(reduce.bindings.size(), 4u);
+  EXPECT_EQ(reduce.bindings[3], l.input_buffers[0]);
+  EXPECT_EQ(l.steps[0].bindings[5], kParamsBuffer);  // the slices do not read it
+  ConvPush push{};
+  std::memcpy(&push, reduce.push_constants.data(), sizeof(push));
+  EXPECT_EQ(push.has_residual, 1u);
+}
+
+TEST(VulkanConvLoweringTest, AnAddAfterTheActivationOrOfALaterTensorStaysElementwise) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 8, 5, 5}});
+  const ValueId w = b.constant("w", random_tensor({8, 8, 3, 3}, 1));
+  // Relu before the Add: the residual would be added after the epilogue.
+  const ValueId y = b.op("Relu", {b.op("Conv", {x, w}, {{"pads", Ints{1, 1, 1, 1}}})});
+  const ValueId z = b.op("Add", {y, x});
+  // The other side is made after this conv (by a Sigmoid of x emitted later).
+  const ValueId u = b.op("Conv", {z, w}, {{"pads", Ints{1, 1, 1, 1}}});
+  b.output(b.op("Add", {u, b.op("Sigmoid", {z})}));
+  const LoweredIsland l = lower(build(b), ConvTiling{64, 64, 1});
+  size_t elementwise = 0;
+  for (const Step& s : l.steps) {
+    if (s.kernel == Kernel::kElementwise) ++elementwise;
+    if (s.kernel == Kernel::kConv2d) {
+      ConvPush push{};
+      std::memcpy(&push, s.push_constants.data(), sizeof(push));
+      EXPECT_EQ(push.has_residual, 0u) << s.label;
+    }
+  }
+  EXPECT_GE(elementwise, 2u);
+}
+
 // --- on the GPU ----------------------------------------------------------------
 
 struct ConvShape {
@@ -268,6 +359,28 @@ TEST_F(VulkanConvTest, EveryTilingMatchesTheCpuKernels) {
       ASSERT_TRUE(got.is_ok()) << got.status().message();
       EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
     }
+  }
+}
+
+TEST_F(VulkanConvTest, ResidualBlocksMatchTheCpuKernelsOnEveryTiling) {
+  std::shared_ptr<SharedGpuContext> context = make_context();
+  ASSERT_NE(context, nullptr);
+  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("vulkan_conv_test:0", context).is_ok());
+  Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate(
+      {{"gpu_shared_context_token", "vulkan_conv_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+  const Graph g = residual_blocks();
+  const std::vector<Tensor> inputs = {random_tensor({1, 16, 9, 7}, 100)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (const char* tiling : {"64x64/1", "128x64/1", "64x128/2", "64x64/64"}) {
+    SCOPED_TRACE(tiling);
+    Result<hetsched::testing::GpuIslandDriver> driver =
+        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"conv_tiling", tiling}}, 0});
+    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+    Result<std::vector<Tensor>> got = driver->run(inputs);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
   }
 }
 

@@ -323,7 +323,7 @@ class Planner {
     }
     d.groups = gpu::conv_workgroups(p, tiling);
     if (tiling.splits == 1) {
-      d.bindings = {x, w, b, tail.output, taps};
+      d.bindings = {x, w, b, tail.output, taps, w};  // no residual: the weights stand in, unread
       d.writes = {tail.output};
       out.push_back(std::move(d));
       return tail.items;
@@ -333,12 +333,12 @@ class Planner {
     if (partial_ < 0) partial_ = static_cast<int64_t>(derive({"conv partial sums", {}, 0}));
     DerivedBuffer& partial = plan_->derived[static_cast<size_t>(partial_) - file_.resources.size()];
     partial.scratch_bytes = std::max(partial.scratch_bytes, gpu::conv_partial_bytes(p, tiling));
-    d.bindings = {x, w, b, static_cast<uint32_t>(partial_), taps};
+    d.bindings = {x, w, b, static_cast<uint32_t>(partial_), taps, w};
     d.writes = {static_cast<uint32_t>(partial_)};
     Dispatch reduce = d;
     out.push_back(std::move(d));
     reduce.kernel = Kernel::kConv2dReduce;
-    reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output};
+    reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output, b};
     reduce.writes = {tail.output};
     reduce.specialization = {tiling.splits, 1};  // NHWC
     reduce.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);

@@ -55,7 +55,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
   switch (kernel) {
     case Kernel::kElementwise: return 2 + kMaxOperands;
     case Kernel::kConv2d:
-    case Kernel::kConv2dCoopmat: return 5;
+    case Kernel::kConv2dCoopmat: return gpu::kConv2dBindings;
     case Kernel::kGemm:
     case Kernel::kGemmCoopmat:
     case Kernel::kGemmCoopmat512:
@@ -64,8 +64,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kGather:
     case Kernel::kPad:
     case Kernel::kConvTranspose2d: return 4;
+    case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kNormalize:
-    case Kernel::kConv2dReduce:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
     case Kernel::kResize: return 3;
@@ -247,6 +247,7 @@ struct Group {
   std::vector<ChainOp> ops;        // kElementwise: the chain; kConv/kGemm: the epilogue
   NodeId batch_norm = kNoNode;     // kConv: a BatchNormalization folded into weights and bias
   std::vector<ValueId> bias_adds;  // kConv/kGemm: constants added before the epilogue
+  ValueId residual = kNoValue;     // kConv: a tensor of the output's shape added before the epilogue
 };
 
 class Lowering {
@@ -322,6 +323,33 @@ class Lowering {
     fused_later_.insert(mul);
     return true;
   }
+
+  // Whether Add node `add` of the group's output and `other`, a run-time
+  // tensor of the same type, joins a conv group as its residual (a ResNet
+  // block's skip connection, added after the bias, before the epilogue
+  // ops). `other` must exist when the conv runs: made by a node before the
+  // conv (whose group is emitted earlier), or an island input. Depthwise
+  // and transposed convs have no residual binding.
+  bool fuse_residual(Group& group, const Node& add, ValueId other) const {
+    const Node& head = g_.node(group.nodes[0]);
+    if (group.kind != GroupKind::kConv || head.op != "Conv" || group.residual != kNoValue) return false;
+    if (other == group.output || g_.value(other).type != g_.value(group.output).type ||
+        g_.value(add.outputs[0]).type != g_.value(group.output).type)
+      return false;
+    // A node before the head belongs to a group made before this one; so
+    // does the output of an open group of a lower index.
+    const NodeId producer = g_.value(other).producer;
+    const auto made_by = group_of_output_.find(other);
+    const bool earlier = producer == kNoNode || producer < group.nodes[0] ||
+                         (made_by != group_of_output_.end() && made_by->second < index_of(group));
+    if (!earlier) return false;
+    const Shape& w = g_.value(head.inputs[1]).type.shape;
+    if (w.size() == 4 && w[1] == 1 && g_.value(head.inputs[0]).type.shape[1] > 1) return false;  // depthwise
+    group.residual = other;
+    return true;
+  }
+
+  size_t index_of(const Group& group) const { return static_cast<size_t>(&group - groups_.data()); }
 
   Status group_nodes() {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
@@ -451,6 +479,7 @@ class Lowering {
     // Folding into weights and bias happens before the epilogue ops.
     if (!group.ops.empty()) return false;
     const Node& head = g_.node(group.nodes[0]);
+    if (group.residual != kNoValue) return false;  // folds apply to the conv alone
     if (group.kind == GroupKind::kConv && n.op == "BatchNormalization" && chain_input == 0 &&
         group.batch_norm == kNoNode && group.bias_adds.empty()) {
       group.batch_norm = id;
@@ -459,7 +488,8 @@ class Lowering {
     if (n.op != "Add") return false;
     const ValueId other = n.inputs[1 - chain_input];
     const Value& c = g_.value(other);
-    if (!c.is_constant() || g_.value(n.outputs[0]).type.shape != g_.value(group.output).type.shape) return false;
+    if (!c.is_constant()) return fuse_residual(group, n, other);
+    if (g_.value(n.outputs[0]).type.shape != g_.value(group.output).type.shape) return false;
     const Shape& out = g_.value(group.output).type.shape;
     if (group.kind == GroupKind::kConv) {
       // A per-channel (or scalar) constant: it broadcasts along every dim but 1.
@@ -720,6 +750,7 @@ class Lowering {
     p.pad_top = u32(win.pad_top);
     p.pad_left = u32(win.pad_left);
     p.has_bias = affine.has_bias ? 1 : 0;
+    p.has_residual = group.residual != kNoValue ? 1 : 0;
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
     HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
     auto weight = [&](int64_t oc, int64_t k) { return weights[oc * group_k + k] * affine.scale[oc]; };
@@ -764,6 +795,13 @@ class Lowering {
         p, tiling, [&](int64_t oc, int64_t c, int64_t tap) { return weight(oc, c * window + tap); });
     const int w_buffer = constant_buffer(bytes_of(arranged), w_name);
     const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
+    // The residual's binding; without one the parameter buffer stands in, unread.
+    int residual = kParamsBuffer;
+    std::vector<int> residual_reads;
+    if (group.residual != kNoValue) {
+      HS_ASSIGN_OR_RETURN(residual, buffer_of(group.residual));
+      residual_reads = {residual};
+    }
     const int out = new_value_buffer(group.output);
     // Tap-major convs need no table; the binding then points at the parameter buffer.
     const std::vector<uint32_t> table = gpu::conv_taps(p, gpu::ConvLayout::kNchw);
@@ -777,21 +815,23 @@ class Lowering {
     step.specialization = words_of(spec);
     step.specialization.insert(step.specialization.end(), tensor_cores.begin(), tensor_cores.end());
     if (tiling.splits == 1) {
-      step.bindings = {in, w_buffer, b_buffer, out, taps};
+      step.bindings = {in, w_buffer, b_buffer, out, taps, residual};
       step.reads = {in, w_buffer, b_buffer, taps};
+      step.reads.insert(step.reads.end(), residual_reads.begin(), residual_reads.end());
     } else {
       // Slices write partial sums (no bias: binding 2 is unused); the
       // reduce step adds them, the bias and the epilogue.
       const int64_t y_elements = gemm.pixels * p.out_channels;
       const int partial = partial_sums_buffer(gpu::conv_partial_bytes(p, tiling));
-      step.bindings = {in, w_buffer, kParamsBuffer, partial, taps};
+      step.bindings = {in, w_buffer, kParamsBuffer, partial, taps, kParamsBuffer};
       step.reads = {in, w_buffer, taps};
       step.writes = {partial};
       out_.steps.push_back(std::move(step));
       step = dispatch(Kernel::kConv2dReduce, words_of(p), grid_1d(ceil_div(y_elements, kConvGroupSize)));
       step.specialization = {tiling.splits};
-      step.bindings = {partial, b_buffer, out};
+      step.bindings = {partial, b_buffer, out, residual};
       step.reads = {partial, b_buffer};
+      step.reads.insert(step.reads.end(), residual_reads.begin(), residual_reads.end());
     }
     step.writes = {out};
     out_.steps.push_back(std::move(step));

@@ -70,6 +70,9 @@ layout(set = 0, binding = 3) writeonly restrict buffer Y4 { vec4 y4[]; };
 // c*H*W + kh*dh*W + kw*dw; NHWC: (kh*dh*W + kw*dw)*C + c); y = kh*dh |
 // (kw*dw) << 16.
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
+// A tensor of Y's shape and layout added to it before the epilogue ops
+// (ConvPush::has_residual; else any buffer stands in, unread).
+layout(set = 0, binding = 5) readonly restrict buffer Residual { float residual[]; };
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -81,6 +84,7 @@ layout(push_constant) uniform Push {
   uint epilogue_ops;
   // Scalars, not a vec4: a vec4 would be aligned to 16 bytes in the block.
   float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
+  uint has_residual;
 } pc;
 
 const uint kTileK = 16u;
@@ -209,6 +213,8 @@ void store_step(uint buf) {
   for (uint s = 0u; s < kInputLoads; ++s) x_tile[buf][my_row + s * kRowsPerPass][my_column / 4u][my_column % 4u] = x_next[s];
 }
 
+#include "conv_finish.glsl"
+
 void main() {
   tid = gl_LocalInvocationIndex;
   const uint tx = tid % 16u;
@@ -308,8 +314,7 @@ void main() {
           const uint index = pixel * pc.out_channels + channel0;
           vec4 v = vec4(acc[4u * i][j][c], acc[4u * i + 1u][j][c], acc[4u * i + 2u][j][c], acc[4u * i + 3u][j][c]);
           if (kSplits == 1u) {
-            for (uint r = 0u; r < 4u; ++r)
-              v[r] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v[r] + bias[channel0 + r] : v[r]);
+            for (uint r = 0u; r < 4u; ++r) v[r] = finish(v[r], channel0 + r, index + r, p);
             y4[index / 4u] = v;
           } else {
             y4[(slice * y_total + index) / 4u] = v;
@@ -324,7 +329,7 @@ void main() {
               kNhwc ? pixel * pc.out_channels + channel : (out_n * pc.out_channels + channel) * plane + out_hw;
           const float v = acc[4u * i + r][j][c];
           if (kSplits == 1u) {
-            y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);
+            y[index] = finish(v, channel, index, p);
           } else {
             y[slice * y_total + index] = v;
           }

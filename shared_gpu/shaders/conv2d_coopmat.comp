@@ -54,6 +54,7 @@ layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
+layout(set = 0, binding = 5) readonly restrict buffer Residual { float residual[]; };  // as conv2d.comp's
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -64,6 +65,7 @@ layout(push_constant) uniform Push {
   uint has_bias;
   uint epilogue_ops;
   float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
+  uint has_residual;
 } pc;
 
 const uint kTileK = 16u;
@@ -184,6 +186,8 @@ void store_stage(uint buf) {
   }
 }
 
+#include "conv_finish.glsl"
+
 void main() {
   tid = gl_LocalInvocationIndex;
   const uint group = gl_WorkGroupID.z / kSplits;
@@ -276,7 +280,7 @@ void main() {
             kNhwc ? pixel * pc.out_channels + channel : (pixel / plane * pc.out_channels + channel) * plane + pixel % plane;
         const float v = staging[stage + e];
         if (kSplits == 1u) {
-          y[index] = apply_epilogue(kEpilogueOps, p, pc.has_bias != 0u ? v + bias[channel] : v);
+          y[index] = finish(v, channel, index, p);
         } else {
           y[slice * y_total + index] = v;
         }
