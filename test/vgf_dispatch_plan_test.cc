@@ -251,6 +251,36 @@ TEST(VgfDispatchPlanTest, ResidualAddAndReluAreOneDispatch) {
   EXPECT_EQ(push[4 + 18], static_cast<uint32_t>(gpu::OpCode::kRelu));  // the epilogue ops, after the dims
 }
 
+// A conv, its Add of the conv's own input and the Relu: one conv dispatch
+// whose residual binding is that input; with split-K, the reduce's.
+TEST(VgfDispatchPlanTest, ResidualAddOfAConvJoinsItBeforeTheRelu) {
+  for (const Shape& x : {Shape{1, 32, 8, 8}, Shape{1, 32, 2, 2}}) {
+    const DispatchPlan plan = plan_of([&](GraphBuilder& b) {
+      const ValueId in = b.input("x", {DType::kFloat32, x});
+      const ValueId y = b.op("Conv", {in, b.constant("w", ramp({32, 32, 3, 3})), b.constant("b", ramp({32}))},
+                             {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+      b.output(b.op("Relu", {b.op("Add", {y, in})}));
+    });
+    const std::vector<Kernel> k = kernels(plan);
+    ASSERT_FALSE(k.empty());
+    const Dispatch& conv = first(plan);
+    EXPECT_EQ(conv.kernel, Kernel::kConv2d);
+    gpu::ConvPush push{};
+    std::memcpy(&push, conv.push.data(), sizeof(push));
+    EXPECT_EQ(push.has_residual, 1u);
+    EXPECT_EQ(push.epilogue_ops, static_cast<uint32_t>(gpu::OpCode::kRelu));
+    const bool split = k.size() == 2;
+    if (split) {
+      EXPECT_EQ(k[1], Kernel::kConv2dReduce);
+      EXPECT_EQ(plan.segments[0].dispatches[1].bindings[3], conv.bindings[0]);  // x
+    } else {
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_EQ(conv.bindings[5], conv.bindings[0]);
+    }
+    EXPECT_EQ(conv.nodes.size(), 3u);  // conv, add, relu
+  }
+}
+
 // LayerNormalization over contiguous rows (a transformer's) is one compute
 // segment of layer_norm.comp; in NHWC (rank 4) the lowering writes it out
 // (reduce_sum, mul by 1/n, sub, mul, reduce_sum, mul by 1/n, add epsilon,

@@ -966,6 +966,43 @@ std::vector<OpCase> shared_kernel_cases() {
                        {{"transB", int64_t{1}}, {"alpha", 0.5f}}));
        },
        -1.f, 1.f, tol, tol},
+      // ResNet blocks' tails: the skip connection's Add joins the conv
+      // (its residual binding) before the Relu. The identity block (the
+      // conv's own input added back, after a BatchNormalization), the
+      // downsample block (two convs, the second one's output joins the
+      // first... in file order: the later conv takes the earlier's output),
+      // and a conv long enough in K for split-K (the reduce adds it).
+      {"SharedConvResidualIdentityBlock",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 16, 7, 6}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({16, 16, 3, 3}, 111, -0.2f, 0.2f))},
+                                {{"pads", Ints{1, 1, 1, 1}}});
+         const ValueId n = b.op("BatchNormalization", {y, b.constant("s", random_constant({16}, 112, 0.5f, 1.5f)),
+                                                       b.constant("o", random_constant({16}, 113)),
+                                                       b.constant("m", random_constant({16}, 114)),
+                                                       b.constant("v", random_constant({16}, 115, 0.5f, 1.5f))});
+         b.output(b.op("Relu", {b.op("Add", {n, x})}));
+       },
+       -1.f, 1.f, tol, tol},
+      {"SharedConvResidualDownsampleBlock",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 12, 9, 8}});
+         const ValueId c = b.op("Conv", {x, b.constant("wc", random_constant({20, 12, 3, 3}, 121, -0.2f, 0.2f))},
+                                {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}});
+         const ValueId d = b.op("Conv", {x, b.constant("wd", random_constant({20, 12, 1, 1}, 122, -0.2f, 0.2f))},
+                                {{"strides", Ints{2, 2}}});
+         b.output(b.op("Relu", {b.op("Add", {c, d})}));
+       },
+       -1.f, 1.f, tol, tol},
+      {"SharedConvResidualSplitK",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 64, 7, 7}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({64, 64, 3, 3}, 131, -0.1f, 0.1f)),
+                                         b.constant("b", random_constant({64}, 132))},
+                                {{"pads", Ints{1, 1, 1, 1}}});
+         b.output(b.op("Relu", {b.op("Add", {x, y})}));
+       },
+       -1.f, 1.f, tol, tol},
       // A residual Add and its ReLU: one binary dispatch with the clamp.
       {"ResidualAddFusedRelu",
        [](GraphBuilder& b) {

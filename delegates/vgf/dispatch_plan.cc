@@ -261,11 +261,14 @@ class Planner {
   template <class WeightAt>
   size_t conv(size_t item, gpu::ConvPush p, uint32_t x, uint32_t y, std::vector<float> bias, WeightAt weight,
               std::vector<Dispatch>& out) {
-    const FusedTail tail = fuse_tail(file_, items_, item, y, p.out_channels, readers_);
+    // depthwise_conv2d.comp has no residual binding.
+    const FusedTail tail =
+        fuse_tail(file_, items_, item, y, p.out_channels, readers_, op_->op != OpCode::kDepthwiseConv2d);
     for (size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] * tail.scale[c] + tail.shift[c];
     p.has_bias = 1;
     p.epilogue_ops = tail.epilogue_ops;
     std::memcpy(p.epilogue_params, tail.epilogue_params, sizeof(p.epilogue_params));
+    p.has_residual = tail.residual ? 1 : 0;
     const auto scaled = [&](int64_t oc, int64_t c, int64_t tap) { return weight(oc, c, tap) * tail.scale[oc]; };
     const std::string name = op_->name.empty() ? label_ : op_->name;
     const uint32_t b = derive({name + "/bias", words_of(bias), 0});
@@ -323,7 +326,8 @@ class Planner {
     }
     d.groups = gpu::conv_workgroups(p, tiling);
     if (tiling.splits == 1) {
-      d.bindings = {x, w, b, tail.output, taps, w};  // no residual: the weights stand in, unread
+      // Without a residual the weights stand in, unread.
+      d.bindings = {x, w, b, tail.output, taps, tail.residual.value_or(w)};
       d.writes = {tail.output};
       out.push_back(std::move(d));
       return tail.items;
@@ -338,7 +342,7 @@ class Planner {
     Dispatch reduce = d;
     out.push_back(std::move(d));
     reduce.kernel = Kernel::kConv2dReduce;
-    reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output, b};
+    reduce.bindings = {static_cast<uint32_t>(partial_), b, tail.output, tail.residual.value_or(b)};
     reduce.writes = {tail.output};
     reduce.specialization = {tiling.splits, 1};  // NHWC
     reduce.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);

@@ -126,7 +126,7 @@ std::vector<uint32_t> count_readers(const VgfFile& file) {
 }
 
 FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t producer, uint32_t produced,
-                    int64_t channels, const std::vector<uint32_t>& readers) {
+                    int64_t channels, const std::vector<uint32_t>& readers, bool residual_ok) {
   FusedTail tail;
   tail.output = produced;
   tail.scale.assign(static_cast<size_t>(channels), 1.f);
@@ -176,13 +176,22 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
         }
       } else if ((op.op == vgf::OpCode::kMul || op.op == vgf::OpCode::kAdd ||
                   (op.op == vgf::OpCode::kSub && op.inputs[0] == running)) &&
-                 epilogues == 0 && op.inputs.size() == 2 && (op.inputs[0] == running) != (op.inputs[1] == running)) {
-        // Channel affine, only before any activation: it folds into the
-        // weights (scale) and bias (shift).
+                 epilogues == 0 && !tail.residual && op.inputs.size() == 2 &&
+                 (op.inputs[0] == running) != (op.inputs[1] == running)) {
+        // Channel affine, only before any activation or residual: it folds
+        // into the weights (scale) and bias (shift).
         const uint32_t other = op.inputs[0] == running ? op.inputs[1] : op.inputs[0];
         const std::optional<std::vector<float>> c = channel_constant(file, other, rank, channels);
-        if (!c) break;
-        for (size_t ch = 0; ch < c->size(); ++ch) {
+        if (!c) {
+          // A run-time tensor of the same shape: the residual. Every item
+          // from the producer on is folded, so it was written before them.
+          const Resource& r = file.resources[other];
+          if (!residual_ok || op.op != vgf::OpCode::kAdd || r.kind == ResourceKind::kConstant ||
+              r.dtype != DType::kFloat32 || r.shape != file.resources[running].shape)
+            break;
+          tail.residual = other;
+        }
+        for (size_t ch = 0; c && ch < c->size(); ++ch) {
           if (op.op == vgf::OpCode::kMul) {
             tail.scale[ch] *= (*c)[ch];
             tail.shift[ch] *= (*c)[ch];

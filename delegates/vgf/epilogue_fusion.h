@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct FusedTail {
   std::vector<float> scale, shift;
   uint32_t epilogue_ops = 0;  // gpu::OpCode values, one per byte
   float epilogue_params[4] = {};
+  // An add of a tensor of the output's shape made before the producer (a
+  // ResNet block's skip connection), after the shift and before the
+  // epilogue ops: the conv kernels' residual binding. Only where the caller
+  // allowed it.
+  std::optional<uint32_t> residual;
   std::vector<std::string> nodes, ops;  // the folded items' graph nodes and TOSA op names
 };
 
@@ -49,8 +55,9 @@ struct FusedTail {
 std::vector<uint32_t> count_readers(const VgfFile& file);
 
 // The items after items[producer] (which writes `produced`, `channels`
-// channels in its last dim) that fold into it.
+// channels in its last dim) that fold into it; `residual_ok`: the producer's
+// kernel can add a residual.
 FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t producer, uint32_t produced,
-                    int64_t channels, const std::vector<uint32_t>& readers);
+                    int64_t channels, const std::vector<uint32_t>& readers, bool residual_ok = false);
 
 }  // namespace hetsched::vgf
