@@ -270,6 +270,7 @@ class Lowering {
         if (in != kNoValue) ++uses_[in];
 
     HS_RETURN_IF_ERROR(group_nodes());
+    place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
     HS_RETURN_IF_ERROR(plan_scratch());
@@ -350,6 +351,92 @@ class Lowering {
   }
 
   size_t index_of(const Group& group) const { return static_cast<size_t>(&group - groups_.data()); }
+
+  // --- pass 1b: concat inputs in place ----------------------------------
+
+  // Where a value lies inside another's bytes: `root` (a concat's output,
+  // itself inside no other) from byte `offset`.
+  struct Placement {
+    ValueId root;
+    int64_t offset;
+  };
+
+  std::optional<Placement> placement_of(ValueId v) const {
+    auto it = placements_.find(v);
+    if (it == placements_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // A computed value whose producer can write it anywhere: not an island
+  // input or output, a constant, or an alias of another value's buffer.
+  bool placeable(ValueId v) const {
+    const Value& val = g_.value(v);
+    if (val.is_constant() || val.producer == kNoNode || is_output_.count(v) != 0) return false;
+    return !is_alias_node(g_, g_.node(val.producer));
+  }
+
+  // A Concat along an axis with only 1s before it puts each input in one
+  // contiguous run of its output: the input's producer can write it there
+  // and the Concat copies nothing. Concats are visited last first, so one
+  // whose output is an input of a later one places its inputs inside that
+  // one's bytes; and one whose inputs all lie, in order, in one root
+  // becomes a view of it and records no step — DenseNet's blocks, where
+  // each layer's input is a prefix of the block's final concat, copy
+  // nothing at all. A value has one place: inputs placed elsewhere, island
+  // inputs and outputs, constants and aliases are copied as before. Places
+  // lie at multiples of the device's storage-buffer offset alignment
+  // (options_.view_alignment) in their root, as the views' descriptor
+  // offsets must; roots lie at multiples of kDeviceArenaAlignment.
+  void place_concat_inputs() {
+    const int64_t alignment = static_cast<int64_t>(std::max<uint64_t>(options_.view_alignment, 4));
+    const auto aligned = [alignment](int64_t offset) { return offset >= 0 && offset % alignment == 0; };
+    for (NodeId id = static_cast<NodeId>(g_.num_nodes()); id-- > 0;) {
+      const Node& n = g_.node(id);
+      if (n.op != "Concat" || n.outputs.empty()) continue;
+      const ValueId y = n.outputs[0];
+      const TensorType& type = g_.value(y).type;
+      const Result<int64_t> raw_axis = n.attrs.require_int("axis");
+      if (is_output_.count(y) != 0 || !raw_axis.is_ok()) continue;
+      const Result<int64_t> axis = normalize_axis(*raw_axis, static_cast<int64_t>(type.shape.size()));
+      if (!axis.is_ok()) continue;
+      bool contiguous = true;
+      for (int64_t d = 0; d < *axis; ++d) contiguous = contiguous && type.shape[static_cast<size_t>(d)] == 1;
+      if (!contiguous) continue;
+      const int64_t unit = row_major_strides(type.shape)[static_cast<size_t>(*axis)] *
+                           static_cast<int64_t>(dtype_size(type.dtype));
+      std::vector<int64_t> offsets;  // each input's first byte in y
+      int64_t at = 0;
+      for (ValueId in : n.inputs) {
+        offsets.push_back(at * unit);
+        at += g_.value(in).type.shape[static_cast<size_t>(*axis)];
+      }
+      if (placements_.count(y) == 0) {
+        std::optional<Placement> inside;  // where y would start if its inputs lie in order in one root
+        bool all = true;
+        for (size_t i = 0; i < n.inputs.size() && all; ++i) {
+          const std::optional<Placement> p = placement_of(n.inputs[i]);
+          if (!p) {
+            all = false;
+          } else if (!inside) {
+            inside = Placement{p->root, p->offset - offsets[i]};
+          } else {
+            all = p->root == inside->root && p->offset == inside->offset + offsets[i];
+          }
+        }
+        if (all && inside && aligned(inside->offset)) {
+          placements_.emplace(y, *inside);
+          continue;
+        }
+      }
+      const Placement base = placement_of(y).value_or(Placement{y, 0});
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const ValueId in = n.inputs[i];
+        if (in == kNoValue || !placeable(in) || placements_.count(in) != 0 || !aligned(base.offset + offsets[i]))
+          continue;
+        placements_.emplace(in, Placement{base.root, base.offset + offsets[i]});
+      }
+    }
+  }
 
   Status group_nodes() {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) {
@@ -1373,13 +1460,18 @@ class Lowering {
     const Shape& y = g_.value(n.outputs[0]).type.shape;
     HS_ASSIGN_OR_RETURN(const int64_t raw_axis, n.attrs.require_int("axis"));
     HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(raw_axis, static_cast<int64_t>(y.size())));
-    const int out = new_value_buffer(group.output);
+    const int out = value_buffer(group.output);
     const Strides out_strides = row_major_strides(y);
     const int write_group = next_write_group_++;
+    const Placement whole = placement_of(group.output).value_or(Placement{group.output, 0});
+    const int64_t unit = out_strides[static_cast<size_t>(axis)] * static_cast<int64_t>(dtype_size(g_.value(group.output).type.dtype));
     int64_t at = 0;
     for (ValueId in : n.inputs) {
       const Shape& s = g_.value(in).type.shape;
-      if (shape_elements(s) != 0) {
+      // An input its producer wrote in place (place_concat_inputs) needs no copy.
+      const std::optional<Placement> piece = placement_of(in);
+      const bool in_place = piece && piece->root == whole.root && piece->offset == whole.offset + at * unit;
+      if (shape_elements(s) != 0 && !in_place) {
         HS_ASSIGN_OR_RETURN(const int src, buffer_of(in));
         HS_RETURN_IF_ERROR(add_strided_copy(src, out, s, row_major_strides(s), 0, out_strides,
                                             at * out_strides[static_cast<size_t>(axis)], write_group));
@@ -1689,10 +1781,30 @@ class Lowering {
     return static_cast<int>(out_.buffers.size()) - 1;
   }
 
+  // The buffer of computed value `v`, made if it has none yet (a concat's
+  // output may have been made early, as the root of its inputs' places).
+  int value_buffer(ValueId v) {
+    auto it = buffer_of_value_.find(v);
+    return it != buffer_of_value_.end() ? it->second : new_value_buffer(v);
+  }
+
   // A new buffer for computed value `v`: an output buffer when the island
-  // hands it out.
+  // hands it out; a view into its root's bytes when place_concat_inputs
+  // placed it there.
   int new_value_buffer(ValueId v) {
     const Value& val = g_.value(v);
+    if (const std::optional<Placement> place = placement_of(v); place && place->root != v) {
+      const int root = value_buffer(place->root);
+      BufferPlan plan;
+      plan.role = BufferPlan::Role::kIntermediate;
+      plan.bytes = val.type.byte_size();
+      plan.name = val.name;
+      out_.buffers.push_back(std::move(plan));
+      const int b = static_cast<int>(out_.buffers.size()) - 1;
+      views_.emplace(b, View{root, static_cast<uint64_t>(place->offset)});
+      buffer_of_value_[v] = b;
+      return b;
+    }
     BufferPlan plan;
     plan.role = is_output_.count(v) != 0 ? BufferPlan::Role::kOutput : BufferPlan::Role::kIntermediate;
     plan.bytes = val.type.byte_size();
@@ -1729,16 +1841,23 @@ class Lowering {
   // last; the arena planner gives those never live together the same bytes.
   Status plan_scratch() {
     std::vector<int> first(out_.buffers.size(), -1), last(out_.buffers.size(), -1);
+    // A view's steps count for its root: the root's bytes live while any
+    // of its views does.
+    const auto root_of = [&](int b) {
+      auto it = views_.find(b);
+      return it == views_.end() ? b : it->second.root;
+    };
     for (size_t s = 0; s < out_.steps.size(); ++s)
       for (const auto* list : {&out_.steps[s].reads, &out_.steps[s].writes})
-        for (int b : *list) {
+        for (int touched : *list) {
+          const int b = root_of(touched);
           if (first[b] < 0) first[b] = static_cast<int>(s);
           last[b] = static_cast<int>(s);
         }
     std::vector<memory::BufferRequest> requests;
     std::vector<int> buffer_of;
     for (size_t b = 0; b < out_.buffers.size(); ++b) {
-      if (out_.buffers[b].role != BufferPlan::Role::kIntermediate) continue;
+      if (out_.buffers[b].role != BufferPlan::Role::kIntermediate || views_.count(static_cast<int>(b))) continue;
       // A buffer no step touches (none today) still gets bytes of its own.
       const int from = first[b] < 0 ? 0 : first[b];
       const int to = first[b] < 0 ? static_cast<int>(out_.steps.size()) : last[b];
@@ -1749,6 +1868,7 @@ class Lowering {
     Result<memory::ArenaPlan> plan = memory::plan_arena(requests);
     if (!plan.is_ok()) return plan.status().with_context("failed to plan the island's scratch memory: ");
     for (size_t i = 0; i < requests.size(); ++i) out_.buffers[buffer_of[i]].offset = plan->offsets[i];
+    for (const auto& [b, view] : views_) out_.buffers[b].offset = out_.buffers[view.root].offset + view.offset;
     out_.scratch_bytes = plan->planned_bytes;
     out_.scratch_lower_bound = plan->lower_bound;
     return Status::ok();
@@ -1788,6 +1908,14 @@ class Lowering {
   std::vector<Group> groups_;
   std::map<ValueId, size_t> group_of_output_;  // open groups by the value they currently end in
   std::map<ValueId, int> buffer_of_value_;
+  // place_concat_inputs' decisions, and the buffers made as views (their
+  // root buffer and byte offset in it).
+  std::map<ValueId, Placement> placements_;
+  struct View {
+    int root;
+    uint64_t offset;
+  };
+  std::map<int, View> views_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)

@@ -223,6 +223,8 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
+    settings->lowering.view_alignment = std::min<uint64_t>(
+        kDeviceArenaAlignment, std::max<uint64_t>(4, state->context->limits().minStorageBufferOffsetAlignment));
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;
