@@ -281,6 +281,31 @@ TEST(VgfDispatchPlanTest, ResidualAddOfAConvJoinsItBeforeTheRelu) {
   }
 }
 
+// A grouped conv, which the lowering writes as per-group slices, conv2ds
+// and a concat, runs as one grouped dispatch of the shared conv kernel with
+// the Relu after it; past the 64 parts one concat takes, it stays as written.
+TEST(VgfDispatchPlanTest, AGroupedConvIsOneDispatch) {
+  const auto grouped = [](int64_t groups) {
+    return plan_of([groups](GraphBuilder& b) {
+      const ValueId in = b.input("x", {DType::kFloat32, {1, 2 * groups, 6, 5}});
+      const ValueId y =
+          b.op("Conv", {in, b.constant("w", ramp({3 * groups, 2, 3, 3})), b.constant("b", ramp({3 * groups}))},
+               {{"group", groups}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+      b.output(b.op("Relu", {y}));
+    });
+  };
+  const DispatchPlan plan = grouped(13);
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
+  gpu::ConvPush push{};
+  std::memcpy(&push, first(plan).push.data(), sizeof(push));
+  EXPECT_EQ(push.channels, 26u);
+  EXPECT_EQ(push.group_channels, 2u);
+  EXPECT_EQ(push.group_out, 3u);
+  EXPECT_EQ(push.out_channels, 39u);
+  EXPECT_EQ(push.epilogue_ops, static_cast<uint32_t>(gpu::OpCode::kRelu));
+  EXPECT_GT(kernels(grouped(70)).size(), 70u);
+}
+
 // LayerNormalization over contiguous rows (a transformer's) is one compute
 // segment of layer_norm.comp; in NHWC (rank 4) the lowering writes it out
 // (reduce_sum, mul by 1/n, sub, mul, reduce_sum, mul by 1/n, add epsilon,

@@ -790,6 +790,8 @@ std::vector<OpCase> grouped_and_gather_cases() {
       grouped("GroupedConvGroup3", 27, 3, 12, {1, 1}, "Relu"),
       grouped("GroupedConvGroup13", 26, 13, 26, {1, 1}, ""),
       grouped("GroupedConvGroup13Dilation2", 26, 13, 39, {2, 2}, "Clip"),
+      // 32 channels a group: tap-major K, vec4 loads at each group's offset.
+      grouped("GroupedConvTapMajorGroup2", 64, 2, 48, {1, 1}, "Relu"),
       // 70 groups: more than one concat takes (64), so a concat of chunks.
       grouped("GroupedConvGroup70", 140, 70, 70, {1, 1}, ""),
       {"GroupedConvNoBias",

@@ -438,8 +438,97 @@ class Planner {
     add(out, Kernel::kCopy, {src, dst}, std::move(push), static_cast<uint64_t>(count));
   }
 
+  // A grouped convolution as the lowering writes it (lowering.cc's
+  // lower_conv: per group a slice of x's channels and a conv2d of it, then
+  // one concat of the parts on the channel axis), starting at the slice
+  // items_[item]: G >= 2 slices of x in channel order covering them all,
+  // each read by the next item alone, a conv2d with the first one's window
+  // and weight shape; the parts read by the concat alone, in order. Then
+  // the shared conv kernel runs it as one dispatch with G groups (RegNet's
+  // and ResNeXt's blocks were G slices, G convs and a concat each).
+  // Returns the items after the first slice folded in, or nothing.
+  std::optional<size_t> plan_grouped_conv(size_t item, std::vector<Dispatch>& out) {
+    const Operator& first_slice = *items_[item].op;
+    const uint32_t x = first_slice.inputs[0];
+    const std::vector<int64_t>& xs = shape(x);
+    if (xs.size() != 4) return std::nullopt;
+    const auto private_part = [&](uint32_t id) {
+      return res(id).kind == ResourceKind::kIntermediate && res(id).alias_group < 0 && readers_[id] == 1;
+    };
+    std::vector<const Operator*> convs;
+    int64_t icg = 0;
+    size_t at = item;
+    for (; at + 1 < items_.size(); at += 2) {
+      const Operator* slice = items_[at].op;
+      const Operator* conv = items_[at + 1].op;
+      if (!slice || !conv || slice->op != OpCode::kSlice || conv->op != OpCode::kConv2d || slice->inputs[0] != x)
+        break;
+      const auto& s = std::get<SliceAttr>(slice->attr);
+      const int64_t g = static_cast<int64_t>(convs.size());
+      if (g == 0) icg = s.size.size() == 4 ? s.size[3] : 0;
+      const std::vector<int64_t> start = {0, 0, 0, g * icg}, size = {xs[0], xs[1], xs[2], icg};
+      if (icg <= 0 || s.start != start || s.size != size ||
+          !std::all_of(s.stride.begin(), s.stride.end(), [](int64_t v) { return v == 1; }))
+        break;
+      if (conv->inputs[0] != slice->outputs[0] || !private_part(slice->outputs[0]) || !private_part(conv->outputs[0]))
+        break;
+      if (!convs.empty() && (conv->attr != convs[0]->attr || shape(conv->inputs[1]) != shape(convs[0]->inputs[1]) ||
+                             shape(conv->outputs[0]) != shape(convs[0]->outputs[0])))
+        break;
+      convs.push_back(conv);
+    }
+    const int64_t groups = static_cast<int64_t>(convs.size());
+    if (groups < 2 || groups * icg != xs[3] || at >= items_.size() || !items_[at].op) return std::nullopt;
+    const Operator& concat = *items_[at].op;
+    if (concat.op != OpCode::kConcat || std::get<AxisAttr>(concat.attr).axis != 3 ||
+        concat.inputs.size() != convs.size())
+      return std::nullopt;
+    for (size_t g = 0; g < convs.size(); ++g)
+      if (concat.inputs[g] != convs[g]->outputs[0]) return std::nullopt;
+    const auto& a = std::get<ConvAttr>(convs[0]->attr);
+    const uint32_t y = concat.outputs[0];
+    const auto &ws = shape(convs[0]->inputs[1]), &ys = shape(y);  // ws: [ocg, KH, KW, icg]
+    gpu::ConvPush p{};
+    p.batch = u32(xs[0]);
+    p.in_h = u32(xs[1]);
+    p.in_w = u32(xs[2]);
+    p.channels = u32(xs[3]);
+    p.out_h = u32(ys[1]);
+    p.out_w = u32(ys[2]);
+    p.out_channels = u32(ys[3]);
+    p.kernel_h = u32(ws[1]);
+    p.kernel_w = u32(ws[2]);
+    p.group_channels = u32(icg);
+    p.group_out = u32(ws[0]);
+    p.stride_h = u32(a.stride[0]);
+    p.stride_w = u32(a.stride[1]);
+    p.dilation_h = u32(a.dilation[0]);
+    p.dilation_w = u32(a.dilation[1]);
+    p.pad_top = u32(a.pad[0]);
+    p.pad_left = u32(a.pad[2]);
+    std::vector<std::vector<float>> weights;
+    std::vector<float> bias;
+    for (const Operator* conv : convs) {
+      weights.push_back(floats(conv->inputs[1]));
+      const std::vector<float> b = floats(conv->inputs[2]);
+      bias.insert(bias.end(), b.begin(), b.end());
+    }
+    const int64_t taps = int64_t{p.kernel_h} * p.kernel_w, ocg = ws[0];
+    op_ = convs[0];
+    // The fused tail starts after the concat; the items before it are this dispatch's.
+    const size_t folded =
+        conv(at, p, x, y, std::move(bias),
+             [&](int64_t oc, int64_t c, int64_t tap) {
+               return weights[static_cast<size_t>(oc / ocg)][static_cast<size_t>(((oc % ocg) * taps + tap) * icg + c)];
+             },
+             out);
+    return at - item + folded;
+  }
+
   // Plans `op` (items_[item]); returns how many items after it were folded in.
   size_t plan_op(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    if (op.op == OpCode::kSlice)
+      if (const std::optional<size_t> folded = plan_grouped_conv(item, out)) return *folded;
     if (op.op == OpCode::kConv2d || op.op == OpCode::kDepthwiseConv2d) return plan_conv(item, op, out);
     if (op.op == OpCode::kMatmul && constant_weights_matmul(op)) return plan_linear(item, op, out);
     if (is_binary(op.op)) return plan_binary(item, op, out);
