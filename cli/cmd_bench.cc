@@ -8,8 +8,10 @@
 #include <deque>
 #include <future>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "cli/bench_device_io.h"
 #include "cli/bench_policies.h"
 #include "cli/cli_common.h"
 #include "cli/op_profile.h"
@@ -33,6 +35,7 @@ struct BenchOptions {
   bool compare_policies = false;
   bool profile_ops = false;
   int op_rows = 12;
+  bool device_io = false;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -71,6 +74,7 @@ struct Measurement {
   std::vector<RunStats> stats;
   double wall_ms = 0;
   int in_flight = 1;
+  std::optional<double> device_io_difference;  // --device-io: its outputs against run()'s
 };
 
 // `warmup` untimed runs, then `requests` timed ones with the session's
@@ -137,6 +141,10 @@ int run_bench(BenchOptions o) {
   // Refused before anything is timed, not after.
   if (o.compare_policies)
     if (Status s = check_comparable(o.model); !s.is_ok()) return report_error(s);
+  if (o.device_io && (o.compare_policies || o.in_flight > 1))
+    return report_error(invalid_argument("--device-io times one request at a time on one model: it takes neither "
+                                         "--compare-policies nor --in-flight above 1"));
+  if (o.device_io) profile->max_in_flight = 1;
   // Each GPU island's recorded dispatches and barriers, as the session's
   // handles recorded them (what `preview` counts from the blobs).
   std::vector<std::pair<std::string, CommandStreamCounts>> commands;
@@ -149,7 +157,14 @@ int run_bench(BenchOptions o) {
         if (candidate.id == island) pi = &candidate;
       commands.push_back({(pi ? pi->delegate : std::string("?")) + "#" + std::to_string(island), counts});
     }
-    return measure(*ready.session, ready.inputs, o.requests, o.warmup, !o.json);
+    if (!o.device_io) return measure(*ready.session, ready.inputs, o.requests, o.warmup, !o.json);
+    HS_ASSIGN_OR_RETURN(DeviceIoMeasurement d, measure_device_io(*ready.session, ready.inputs, o.requests, o.warmup));
+    Measurement m;
+    m.latencies = std::move(d.latencies);
+    m.stats = std::move(d.stats);
+    m.wall_ms = d.wall_ms;
+    m.device_io_difference = d.max_abs_difference;
+    return m;
   }();
   if (!measured.is_ok()) return report_error(measured.status());
   const std::vector<double>& latencies = measured->latencies;
@@ -194,6 +209,7 @@ int run_bench(BenchOptions o) {
     std::ostringstream j;
     j << "{\"model\": " << json_quote(o.model) << ", \"profile\": " << json_quote(profile->name)
       << ", \"requests\": " << o.requests << ", \"in_flight\": " << in_flight
+      << ", \"device_io\": " << (o.device_io ? "true" : "false")
       << ", \"latency_ms\": {\"p50\": " << p50 << ", \"p99\": " << p99 << ", \"min\": "
       << *std::min_element(latencies.begin(), latencies.end()) << "}, \"run_ms\": {\"p50\": "
       << percentile(run_ms, 0.5) << "}, \"island_ms\": {";
@@ -206,7 +222,9 @@ int run_bench(BenchOptions o) {
     for (size_t i = 0; i < commands.size(); ++i)
       j << (i ? ", " : "") << json_quote(commands[i].first) << ": {\"dispatches\": " << commands[i].second.dispatches
         << ", \"copies\": " << commands[i].second.copies << ", \"barriers\": " << commands[i].second.barriers << "}";
-    j << "}, \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
+    j << "}";
+    if (measured->device_io_difference) j << ", \"device_io_max_abs_difference\": " << *measured->device_io_difference;
+    j << ", \"throughput_rps\": " << rps << ", \"wall_ms\": " << wall_ms << ", \"busy\": {";
     for (size_t i = 0; i < busy.size(); ++i) j << (i ? ", " : "") << json_quote(busy[i].first) << ": " << busy[i].second;
     j << "}";
     if (profile->profile_ops) j << ", \"ops\": " << op_profile_json(summarize_op_profile(stats));
@@ -223,7 +241,12 @@ int run_bench(BenchOptions o) {
                 o.requests, in_flight);
     std::printf("latency  p50 %.3f ms · p99 %.3f ms · min %.3f ms (%s)\n", p50, p99,
                 *std::min_element(latencies.begin(), latencies.end()),
-                in_flight == 1 ? "run_into() on this thread" : "submit to result");
+                o.device_io         ? "GPU buffers in and out: submit to the GPU's completion"
+                : in_flight == 1 ? "run_into() on this thread"
+                                   : "submit to result");
+    if (measured->device_io_difference)
+      std::printf("         outputs left in the GPU buffers against run()'s: max abs difference %.3g\n",
+                  *measured->device_io_difference);
     std::printf("         run p50 %.3f ms (on its lane, queueing excluded)\n", percentile(run_ms, 0.5));
     std::printf("through  %.1f requests/s over %.1f ms\n", rps, wall_ms);
     for (const auto& [track, fraction] : busy) std::printf("busy     %-32s %5.1f %%\n", track.c_str(), 100 * fraction);
@@ -274,6 +297,10 @@ void register_bench(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--profile-ops", options->profile_ops,
                 "Time every kernel, XNNPACK segment and GPU dispatch (logging.profile_ops) and print where each "
                 "request's time goes, per piece and per op type (`ops` with --json)");
+  cmd->add_flag("--device-io", options->device_io,
+                "Inputs uploaded once to the model's GPU and outputs left there (run_on_vulkan_buffers' path): "
+                "each request timed from submit to the GPU's completion, no host copies; for models whose "
+                "inputs and outputs only GPU islands touch");
   cmd->add_option("--op-rows", options->op_rows, "With --profile-ops: pieces shown per island, longest first (default 12)")
       ->check(CLI::PositiveNumber);
   add_common_options(*cmd, options->common);

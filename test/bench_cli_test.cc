@@ -108,6 +108,36 @@ TEST(BenchCliTest, ComparePoliciesMarksADelegateThatCannotRunTheModelAlone) {
   EXPECT_TRUE(saw_vulkan_only) << r.output;
 }
 
+// --device-io: the model's inputs uploaded once to its GPU and its outputs
+// left there; what the timed requests left in the GPU buffers equals run()'s.
+TEST(BenchCliTest, DeviceIoTimesRequestsOnGpuBuffers) {
+  const std::string model = testing::source_path("test/data/models18/encoder_op18.onnx").string();
+  const std::string vulkan = " --profile " + testing::source_path("configs/vulkan.yaml").string();
+  auto r = run_cli("bench " + model + vulkan + " --device-io -n 3 --warmup 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(GPU buffers in and out: submit to the GPU's completion)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("outputs left in the GPU buffers against run()'s: max abs difference 0\n"), std::string::npos)
+      << r.output;
+  r = run_cli("bench " + model + vulkan + " --device-io --json -n 2 --warmup 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"device_io\": true"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"device_io_max_abs_difference\": 0,"), std::string::npos) << r.output;
+}
+
+TEST(BenchCliTest, DeviceIoRefusesHostIslandsAndMoreThanOneRequestInFlight) {
+  const std::string model = testing::source_path("test/data/models18/encoder_op18.onnx").string();
+  auto r = run_cli("bench " + model + " --device-io -n 1");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("error: --device-io: this model cannot run on GPU buffers: 'x' is read by island 0 (cpu) on "
+                          "the host"),
+            std::string::npos)
+      << r.output;
+  r = run_cli("bench " + model + " --profile " + testing::source_path("configs/vulkan.yaml").string() +
+              " --device-io --in-flight 2 -n 1");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("it takes neither --compare-policies nor --in-flight above 1"), std::string::npos) << r.output;
+}
+
 TEST(BenchCliTest, ComparePoliciesRefusesACompiledProgram) {
   testing::TempDir dir;
   const std::string hsp = (dir / "rfc.hsp").string();
