@@ -129,5 +129,35 @@ TEST_F(VulkanConcatTest, DenseBlocksMatchTheCpuKernels) {
 
 TEST_F(VulkanConcatTest, MixedConcatsMatchTheCpuKernels) { expect_matches_cpu(mixed_concats()); }
 
+// A concat of a concat (its output placed in the outer one, its inputs
+// with it), one input twice, a concat along the batch axis, and a concat
+// read again after a later one wrote beside it.
+Graph nested_concats() {
+  GraphBuilder b("nested_concats");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 4, 8, 8}});
+  const ValueId a = b.op("Sigmoid", {x});
+  const ValueId c = b.op("Tanh", {x});
+  const ValueId inner = b.op("Concat", {a, c}, {{"axis", int64_t{1}}});
+  const ValueId d = b.op("Neg", {inner});
+  const ValueId outer = b.op("Concat", {inner, b.op("Abs", {x}), d}, {{"axis", int64_t{1}}});
+  const ValueId twice = b.op("Concat", {c, c}, {{"axis", int64_t{1}}});
+  const ValueId batch = b.op("Concat", {b.op("Exp", {x}), a}, {{"axis", int64_t{0}}});
+  b.output(b.op("Relu", {outer}));
+  b.output(b.op("Relu", {twice}));
+  b.output(b.op("Relu", {batch}));
+  b.output(b.op("Add", {inner, inner}));  // inner read after outer's last piece was written
+  return build(b);
+}
+
+TEST(VulkanConcatLoweringTest, NestedConcatsPlaceTheInnerOnesInputsInTheOuterOne) {
+  const LoweredIsland l = lower(nested_concats());
+  // Last first: batch places Exp(x) and a; twice places its first c and
+  // copies the second; outer places inner, Abs(x) and Neg(inner); inner,
+  // inside outer, copies a and c, which have places already.
+  EXPECT_EQ(copies(l), 1u + 2u);
+}
+
+TEST_F(VulkanConcatTest, NestedConcatsMatchTheCpuKernels) { expect_matches_cpu(nested_concats()); }
+
 }  // namespace
 }  // namespace hetsched::vulkan
