@@ -336,52 +336,54 @@ Graph conv_graph(const ConvShape& s) {
   return build(b);
 }
 
-class VulkanConvTest : public hetsched::testing::VkTest {};
+class VulkanConvTest : public hetsched::testing::VkTest {
+ protected:
+  // A Vulkan delegate on a validated context this test registers.
+  Result<std::unique_ptr<Delegate>> make_delegate() {
+    std::shared_ptr<SharedGpuContext> context = make_context();
+    if (!context) return internal_error("no Vulkan context");
+    HS_RETURN_IF_ERROR(SharedGpuContextRegistry::get().register_context("vulkan_conv_test:0", context));
+    return make_vulkan_delegate(
+        {{"gpu_shared_context_token", "vulkan_conv_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  }
+
+  // `g` under each conv tiling gives `want` (its one output) within f32 rounding.
+  static void expect_every_tiling_matches(Delegate& delegate, const Graph& g, const std::vector<Tensor>& inputs,
+                                          const Tensor& want, std::initializer_list<const char*> tilings) {
+    for (const char* tiling : tilings) {
+      SCOPED_TRACE(tiling);
+      Result<hetsched::testing::GpuIslandDriver> driver =
+          hetsched::testing::GpuIslandDriver::create(delegate, g, {{{"conv_tiling", tiling}}, 0});
+      ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+      Result<std::vector<Tensor>> got = driver->run(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().message();
+      EXPECT_TRUE(hetsched::testing::all_close((*got)[0], want, 1e-4f, 1e-5f));
+    }
+  }
+};
 
 TEST_F(VulkanConvTest, EveryTilingMatchesTheCpuKernels) {
-  std::shared_ptr<SharedGpuContext> context = make_context();
-  ASSERT_NE(context, nullptr);
-  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("vulkan_conv_test:0", context).is_ok());
-  Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate(
-      {{"gpu_shared_context_token", "vulkan_conv_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  Result<std::unique_ptr<Delegate>> delegate = make_delegate();
   ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
   for (const ConvShape& shape : shapes()) {
     const Graph g = conv_graph(shape);
     const std::vector<Tensor> inputs = {random_tensor(shape.x, 100)};
     Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
     ASSERT_TRUE(want.is_ok()) << want.status().message();
-    for (const char* tiling : {"auto", "64x64/1", "128x64/1", "64x128/2", "128x128/3", "64x64/64"}) {
-      SCOPED_TRACE(shape.name + " " + tiling);
-      Result<hetsched::testing::GpuIslandDriver> driver =
-          hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"conv_tiling", tiling}}, 0});
-      ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-      Result<std::vector<Tensor>> got = driver->run(inputs);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
-    }
+    SCOPED_TRACE(shape.name);
+    expect_every_tiling_matches(**delegate, g, inputs, (*want)[0],
+                                {"auto", "64x64/1", "128x64/1", "64x128/2", "128x128/3", "64x64/64"});
   }
 }
 
 TEST_F(VulkanConvTest, ResidualBlocksMatchTheCpuKernelsOnEveryTiling) {
-  std::shared_ptr<SharedGpuContext> context = make_context();
-  ASSERT_NE(context, nullptr);
-  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("vulkan_conv_test:0", context).is_ok());
-  Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate(
-      {{"gpu_shared_context_token", "vulkan_conv_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+  Result<std::unique_ptr<Delegate>> delegate = make_delegate();
   ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
   const Graph g = residual_blocks();
   const std::vector<Tensor> inputs = {random_tensor({1, 16, 9, 7}, 100)};
   Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().message();
-  for (const char* tiling : {"64x64/1", "128x64/1", "64x128/2", "64x64/64"}) {
-    SCOPED_TRACE(tiling);
-    Result<hetsched::testing::GpuIslandDriver> driver =
-        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"conv_tiling", tiling}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    Result<std::vector<Tensor>> got = driver->run(inputs);
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    EXPECT_TRUE(hetsched::testing::all_close((*got)[0], (*want)[0], 1e-4f, 1e-5f));
-  }
+  expect_every_tiling_matches(**delegate, g, inputs, (*want)[0], {"64x64/1", "128x64/1", "64x128/2", "64x64/64"});
 }
 
 TEST_F(VulkanConvTest, RejectsAMalformedTilingOption) {

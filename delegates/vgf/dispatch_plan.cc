@@ -350,11 +350,12 @@ class Planner {
     return tail.items;
   }
 
-  size_t plan_conv(size_t item, const Operator& op, std::vector<Dispatch>& out) {
-    const auto& a = std::get<ConvAttr>(op.attr);
-    const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
-    const uint32_t x = op.inputs[0], wid = op.inputs[1], y = op.outputs[0];
-    const auto &xs = shape(x), &ws = shape(wid), &ys = shape(y);
+  // The shared conv kernels' push constants for NHWC x and y of shapes xs
+  // and ys, a window `a` of kernel_h x kernel_w, and groups of
+  // group_channels in, group_out out.
+  static gpu::ConvPush nhwc_conv_push(const std::vector<int64_t>& xs, const std::vector<int64_t>& ys,
+                                      const ConvAttr& a, int64_t kernel_h, int64_t kernel_w, int64_t group_channels,
+                                      int64_t group_out) {
     gpu::ConvPush p{};
     p.batch = u32(xs[0]);
     p.in_h = u32(xs[1]);
@@ -363,16 +364,26 @@ class Planner {
     p.out_h = u32(ys[1]);
     p.out_w = u32(ys[2]);
     p.out_channels = u32(ys[3]);
-    p.kernel_h = u32(depthwise ? ws[0] : ws[1]);
-    p.kernel_w = u32(depthwise ? ws[1] : ws[2]);
-    p.group_channels = depthwise ? 1u : p.channels;
-    p.group_out = depthwise ? u32(ws[3]) : p.out_channels;
+    p.kernel_h = u32(kernel_h);
+    p.kernel_w = u32(kernel_w);
+    p.group_channels = u32(group_channels);
+    p.group_out = u32(group_out);
     p.stride_h = u32(a.stride[0]);
     p.stride_w = u32(a.stride[1]);
     p.dilation_h = u32(a.dilation[0]);
     p.dilation_w = u32(a.dilation[1]);
     p.pad_top = u32(a.pad[0]);
     p.pad_left = u32(a.pad[2]);
+    return p;
+  }
+
+  size_t plan_conv(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
+    const uint32_t x = op.inputs[0], wid = op.inputs[1], y = op.outputs[0];
+    const auto &xs = shape(x), &ws = shape(wid), &ys = shape(y);
+    const gpu::ConvPush p =
+        depthwise ? nhwc_conv_push(xs, ys, std::get<ConvAttr>(op.attr), ws[0], ws[1], 1, ws[3])
+                  : nhwc_conv_push(xs, ys, std::get<ConvAttr>(op.attr), ws[1], ws[2], xs[3], ys[3]);
     const std::vector<float> w = floats(wid);
     const int64_t taps = int64_t{p.kernel_h} * p.kernel_w, ic = p.channels, oc_count = p.out_channels;
     if (depthwise)  // [KH, KW, C, M]: output channel oc = c * M + m at [tap][oc]
@@ -485,27 +496,9 @@ class Planner {
       return std::nullopt;
     for (size_t g = 0; g < convs.size(); ++g)
       if (concat.inputs[g] != convs[g]->outputs[0]) return std::nullopt;
-    const auto& a = std::get<ConvAttr>(convs[0]->attr);
     const uint32_t y = concat.outputs[0];
-    const auto &ws = shape(convs[0]->inputs[1]), &ys = shape(y);  // ws: [ocg, KH, KW, icg]
-    gpu::ConvPush p{};
-    p.batch = u32(xs[0]);
-    p.in_h = u32(xs[1]);
-    p.in_w = u32(xs[2]);
-    p.channels = u32(xs[3]);
-    p.out_h = u32(ys[1]);
-    p.out_w = u32(ys[2]);
-    p.out_channels = u32(ys[3]);
-    p.kernel_h = u32(ws[1]);
-    p.kernel_w = u32(ws[2]);
-    p.group_channels = u32(icg);
-    p.group_out = u32(ws[0]);
-    p.stride_h = u32(a.stride[0]);
-    p.stride_w = u32(a.stride[1]);
-    p.dilation_h = u32(a.dilation[0]);
-    p.dilation_w = u32(a.dilation[1]);
-    p.pad_top = u32(a.pad[0]);
-    p.pad_left = u32(a.pad[2]);
+    const auto& ws = shape(convs[0]->inputs[1]);  // [ocg, KH, KW, icg]
+    const gpu::ConvPush p = nhwc_conv_push(xs, shape(y), std::get<ConvAttr>(convs[0]->attr), ws[1], ws[2], icg, ws[0]);
     std::vector<std::vector<float>> weights;
     std::vector<float> bias;
     for (const Operator* conv : convs) {
