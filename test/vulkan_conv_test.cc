@@ -290,6 +290,27 @@ TEST(VulkanConvLoweringTest, AnAddAfterTheActivationOrOfALaterTensorStaysElement
   EXPECT_GE(elementwise, 2u);
 }
 
+// Depthwise convs (depthwise_conv2d.comp, no residual binding), 1-D as
+// well as 2-D, keep the Add as an elementwise step.
+Graph depthwise_residuals() {
+  GraphBuilder b("depthwise_residuals");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 8, 20}});
+  const ValueId y = b.op("Conv", {x, b.constant("w1", random_tensor({8, 1, 3}, 1))},
+                         {{"group", int64_t{8}}, {"pads", Ints{1, 1}}});
+  const ValueId z = b.op("Reshape", {b.op("Add", {y, x}), b.constant_i64("shape", {4}, {1, 8, 4, 5})});
+  const ValueId u = b.op("Conv", {z, b.constant("w2", random_tensor({8, 1, 3, 3}, 2))},
+                         {{"group", int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}});
+  b.output(b.op("Relu", {b.op("Add", {u, z})}));
+  return build(b);
+}
+
+TEST(VulkanConvLoweringTest, DepthwiseConvsKeepTheirAddElementwise) {
+  const LoweredIsland l = lower(depthwise_residuals(), std::nullopt);
+  size_t elementwise = 0;
+  for (const Step& s : l.steps) elementwise += s.kernel == Kernel::kElementwise;
+  EXPECT_EQ(elementwise, 2u);
+}
+
 // --- on the GPU ----------------------------------------------------------------
 
 struct ConvShape {
@@ -384,6 +405,16 @@ TEST_F(VulkanConvTest, ResidualBlocksMatchTheCpuKernelsOnEveryTiling) {
   Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   expect_every_tiling_matches(**delegate, g, inputs, (*want)[0], {"64x64/1", "128x64/1", "64x128/2", "64x64/64"});
+}
+
+TEST_F(VulkanConvTest, DepthwiseResidualsMatchTheCpuKernels) {
+  Result<std::unique_ptr<Delegate>> delegate = make_delegate();
+  ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+  const Graph g = depthwise_residuals();
+  const std::vector<Tensor> inputs = {random_tensor({1, 8, 20}, 100)};
+  Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  expect_every_tiling_matches(**delegate, g, inputs, (*want)[0], {"auto"});
 }
 
 TEST_F(VulkanConvTest, RejectsAMalformedTilingOption) {

@@ -344,8 +344,10 @@ class Lowering {
     const bool earlier = producer == kNoNode || producer < group.nodes[0] ||
                          (made_by != group_of_output_.end() && made_by->second < index_of(group));
     if (!earlier) return false;
+    // Depthwise as emit_conv decides it (any rank: a 1-D one too).
     const Shape& w = g_.value(head.inputs[1]).type.shape;
-    if (w.size() == 4 && w[1] == 1 && g_.value(head.inputs[0]).type.shape[1] > 1) return false;  // depthwise
+    const Result<int64_t> groups = head.attrs.get_int("group", 1);
+    if (!groups.is_ok() || (*groups > 1 && w.size() > 1 && w[1] == 1)) return false;
     group.residual = other;
     return true;
   }
