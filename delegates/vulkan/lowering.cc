@@ -370,10 +370,12 @@ class Lowering {
   }
 
   // A computed value whose producer can write it anywhere: not an island
-  // input or output, a constant, or an alias of another value's buffer.
+  // input or output, a constant, an alias of another value's buffer, or
+  // empty (its 4-byte stand-in binding would reach past its place).
   bool placeable(ValueId v) const {
     const Value& val = g_.value(v);
-    if (val.is_constant() || val.producer == kNoNode || is_output_.count(v) != 0) return false;
+    if (val.is_constant() || val.producer == kNoNode || is_output_.count(v) != 0 || val.type.byte_size() == 0)
+      return false;
     return !is_alias_node(g_, g_.node(val.producer));
   }
 
