@@ -269,6 +269,41 @@ std::vector<OpCase> cases() {
   c.push_back(matmul("MatMulBatchedBroadcastBoth", {3, 5, 7}, {2, 1, 7, 6}));
   c.push_back(matmul("MatMulVectorTimesBatch", {7}, {3, 7, 5}));
   c.push_back(matmul("MatMulBatchTimesVector", {2, 5, 7}, {7}));
+  // Operands made by Transposes read by the MatMul alone are read through
+  // their strides (fold_transposes): one dispatch, no copy. A Transpose
+  // read elsewhere too is copied.
+  const auto transpose = [](GraphBuilder& b, ValueId v, Ints perm) { return b.op("Transpose", {v}, {{"perm", perm}}); };
+  c.push_back({"MatMulOfTransposedOperands",
+               [transpose](GraphBuilder& b) {
+                 const ValueId q = transpose(b, in(b, "q", {2, 5, 3, 7}), {0, 2, 1, 3});  // [2, 3, 5, 7]
+                 const ValueId k = transpose(b, in(b, "k", {2, 3, 6, 7}), {0, 1, 3, 2});  // [2, 3, 7, 6]
+                 b.output(b.op("MatMul", {q, k}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"MatMulThroughTwoTransposes",
+               [transpose](GraphBuilder& b) {
+                 const ValueId k = transpose(b, transpose(b, in(b, "k", {2, 6, 3, 7}), {0, 2, 1, 3}), {0, 1, 3, 2});
+                 b.output(b.op("MatMul", {in(b, "q", {2, 3, 5, 7}), k}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"MatMulTransposedABatchlessB",
+               [transpose](GraphBuilder& b) {
+                 const ValueId a = transpose(b, in(b, "x", {5, 2, 7}), {1, 0, 2});  // [2, 5, 7]
+                 b.output(b.op("MatMul", {a, in(b, "w", {7, 4})}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"MatMulTransposedBatchlessB",
+               [transpose](GraphBuilder& b) {
+                 b.output(b.op("MatMul", {in(b, "a", {2, 5, 7}), transpose(b, in(b, "w", {4, 7}), {1, 0})}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"MatMulTransposeReadTwiceIsCopied",
+               [transpose](GraphBuilder& b) {
+                 const ValueId t = transpose(b, in(b, "a", {2, 7, 5}), {0, 2, 1});  // [2, 5, 7]
+                 b.output(b.op("MatMul", {t, in(b, "b", {2, 7, 3})}));
+                 b.output(b.op("Relu", {t}));
+               },
+               17, -1, 1, 3});
   auto gemm = [](std::string name, Shape a, Shape bs, std::vector<std::pair<std::string, Attribute>> attrs,
                  std::optional<Shape> c_shape, bool b_constant) {
     return OpCase{name,

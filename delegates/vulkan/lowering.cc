@@ -248,6 +248,13 @@ struct Group {
   NodeId batch_norm = kNoNode;     // kConv: a BatchNormalization folded into weights and bias
   std::vector<ValueId> bias_adds;  // kConv/kGemm: constants added before the epilogue
   ValueId residual = kNoValue;     // kConv: a tensor of the output's shape added before the epilogue
+  // MatMul of two run-time operands: operand i read through the strides of
+  // the Transposes that made it (fold_transposes), from their source.
+  struct OperandView {
+    ValueId source = kNoValue;
+    Strides strides;  // per dim of the operand, in elements of the source's buffer
+  };
+  std::array<std::optional<OperandView>, 2> views;
 };
 
 class Lowering {
@@ -353,6 +360,42 @@ class Lowering {
   }
 
   size_t index_of(const Group& group) const { return static_cast<size_t>(&group - groups_.data()); }
+
+  // A MatMul of two run-time operands (attention's Q·Kᵀ and scores·V)
+  // reads each operand that Transposes made, read by nothing else, through
+  // their strides from the tensor they transposed: gemm.comp and
+  // gemm_coopmat take any row, column and batch strides, so those
+  // Transposes record no copy (elided_). A chain of Transposes composes.
+  Status fold_transposes(Group& group, const Node& matmul) {
+    if (matmul.inputs.size() != 2) return Status::ok();
+    for (ValueId in : matmul.inputs)
+      if (in == kNoValue || g_.value(in).is_constant()) return Status::ok();
+    for (size_t i = 0; i < 2; ++i) {
+      ValueId source = matmul.inputs[i];
+      std::vector<NodeId> chain;  // from the MatMul back
+      for (;;) {
+        const NodeId p = g_.value(source).producer;
+        if (p == kNoNode || g_.node(p).op != "Transpose" || uses_[source] != 1 || is_output_.count(source) != 0)
+          break;
+        chain.push_back(p);
+        source = g_.node(p).inputs[0];
+      }
+      if (chain.empty()) continue;
+      Strides strides = row_major_strides(g_.value(source).type.shape);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const Node& t = g_.node(*it);
+        std::vector<int64_t> perm(strides.size());
+        std::iota(perm.rbegin(), perm.rend(), 0);
+        HS_ASSIGN_OR_RETURN(perm, t.attrs.get_ints("perm", perm));
+        Strides permuted(perm.size());
+        for (size_t d = 0; d < perm.size(); ++d) permuted[d] = strides[static_cast<size_t>(perm[d])];
+        strides = std::move(permuted);
+      }
+      group.views[i] = Group::OperandView{source, std::move(strides)};
+      for (NodeId p : chain) elided_.insert(p);
+    }
+    return Status::ok();
+  }
 
   // --- pass 1b: concat inputs in place ----------------------------------
 
@@ -492,6 +535,7 @@ class Lowering {
       if (act) group.ops.push_back(ChainOp{act->code, act->p0, act->p1});
     } else if (n.op == "MatMul" || n.op == "Gemm") {
       group.kind = GroupKind::kGemm;
+      if (n.op == "MatMul") HS_RETURN_IF_ERROR(fold_transposes(group, n));
     } else if (is_unary_elementwise(n.op)) {
       group.kind = GroupKind::kElementwise;
       group.operands.push_back(operand(n.inputs[0]));
@@ -693,6 +737,7 @@ class Lowering {
     std::stable_sort(order.begin(), order.end(),
                      [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
     for (const Group* group : order) {
+      if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose a MatMul reads through
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -1136,16 +1181,17 @@ class Lowering {
     const Node& n = g_.node(group.nodes[0]);
     const Shape& as = g_.value(n.inputs[0]).type.shape;
     const Shape& bs = g_.value(n.inputs[1]).type.shape;
-    HS_ASSIGN_OR_RETURN(const MatmulLayout layout, matmul_layout(as, bs));
+    const Strides a_strides = group.views[0] ? group.views[0]->strides : row_major_strides(as);
+    const Strides b_strides = group.views[1] ? group.views[1]->strides : row_major_strides(bs);
+    HS_ASSIGN_OR_RETURN(const MatmulLayout layout, matmul_layout(as, a_strides, bs, b_strides));
     GemmPush p{};
     p.m = u32(layout.m);
     p.n = u32(layout.n);
     p.k = u32(layout.k);
-    p.a_row_stride = static_cast<int32_t>(layout.k);
-    p.a_col_stride = 1;
-    // A 1-D B is one column: K rows of stride 1.
-    p.b_row_stride = static_cast<int32_t>(bs.size() >= 2 ? layout.n : 1);
-    p.b_col_stride = 1;
+    p.a_row_stride = static_cast<int32_t>(layout.a_row_stride);
+    p.a_col_stride = static_cast<int32_t>(layout.a_col_stride);
+    p.b_row_stride = static_cast<int32_t>(layout.b_row_stride);
+    p.b_col_stride = static_cast<int32_t>(layout.b_col_stride);
     p.batch1 = u32(layout.batch[1]);
     p.batch2 = u32(layout.batch[2]);
     for (size_t i = 0; i < 3; ++i) {
@@ -1153,7 +1199,7 @@ class Lowering {
       p.b_batch_stride[i] = static_cast<int32_t>(layout.b_batch_stride[i]);
     }
     p.alpha = p.beta = 1.f;
-    HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(n.inputs[0]));
+    HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(group.views[0] ? group.views[0]->source : n.inputs[0]));
     const ValueId c = group.bias_adds.empty() ? kNoValue : group.bias_adds[0];
     const Value& b = g_.value(n.inputs[1]);
     // A constant 2-D B has no batch dims: A's rows, batches included, are
@@ -1167,7 +1213,7 @@ class Lowering {
                            [&](int64_t col, int64_t kk) { return w[kk * cols + col]; }, *bias);
       }
     }
-    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(n.inputs[1]));
+    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(group.views[1] ? group.views[1]->source : n.inputs[1]));
     // A B without batch dims multiplies every batch of A's rows alike: one
     // GEMM over all of them, as the conv route does (a seq-first [128, 1,
     // 768] A made 128 GEMMs of one row each, 0.57 ms on an H100 where one of
@@ -1177,7 +1223,7 @@ class Lowering {
       const Shape& cs = g_.value(c).type.shape;
       return cs.size() >= 2 && cs[cs.size() - 2] != 1;
     };
-    if (bs.size() <= 2 && layout.batch_count() > 1 && !c_varies_by_row()) {
+    if (bs.size() <= 2 && layout.batch_count() > 1 && !c_varies_by_row() && !group.views[0]) {
       p.m = u32(layout.m * layout.batch_count());
       p.batch1 = p.batch2 = 1;
       for (size_t i = 0; i < 3; ++i) p.a_batch_stride[i] = p.b_batch_stride[i] = 0;
@@ -1920,6 +1966,7 @@ class Lowering {
     uint64_t offset;
   };
   std::map<int, View> views_;
+  std::set<NodeId> elided_;  // Transposes fold_transposes folded into their MatMul
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)
@@ -1932,17 +1979,41 @@ class Lowering {
 }  // namespace
 
 Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b) {
+  return matmul_layout(a, row_major_strides(a), b, row_major_strides(b));
+}
+
+namespace {
+
+// The strides of an operand's batch dims (all its dims but the last two)
+// broadcast to `batch`: its own stride where it has the dim, 0 where it
+// broadcasts (size 1 or missing).
+Strides batch_strides(const Shape& shape, const Strides& strides, const Shape& batch) {
+  const size_t dims = shape.size() - std::min<size_t>(shape.size(), 2);
+  Strides out(batch.size(), 0);
+  for (size_t i = 0; i < dims; ++i) {
+    const size_t j = batch.size() - dims + i;
+    if (shape[i] == batch[j] && shape[i] != 1) out[j] = strides[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<MatmulLayout> matmul_layout(const Shape& a, const Strides& a_strides, const Shape& b, const Strides& b_strides) {
   MatmulLayout layout;
   layout.m = a.size() >= 2 ? a[a.size() - 2] : 1;
   layout.k = a.back();
   layout.n = b.size() >= 2 ? b.back() : 1;
+  layout.a_row_stride = a.size() >= 2 ? a_strides[a.size() - 2] : layout.k;
+  layout.a_col_stride = a_strides.back();
+  // A 1-D B is one column: K rows.
+  layout.b_row_stride = b.size() >= 2 ? b_strides[b.size() - 2] : b_strides.back();
+  layout.b_col_stride = b.size() >= 2 ? b_strides.back() : 1;
   const Shape batch_a(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
   const Shape batch_b(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
   HS_ASSIGN_OR_RETURN(const Shape batch, broadcast_shapes(batch_a, batch_b));
-  Strides sa = broadcast_strides(batch_a, batch);
-  Strides sb = broadcast_strides(batch_b, batch);
-  for (auto& s : sa) s *= layout.m * layout.k;
-  for (auto& s : sb) s *= layout.k * layout.n;
+  const Strides sa = batch_strides(a, a_strides, batch);
+  const Strides sb = batch_strides(b, b_strides, batch);
   const Walk walk = coalesce(batch, {sa, sb});
   if (walk.dims.size() > 3)
     return unsupported("batch dims " + shape_to_string(batch) + " of A " + shape_to_string(a) + " and B " +

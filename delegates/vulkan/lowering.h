@@ -175,6 +175,8 @@ DeviceMemoryNeeds device_memory_needs(const LoweredIsland& lowered);
 // dims: sizes and strides (in elements) of A and B per merged dim.
 struct MatmulLayout {
   int64_t m = 1, n = 1, k = 1;
+  // Elements between rows and columns of A ([M, K]) and B ([K, N]).
+  int64_t a_row_stride = 1, a_col_stride = 1, b_row_stride = 1, b_col_stride = 1;
   std::array<int64_t, 3> batch{1, 1, 1};
   std::array<int64_t, 3> a_batch_stride{0, 0, 0};
   std::array<int64_t, 3> b_batch_stride{0, 0, 0};
@@ -182,5 +184,8 @@ struct MatmulLayout {
 };
 // kUnsupported when the batch dims do not merge into three.
 Result<MatmulLayout> matmul_layout(const Shape& a, const Shape& b);
+// The same for operands read through element strides (a transposed view).
+Result<MatmulLayout> matmul_layout(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b,
+                                   const std::vector<int64_t>& b_strides);
 
 }  // namespace hetsched::vulkan
