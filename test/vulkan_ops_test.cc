@@ -297,6 +297,24 @@ std::vector<OpCase> cases() {
                  b.output(b.op("MatMul", {in(b, "a", {2, 5, 7}), transpose(b, in(b, "w", {4, 7}), {1, 0})}));
                },
                17, -1, 1, 1});
+  // Scalar Muls and Divs of the operands fold into alpha (fold_scales),
+  // the Transposes behind them into strides: one dispatch. c / x is no
+  // scaling, and a scaled operand read twice stays a dispatch of its own.
+  c.push_back({"MatMulOfScaledTransposedOperands",
+               [transpose](GraphBuilder& b) {
+                 const ValueId q = b.op("Mul", {transpose(b, in(b, "q", {2, 5, 3, 7}), {0, 2, 1, 3}), scalar(b, "s", 0.5f)});
+                 const ValueId k = b.op("Div", {transpose(b, in(b, "k", {2, 3, 6, 7}), {0, 1, 3, 2}), scalar(b, "d", 4.f)});
+                 b.output(b.op("MatMul", {q, b.op("Mul", {scalar(b, "t", -3.f), k})}));
+               },
+               17, -1, 1, 1});
+  c.push_back({"MatMulOfAReciprocalOrTwiceReadScaleKeepsThem",
+               [](GraphBuilder& b) {
+                 const ValueId q = b.op("Div", {scalar(b, "c", 2.f), in(b, "q", {3, 5, 7})}, {}, "reciprocal");
+                 const ValueId k = b.op("Mul", {in(b, "k", {3, 7, 4}), scalar(b, "s", 0.25f)});
+                 b.output(b.op("MatMul", {q, k}));
+                 b.output(b.op("Relu", {k}));
+               },
+               17, 0.5f, 1.5f, 4});
   c.push_back({"MatMulTransposeReadTwiceIsCopied",
                [transpose](GraphBuilder& b) {
                  const ValueId t = transpose(b, in(b, "a", {2, 7, 5}), {0, 2, 1});  // [2, 5, 7]

@@ -255,6 +255,10 @@ struct Group {
     Strides strides;  // per dim of the operand, in elements of the source's buffer
   };
   std::array<std::optional<OperandView>, 2> views;
+  // MatMul of two run-time operands: the values it multiplies once scalar
+  // Muls and Divs before it are folded into alpha (fold_scales).
+  std::array<ValueId, 2> matmul_operands{kNoValue, kNoValue};
+  float alpha = 1.f;
 };
 
 class Lowering {
@@ -361,17 +365,62 @@ class Lowering {
 
   size_t index_of(const Group& group) const { return static_cast<size_t>(&group - groups_.data()); }
 
+  bool runtime_operands(const Group& group) const {
+    for (ValueId in : group.matmul_operands)
+      if (in == kNoValue || g_.value(in).is_constant()) return false;
+    return true;
+  }
+
+  // A MatMul of two run-time operands takes an elementwise chain made only
+  // of Muls by scalar constants and Divs by them, read by the MatMul alone,
+  // as its alpha: attention's query and key scaling, (c·A)·B = c·(A·B).
+  // The chain is elided; fold_transposes then looks behind it.
+  void fold_scales(Group& group) {
+    if (!runtime_operands(group)) return;
+    for (ValueId& operand : group.matmul_operands) {
+      const auto made_by = group_of_output_.find(operand);
+      if (uses_[operand] != 1 || is_output_.count(operand) != 0 || made_by == group_of_output_.end()) continue;
+      const Group& chain = groups_[made_by->second];
+      if (chain.kind != GroupKind::kElementwise) continue;
+      float scale = 1.f;
+      ValueId source = kNoValue;   // what the chain scales
+      ValueId running = kNoValue;  // the chain's value so far
+      bool scaling = true;
+      for (size_t j = 0; j < chain.nodes.size() && scaling; ++j) {
+        const Node& op = g_.node(chain.nodes[j]);
+        const int side = op.inputs.size() != 2                               ? -1
+                         : is_scalar_constant(op.inputs[1])                  ? 1
+                         : op.op == "Mul" && is_scalar_constant(op.inputs[0]) ? 0
+                                                                             : -1;
+        const ValueId other = side < 0 ? kNoValue : op.inputs[1 - static_cast<size_t>(side)];
+        scaling = (op.op == "Mul" || op.op == "Div") && other != kNoValue && (j == 0 || other == running);
+        if (!scaling) break;
+        const float c = g_.value(op.inputs[static_cast<size_t>(side)]).constant->to_float_vector()[0];
+        // inf or NaN products would differ by the order of operations.
+        scaling = std::isfinite(c) && !(op.op == "Div" && c == 0.f);
+        if (j == 0) {
+          source = other;
+          scaling = scaling && !g_.value(other).is_constant() && g_.value(other).type == g_.value(operand).type;
+        }
+        scale = op.op == "Mul" ? scale * c : scale / c;
+        running = op.outputs[0];
+      }
+      if (!scaling || source == kNoValue) continue;
+      group.alpha *= scale;
+      elided_.insert(chain.nodes[0]);
+      operand = source;
+    }
+  }
+
   // A MatMul of two run-time operands (attention's Q·Kᵀ and scores·V)
   // reads each operand that Transposes made, read by nothing else, through
   // their strides from the tensor they transposed: gemm.comp and
   // gemm_coopmat take any row, column and batch strides, so those
   // Transposes record no copy (elided_). A chain of Transposes composes.
-  Status fold_transposes(Group& group, const Node& matmul) {
-    if (matmul.inputs.size() != 2) return Status::ok();
-    for (ValueId in : matmul.inputs)
-      if (in == kNoValue || g_.value(in).is_constant()) return Status::ok();
+  Status fold_transposes(Group& group) {
+    if (!runtime_operands(group)) return Status::ok();
     for (size_t i = 0; i < 2; ++i) {
-      ValueId source = matmul.inputs[i];
+      ValueId source = group.matmul_operands[i];
       std::vector<NodeId> chain;  // from the MatMul back
       for (;;) {
         const NodeId p = g_.value(source).producer;
@@ -535,7 +584,11 @@ class Lowering {
       if (act) group.ops.push_back(ChainOp{act->code, act->p0, act->p1});
     } else if (n.op == "MatMul" || n.op == "Gemm") {
       group.kind = GroupKind::kGemm;
-      if (n.op == "MatMul") HS_RETURN_IF_ERROR(fold_transposes(group, n));
+      if (n.op == "MatMul" && n.inputs.size() == 2) {
+        group.matmul_operands = {n.inputs[0], n.inputs[1]};
+        fold_scales(group);
+        HS_RETURN_IF_ERROR(fold_transposes(group));
+      }
     } else if (is_unary_elementwise(n.op)) {
       group.kind = GroupKind::kElementwise;
       group.operands.push_back(operand(n.inputs[0]));
@@ -737,7 +790,7 @@ class Lowering {
     std::stable_sort(order.begin(), order.end(),
                      [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
     for (const Group* group : order) {
-      if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose a MatMul reads through
+      if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -1179,8 +1232,11 @@ class Lowering {
 
   Status emit_matmul(const Group& group) {
     const Node& n = g_.node(group.nodes[0]);
-    const Shape& as = g_.value(n.inputs[0]).type.shape;
-    const Shape& bs = g_.value(n.inputs[1]).type.shape;
+    // The operands once scalar Muls were folded (fold_scales): same shapes.
+    const ValueId a_value = group.matmul_operands[0] != kNoValue ? group.matmul_operands[0] : n.inputs[0];
+    const ValueId b_value = group.matmul_operands[1] != kNoValue ? group.matmul_operands[1] : n.inputs[1];
+    const Shape& as = g_.value(a_value).type.shape;
+    const Shape& bs = g_.value(b_value).type.shape;
     const Strides a_strides = group.views[0] ? group.views[0]->strides : row_major_strides(as);
     const Strides b_strides = group.views[1] ? group.views[1]->strides : row_major_strides(bs);
     HS_ASSIGN_OR_RETURN(const MatmulLayout layout, matmul_layout(as, a_strides, bs, b_strides));
@@ -1198,13 +1254,14 @@ class Lowering {
       p.a_batch_stride[i] = static_cast<int32_t>(layout.a_batch_stride[i]);
       p.b_batch_stride[i] = static_cast<int32_t>(layout.b_batch_stride[i]);
     }
-    p.alpha = p.beta = 1.f;
-    HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(group.views[0] ? group.views[0]->source : n.inputs[0]));
+    p.alpha = group.alpha;
+    p.beta = 1.f;
+    HS_ASSIGN_OR_RETURN(const int a_buffer, buffer_of(group.views[0] ? group.views[0]->source : a_value));
     const ValueId c = group.bias_adds.empty() ? kNoValue : group.bias_adds[0];
-    const Value& b = g_.value(n.inputs[1]);
+    const Value& b = g_.value(b_value);
     // A constant 2-D B has no batch dims: A's rows, batches included, are
     // one contiguous [M, K] matrix.
-    if (b.is_constant() && bs.size() == 2 && !g_.value(n.inputs[0]).is_constant() &&
+    if (b.is_constant() && bs.size() == 2 && !g_.value(a_value).is_constant() &&
         linear_on_conv_kernel(layout.m * layout.batch_count(), layout.n)) {
       if (std::optional<std::vector<float>> bias = column_bias(c, layout.n, 1.f)) {
         const std::vector<float> w = b.constant->to_float_vector();
@@ -1213,7 +1270,7 @@ class Lowering {
                            [&](int64_t col, int64_t kk) { return w[kk * cols + col]; }, *bias);
       }
     }
-    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(group.views[1] ? group.views[1]->source : n.inputs[1]));
+    HS_ASSIGN_OR_RETURN(const int b_buffer, buffer_of(group.views[1] ? group.views[1]->source : b_value));
     // A B without batch dims multiplies every batch of A's rows alike: one
     // GEMM over all of them, as the conv route does (a seq-first [128, 1,
     // 768] A made 128 GEMMs of one row each, 0.57 ms on an H100 where one of
@@ -1966,7 +2023,7 @@ class Lowering {
     uint64_t offset;
   };
   std::map<int, View> views_;
-  std::set<NodeId> elided_;  // Transposes fold_transposes folded into their MatMul
+  std::set<NodeId> elided_;  // Transposes and scalar Muls folded into their MatMul
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)
