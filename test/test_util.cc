@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include <sys/wait.h>
 
@@ -75,16 +76,22 @@ Graph build(GraphBuilder& b) {
   return g.is_ok() ? std::move(g).value() : Graph();
 }
 
+Island whole_graph_island(const Graph& graph, const std::string& delegate, int id) {
+  Island island;
+  island.id = id;
+  island.delegate = delegate;
+  island.graph = &graph;
+  island.nodes.resize(graph.num_nodes());
+  std::iota(island.nodes.begin(), island.nodes.end(), 0);
+  island.inputs = graph.inputs();
+  island.outputs = graph.outputs();
+  return island;
+}
+
 Result<CpuIslandRun> run_cpu_island(const Graph& graph, const std::vector<Tensor>& inputs,
                                     const DelegateOptions& options, int runs) {
   HS_ASSIGN_OR_RETURN(auto delegate, cpu::make_cpu_delegate(options));
-  Island island;
-  island.delegate = "cpu";
-  island.graph = &graph;
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
-  island.inputs = graph.inputs();
-  island.outputs = graph.outputs();
-  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(island, {}));
+  HS_ASSIGN_OR_RETURN(const Blob blob, delegate->compile(whole_graph_island(graph, "cpu"), {}));
   HS_ASSIGN_OR_RETURN(auto handle, delegate->init(blob, InitContext{}));
   CpuIslandRun run;
   std::vector<TensorRef> in_refs, out_refs;

@@ -52,6 +52,9 @@ CommandResult run_cli(const std::string& args);
 std::filesystem::path source_path(const std::string& relative);
 
 // The whole graph as one island of a CPU delegate made with `options`, run
+// An island of every node of `graph`, reading its inputs and writing its outputs.
+Island whole_graph_island(const Graph& graph, const std::string& delegate, int id = 0);
+
 // `runs` times on `inputs`: its outputs, and what ran on which engine.
 struct CpuIslandRun {
   std::vector<Tensor> outputs;

@@ -25,21 +25,10 @@
 #include "shared_gpu/buffer.h"
 #include "shared_gpu/command_pool.h"
 #include "shared_gpu/shared_gpu_context.h"
+#include "test/test_util.h"
 
 namespace hetsched::testing {
 
-// An island of every node of `graph`, reading its inputs and writing its outputs.
-inline Island whole_graph_island(const Graph& graph, const std::string& delegate, int id = 0) {
-  Island island;
-  island.id = id;
-  island.delegate = delegate;
-  island.graph = &graph;
-  island.nodes.resize(graph.num_nodes());
-  std::iota(island.nodes.begin(), island.nodes.end(), 0);
-  island.inputs = graph.inputs();
-  island.outputs = graph.outputs();
-  return island;
-}
 
 // Copies `data` (NCHW) into `tensor`, permuted when the island keeps it
 // NHWC (the VGF delegate's rank-4 tensors): a memcpy into mapped memory,

@@ -244,13 +244,7 @@ TEST(XnnpackEngineTest, ShuffleUnitRunsInNhwcAndMatchesPortable) {
 
   auto delegate = cpu::make_cpu_delegate({{"engine", "xnnpack"}, {"threads", "2"}});
   ASSERT_TRUE(delegate.is_ok());
-  Island island;
-  island.delegate = "cpu";
-  island.graph = &graph;
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) island.nodes.push_back(n);
-  island.inputs = graph.inputs();
-  island.outputs = graph.outputs();
-  auto blob = (*delegate)->compile(island, {});
+  auto blob = (*delegate)->compile(testing::whole_graph_island(graph, "cpu"), {});
   ASSERT_TRUE(blob.is_ok());
   InitContext init;
   init.profile_ops = true;

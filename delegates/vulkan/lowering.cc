@@ -480,12 +480,15 @@ class Lowering {
   // each layer's input is a prefix of the block's final concat, copy
   // nothing at all. A value has one place: inputs placed elsewhere, island
   // inputs and outputs, constants and aliases are copied as before. Places
-  // lie at multiples of the device's storage-buffer offset alignment
-  // (options_.view_alignment) in their root, as the views' descriptor
-  // offsets must; roots lie at multiples of kDeviceArenaAlignment.
+  // lie at multiples of kDeviceArenaAlignment in their root, as the views'
+  // descriptor offsets must on any device: the largest
+  // minStorageBufferOffsetAlignment Vulkan allows. (Not the device's own:
+  // device_memory() lowers without a device, and the scratch it reports
+  // must be what init's lowering uses.)
   void place_concat_inputs() {
-    const int64_t alignment = static_cast<int64_t>(std::max<uint64_t>(options_.view_alignment, 4));
-    const auto aligned = [alignment](int64_t offset) { return offset >= 0 && offset % alignment == 0; };
+    const auto aligned = [](int64_t offset) {
+      return offset >= 0 && offset % static_cast<int64_t>(kDeviceArenaAlignment) == 0;
+    };
     for (NodeId id = static_cast<NodeId>(g_.num_nodes()); id-- > 0;) {
       const Node& n = g_.node(id);
       if (n.op != "Concat" || n.outputs.empty()) continue;

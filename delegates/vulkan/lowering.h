@@ -153,11 +153,6 @@ struct LoweringOptions {
   // run-time operands likewise run gemm_coopmat.comp instead of gemm.comp.
   // Unset: f32 (conv2d.comp, gemm.comp).
   std::optional<CoopMatConv> coopmat;
-  // The device's minStorageBufferOffsetAlignment (at most
-  // kDeviceArenaAlignment, Vulkan's largest): where a concat input may lie
-  // inside the concat's output, as a view bound at that offset. The island
-  // checks it again at init on the device it runs on.
-  uint64_t view_alignment = kDeviceArenaAlignment;
 };
 
 

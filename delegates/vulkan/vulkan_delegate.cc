@@ -174,13 +174,8 @@ class VulkanDelegate final : public Delegate {
 
   // Lowering is host-only: the scratch block is known without a device.
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
-    const std::string prefix = "failed to plan the Vulkan island's memory: ";
-    Result<Graph> graph = decode_island_blob(blob);
-    if (!graph.is_ok()) return graph.status().with_context(prefix);
-    Result<Settings> settings = parse_settings(specs, settings_);
-    if (!settings.is_ok()) return settings.status().with_context(prefix);
-    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
-    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    Result<LoweredIsland> lowered = lower_without_device(blob, specs);
+    if (!lowered.is_ok()) return lowered.status().with_context("failed to plan the Vulkan island's memory: ");
     return device_memory_needs(*lowered);
   }
 
@@ -188,14 +183,16 @@ class VulkanDelegate final : public Delegate {
   // conv shader but keeps the tiling, buffers and split-K, so the counts
   // are the same on every device.
   Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
-    const std::string prefix = "failed to lower the Vulkan island: ";
-    Result<Graph> graph = decode_island_blob(blob);
-    if (!graph.is_ok()) return graph.status().with_context(prefix);
-    Result<Settings> settings = parse_settings(specs, settings_);
-    if (!settings.is_ok()) return settings.status().with_context(prefix);
-    Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
-    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    Result<LoweredIsland> lowered = lower_without_device(blob, specs);
+    if (!lowered.is_ok()) return lowered.status().with_context("failed to lower the Vulkan island: ");
     return CommandStreamCounts{lowered->dispatch_count(), lowered->copy_count(), lowered->barrier_count()};
+  }
+
+  // The island lowered as the options say, without a device (f32 kernels).
+  Result<LoweredIsland> lower_without_device(const Blob& blob, const CompileSpecs& specs) const {
+    HS_ASSIGN_OR_RETURN(const Graph graph, decode_island_blob(blob));
+    HS_ASSIGN_OR_RETURN(const Settings settings, parse_settings(specs, settings_));
+    return lower_island(graph, settings.lowering);
   }
 
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {
@@ -223,8 +220,6 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
-    settings->lowering.view_alignment = std::min<uint64_t>(
-        kDeviceArenaAlignment, std::max<uint64_t>(4, state->context->limits().minStorageBufferOffsetAlignment));
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;

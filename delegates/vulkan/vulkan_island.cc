@@ -97,14 +97,6 @@ Status VulkanIsland::allocate_buffers(const LoweredIsland& lowered, const Device
     const BufferPlan& plan = lowered.buffers[b];
     const uint64_t bytes = std::max<uint64_t>(plan.bytes, 4);
     if (plan.role == BufferPlan::Role::kIntermediate) {
-      // A concat input placed inside its concat's output is bound at its
-      // offset there, which the device must allow (a blob compiled for a
-      // device with a finer alignment than this one's).
-      const VkDeviceSize alignment = std::max<VkDeviceSize>(context_->limits().minStorageBufferOffsetAlignment, 1);
-      if (plan.offset % alignment != 0)
-        return failed_precondition("failed to place buffer '" + plan.name + "' at byte " + std::to_string(plan.offset) +
-                                   " of the island's scratch: this device binds storage buffers at multiples of " +
-                                   std::to_string(alignment) + " bytes; compile the island for this device");
       views_[b] = {placement->arena, placement->scratch_offset + plan.offset, bytes};
     } else if (plan.role == BufferPlan::Role::kConstant) {
       Result<Buffer> buffer = Buffer::create(*context_, bytes, kStorageAndTransfer, MemoryUsage::kDeviceLocal);
