@@ -108,6 +108,28 @@ TEST(CoopmatLoweringTest, SwapsTheKernelOfEveryNonDepthwiseConvAndKeepsTheBuffer
   for (size_t i = 0; i < f32->buffers.size(); ++i) EXPECT_EQ(f32->buffers[i].bytes, f16->buffers[i].bytes);
 }
 
+// The session plans an island's scratch from device_memory, which lowers
+// without a device; at init a precision that may use the tensor cores
+// lowers with their smaller conv tiles. The reserved scratch covers both.
+TEST(CoopmatLoweringTest, DeviceMemoryReservesTheLargerScratchOfBothLowerings) {
+  const Graph g = conv_net();
+  Result<LoweredIsland> f32 = lower_island(g, {});
+  Result<LoweredIsland> f16 = lower_island(g, LoweringOptions{std::nullopt, CoopMatConv{}});
+  ASSERT_TRUE(f32.is_ok() && f16.is_ok());
+  Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate({});
+  ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+  Result<Blob> blob = (*delegate)->compile(hetsched::testing::whole_graph_island(g, "vulkan"), {});
+  ASSERT_TRUE(blob.is_ok()) << blob.status().message();
+  for (const char* precision : {"fp32", "fp16", "auto"}) {
+    SCOPED_TRACE(precision);
+    Result<DeviceMemoryNeeds> needs = (*delegate)->device_memory(*blob, {{"precision", precision}});
+    ASSERT_TRUE(needs.is_ok()) << needs.status().message();
+    const uint64_t want = std::string(precision) == "fp32" ? f32->scratch_bytes
+                                                           : std::max(f32->scratch_bytes, f16->scratch_bytes);
+    EXPECT_EQ(needs->scratch_bytes, want);
+  }
+}
+
 // MatMuls of two run-time operands (batched, broadcasting, odd sizes) and a
 // Gemm with transposed operands and a C matrix: gemm.comp's work.
 Graph matmul_net() {

@@ -173,10 +173,27 @@ class VulkanDelegate final : public Delegate {
   }
 
   // Lowering is host-only: the scratch block is known without a device.
+  // Where the precision may put convs on the tensor cores (decided at init,
+  // on the device), their tiles are smaller and split-K's partial sums may
+  // take more scratch: the larger of the two lowerings' scratch is reserved,
+  // so init's lowering always fits the block the session planned.
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
+    const std::string prefix = "failed to plan the Vulkan island's memory: ";
     Result<LoweredIsland> lowered = lower_without_device(blob, specs);
-    if (!lowered.is_ok()) return lowered.status().with_context("failed to plan the Vulkan island's memory: ");
-    return device_memory_needs(*lowered);
+    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+    DeviceMemoryNeeds needs = device_memory_needs(*lowered);
+    Result<Settings> settings = parse_settings(specs, settings_);
+    if (!settings.is_ok()) return settings.status().with_context(prefix);
+    if (settings->precision != "fp32") {
+      Result<Graph> graph = decode_island_blob(blob);
+      if (!graph.is_ok()) return graph.status().with_context(prefix);
+      settings->lowering.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
+      Result<LoweredIsland> tensor_cores = lower_island(*graph, settings->lowering);
+      if (!tensor_cores.is_ok()) return tensor_cores.status().with_context(prefix);
+      needs.scratch_bytes = std::max(needs.scratch_bytes, tensor_cores->scratch_bytes);
+      needs.scratch_lower_bound = std::max(needs.scratch_lower_bound, tensor_cores->scratch_lower_bound);
+    }
+    return needs;
   }
 
   // The lowering init records, without a device: precision fp16 swaps the
