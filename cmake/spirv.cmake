@@ -14,6 +14,18 @@
 find_program(GLSLC glslc REQUIRED)
 
 function(hetsched_embed_spirv target)
+  _hetsched_embed_spirv(${target} "" "" ${ARGN})
+endfunction()
+
+# hetsched_embed_spirv_half(TARGET SHADER...)
+#   The same shaders compiled a second time with HS_HALF_IO defined
+#   (shared_gpu/shaders/half_io.glsl: per-binding f16 storage, which needs
+#   storageBuffer16BitAccess): <stem>_half_spv.h holding k<Stem>HalfSpv.
+function(hetsched_embed_spirv_half target)
+  _hetsched_embed_spirv(${target} "_half" "-DHS_HALF_IO=1" ${ARGN})
+endfunction()
+
+function(_hetsched_embed_spirv target suffix define)
   # Spelled from the project root (not this file's directory variable), so
   # the function also works when called from another directory's scope.
   set(to_header ${PROJECT_SOURCE_DIR}/cmake/spirv_to_header.cmake)
@@ -21,6 +33,7 @@ function(hetsched_embed_spirv target)
   foreach(shader ${ARGN})
     get_filename_component(abs ${shader} ABSOLUTE)
     get_filename_component(stem ${abs} NAME_WE)
+    string(APPEND stem "${suffix}")
     get_filename_component(dir ${abs} DIRECTORY)
     file(RELATIVE_PATH rel_dir ${PROJECT_SOURCE_DIR} ${dir})
     set(out_dir ${PROJECT_BINARY_DIR}/generated/${rel_dir})
@@ -41,7 +54,7 @@ function(hetsched_embed_spirv target)
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
       # The depfile names the GLSL files a shader #includes (common.glsl,
       # shared_gpu/shaders/erf.glsl), so editing one rebuilds its includers.
-      COMMAND ${GLSLC} --target-env=vulkan1.2 -O -MD -MF ${spv}.d -MT ${header} -o ${spv} ${abs}
+      COMMAND ${GLSLC} --target-env=vulkan1.2 -O ${define} -MD -MF ${spv}.d -MT ${header} -o ${spv} ${abs}
       COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DNAME=${array_name}
               -DSOURCE=${rel_dir}/${stem} -P ${to_header}
       DEPENDS ${abs} ${to_header}
@@ -50,7 +63,7 @@ function(hetsched_embed_spirv target)
       VERBATIM)
     list(APPEND headers ${header})
   endforeach()
-  string(MAKE_C_IDENTIFIER "${target}_spirv" spirv_target)
+  string(MAKE_C_IDENTIFIER "${target}_spirv${suffix}" spirv_target)
   add_custom_target(${spirv_target} DEPENDS ${headers})
   add_dependencies(${target} ${spirv_target})
 endfunction()

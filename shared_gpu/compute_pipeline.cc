@@ -66,11 +66,15 @@ Result<ComputePipeline> ComputePipeline::create(SharedGpuContext& context, const
   // Only needed while the pipeline is created.
   const VkHandle<VkShaderModule> shader(device, module_handle);
 
-  std::vector<VkSpecializationMapEntry> entries(desc.specialization_constants.size());
+  std::vector<uint32_t> constants(desc.specialization_constants.begin(), desc.specialization_constants.end());
+  std::vector<VkSpecializationMapEntry> entries(constants.size());
   for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4u, 4};
+  if (desc.half_bindings != 0) {
+    entries.push_back({kHalfBindingsConstantId, static_cast<uint32_t>(constants.size()) * 4u, 4});
+    constants.push_back(desc.half_bindings);
+  }
   const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
-                                            desc.specialization_constants.size_bytes(),
-                                            desc.specialization_constants.data()};
+                                            constants.size() * sizeof(uint32_t), constants.data()};
   VkComputePipelineCreateInfo pipeline_info{};
   pipeline_info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
   pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;

@@ -39,7 +39,14 @@ struct ComputePipelineDesc {
   // Value i becomes specialisation constant_id i (uint, int, float or bool
   // bits). Not retained.
   std::span<const uint32_t> specialization_constants;
+  // Non-zero: specialisation constant kHalfBindingsConstantId, the bindings
+  // whose tensors are f16 (shared_gpu/shaders/half_io.glsl). Only for the
+  // `_half` SPIR-V of a kernel.
+  uint32_t half_bindings = 0;
 };
+
+// half_io.glsl's kHalfBindings.
+inline constexpr uint32_t kHalfBindingsConstantId = 64;
 
 class ComputePipeline {
  public:

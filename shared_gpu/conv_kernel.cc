@@ -9,6 +9,10 @@ namespace hetsched::gpu::spirv {
 #include "shared_gpu/shaders/conv2d_reduce_spv.h"
 #include "shared_gpu/shaders/conv2d_spv.h"
 #include "shared_gpu/shaders/depthwise_conv2d_spv.h"
+#include "shared_gpu/shaders/conv2d_coopmat_half_spv.h"
+#include "shared_gpu/shaders/conv2d_half_spv.h"
+#include "shared_gpu/shaders/conv2d_reduce_half_spv.h"
+#include "shared_gpu/shaders/depthwise_conv2d_half_spv.h"
 }  // namespace hetsched::gpu::spirv
 
 namespace hetsched::gpu {
@@ -19,10 +23,18 @@ uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 
 
 }  // namespace
 
-std::span<const uint32_t> conv2d_spirv() { return spirv::kConv2dSpv; }
-std::span<const uint32_t> conv2d_reduce_spirv() { return spirv::kConv2dReduceSpv; }
-std::span<const uint32_t> depthwise_conv2d_spirv() { return spirv::kDepthwiseConv2dSpv; }
-std::span<const uint32_t> conv2d_coopmat_spirv() { return spirv::kConv2dCoopmatSpv; }
+std::span<const uint32_t> conv2d_spirv(bool half) {
+  return half ? std::span<const uint32_t>(spirv::kConv2dHalfSpv) : spirv::kConv2dSpv;
+}
+std::span<const uint32_t> conv2d_reduce_spirv(bool half) {
+  return half ? std::span<const uint32_t>(spirv::kConv2dReduceHalfSpv) : spirv::kConv2dReduceSpv;
+}
+std::span<const uint32_t> depthwise_conv2d_spirv(bool half) {
+  return half ? std::span<const uint32_t>(spirv::kDepthwiseConv2dHalfSpv) : spirv::kDepthwiseConv2dSpv;
+}
+std::span<const uint32_t> conv2d_coopmat_spirv(bool half) {
+  return half ? std::span<const uint32_t>(spirv::kConv2dCoopmatHalfSpv) : spirv::kConv2dCoopmatSpv;
+}
 
 std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_t tile_channels,
                                              uint32_t tile_pixels, uint32_t invocations) {

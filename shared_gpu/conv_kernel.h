@@ -22,15 +22,17 @@ namespace hetsched::gpu {
 inline constexpr uint32_t kConvGroupSize = 256;  // conv2d.comp: 16x16 invocations, each 1/16 of each tile side
 inline constexpr uint32_t kConvTileK = 16;       // conv2d.comp: K per step
 
-// The kernels' SPIR-V (compiled and embedded at build time).
-std::span<const uint32_t> conv2d_spirv();
-std::span<const uint32_t> conv2d_reduce_spirv();
-std::span<const uint32_t> depthwise_conv2d_spirv();
+// The kernels' SPIR-V (compiled and embedded at build time). `half`: the
+// variant with 16-bit storage between kernels (half_io.glsl), which needs
+// storageBuffer16BitAccess.
+std::span<const uint32_t> conv2d_spirv(bool half = false);
+std::span<const uint32_t> conv2d_reduce_spirv(bool half = false);
+std::span<const uint32_t> depthwise_conv2d_spirv(bool half = false);
 // conv2d.comp with its products on the tensor cores (VK_NV_cooperative_matrix,
 // f16 operands, f32 accumulation): same bindings, push constants, weights,
 // tap table and split-K; its specialisation is ConvSpecialization's then
 // coopmat_specialization's.
-std::span<const uint32_t> conv2d_coopmat_spirv();
+std::span<const uint32_t> conv2d_coopmat_spirv(bool half = false);
 
 // How conv2d_coopmat.comp runs on a device: its cooperative-matrix shape
 // (pick_f16_coopmat_shape) and the device's subgroup size.

@@ -31,54 +31,77 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/resize_spv.h"
 #include "delegates/vulkan/shaders/softmax_spv.h"
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
+#include "delegates/vulkan/shaders/conv_transpose2d_half_spv.h"
+#include "delegates/vulkan/shaders/elementwise_half_spv.h"
+#include "delegates/vulkan/shaders/gather_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_1024_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_512_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_half_spv.h"
+#include "delegates/vulkan/shaders/normalize_half_spv.h"
+#include "delegates/vulkan/shaders/pad_half_spv.h"
+#include "delegates/vulkan/shaders/pool2d_half_spv.h"
+#include "delegates/vulkan/shaders/reduce_half_spv.h"
+#include "delegates/vulkan/shaders/resize_half_spv.h"
+#include "delegates/vulkan/shaders/softmax_half_spv.h"
+#include "delegates/vulkan/shaders/strided_copy_half_spv.h"
 }  // namespace hetsched::vulkan::spirv
 
 namespace hetsched::vulkan {
 
 namespace {
 
-std::span<const uint32_t> spirv_of(Kernel kernel) {
+// `half`: the kernel's variant with 16-bit storage between kernels
+// (kernel_has_half_variant).
+std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
+#define HS_SPIRV(Name) (half ? std::span<const uint32_t>(spirv::k##Name##HalfSpv) : spirv::k##Name##Spv)
   switch (kernel) {
-    case Kernel::kElementwise: return spirv::kElementwiseSpv;
-    case Kernel::kGemm: return spirv::kGemmSpv;
+    case Kernel::kElementwise: return HS_SPIRV(Elementwise);
+    case Kernel::kGemm: return HS_SPIRV(Gemm);
     // Shared with the VGF runtime (shared_gpu/conv_kernel.h).
-    case Kernel::kConv2d: return gpu::conv2d_spirv();
-    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv();
-    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv();
-    case Kernel::kPool2d: return spirv::kPool2dSpv;
-    case Kernel::kReduce: return spirv::kReduceSpv;
-    case Kernel::kSoftmax: return spirv::kSoftmaxSpv;
-    case Kernel::kStridedCopy: return spirv::kStridedCopySpv;
-    case Kernel::kGather: return spirv::kGatherSpv;
-    case Kernel::kResize: return spirv::kResizeSpv;
-    case Kernel::kNormalize: return spirv::kNormalizeSpv;
-    case Kernel::kPad: return spirv::kPadSpv;
-    case Kernel::kConvTranspose2d: return spirv::kConvTranspose2dSpv;
+    case Kernel::kConv2d: return gpu::conv2d_spirv(half);
+    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv(half);
+    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv(half);
+    case Kernel::kPool2d: return HS_SPIRV(Pool2d);
+    case Kernel::kReduce: return HS_SPIRV(Reduce);
+    case Kernel::kSoftmax: return HS_SPIRV(Softmax);
+    case Kernel::kStridedCopy: return HS_SPIRV(StridedCopy);
+    case Kernel::kGather: return HS_SPIRV(Gather);
+    case Kernel::kResize: return HS_SPIRV(Resize);
+    case Kernel::kNormalize: return HS_SPIRV(Normalize);
+    case Kernel::kPad: return HS_SPIRV(Pad);
+    case Kernel::kConvTranspose2d: return HS_SPIRV(ConvTranspose2d);
+    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv(half);
+    case Kernel::kGemmCoopmat: return HS_SPIRV(GemmCoopmat);
+    case Kernel::kGemmCoopmat512: return HS_SPIRV(GemmCoopmat512);
+    case Kernel::kGemmCoopmat1024: return HS_SPIRV(GemmCoopmat1024);
+    // The Casts read and write their own element types.
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;
-    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
-    case Kernel::kGemmCoopmat: return spirv::kGemmCoopmatSpv;
-    case Kernel::kGemmCoopmat512: return spirv::kGemmCoopmat512Spv;
-    case Kernel::kGemmCoopmat1024: return spirv::kGemmCoopmat1024Spv;
     case Kernel::kCastWords: return spirv::kCastWordsSpv;
     case Kernel::kCastToBool: return spirv::kCastToBoolSpv;
     case Kernel::kCastFromBool: return spirv::kCastFromBoolSpv;
   }
+#undef HS_SPIRV
   return {};
 }
 
 }  // namespace
 
-Result<const ComputePipeline*> KernelLibrary::pipeline(Kernel kernel, const std::vector<uint32_t>& specialization) {
+Result<const ComputePipeline*> KernelLibrary::pipeline(Kernel kernel, const std::vector<uint32_t>& specialization,
+                                                       uint32_t half_bindings) {
+  if (half_bindings != 0 && !kernel_has_half_variant(kernel))
+    return internal_error("kernel '" + std::string(kernel_name(kernel)) + "' has no 16-bit storage variant");
   std::lock_guard lock(mutex_);
-  std::unique_ptr<ComputePipeline>& slot = pipelines_[Key(kernel, specialization)];
+  std::unique_ptr<ComputePipeline>& slot = pipelines_[Key(kernel, specialization, half_bindings)];
   if (!slot) {
     ComputePipelineDesc desc;
     desc.name = std::string(kernel_name(kernel));
-    desc.spirv = spirv_of(kernel);
+    desc.spirv = spirv_of(kernel, half_bindings != 0);
     desc.storage_buffer_count = kernel_binding_count(kernel);
     desc.push_constant_size = kernel_push_constant_size(kernel);
     desc.specialization_constants = specialization;
+    desc.half_bindings = half_bindings;
     HS_ASSIGN_OR_RETURN(ComputePipeline made, ComputePipeline::create(*context_, desc));
     slot = std::make_unique<ComputePipeline>(std::move(made));
   }

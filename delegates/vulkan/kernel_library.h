@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,13 +29,15 @@ class KernelLibrary {
 
   // The pipeline of `kernel` with `specialization` (constant_id i =
   // element i), created now if it does not exist yet. The pointer stays
-  // valid as long as the library.
-  Result<const ComputePipeline*> pipeline(Kernel kernel, const std::vector<uint32_t>& specialization = {});
+  // valid as long as the library. Non-zero `half_bindings` (Step::
+  // half_bindings) takes the kernel's 16-bit storage variant.
+  Result<const ComputePipeline*> pipeline(Kernel kernel, const std::vector<uint32_t>& specialization = {},
+                                          uint32_t half_bindings = 0);
   // Pipelines made so far.
   size_t size() const;
 
  private:
-  using Key = std::pair<Kernel, std::vector<uint32_t>>;
+  using Key = std::tuple<Kernel, std::vector<uint32_t>, uint32_t>;
 
   std::shared_ptr<SharedGpuContext> context_;
   mutable std::mutex mutex_;

@@ -11,6 +11,7 @@
 #include <set>
 #include <type_traits>
 
+#include "delegates/vulkan/half_storage.h"
 #include "delegates/vulkan/kernel_params.h"
 #include "delegates/vulkan/movement_semantics.h"
 #include "delegates/vulkan/norm_semantics.h"
@@ -49,6 +50,17 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kCastFromBool: return "cast_from_bool";
   }
   return "?";
+}
+
+bool kernel_has_half_variant(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kCastF16ToF32:
+    case Kernel::kCastF32ToF16:
+    case Kernel::kCastWords:
+    case Kernel::kCastToBool:
+    case Kernel::kCastFromBool: return false;
+    default: return true;
+  }
 }
 
 uint32_t kernel_binding_count(Kernel kernel) {
@@ -209,16 +221,6 @@ std::vector<uint32_t> words_of(const T& value) {
   return words;
 }
 
-// Nodes whose output is their input's bytes. A Cast is one when it keeps
-// the dtype (f32 to f32: the fp16 pass turns a model's casts to f16 into
-// those); other Casts are dispatches (emit_cast). Dropout at inference
-// is the identity, as in the CPU kernel.
-bool is_alias_node(const Graph& g, const Node& n) {
-  if (n.op == "Cast") return g.value(n.inputs[0]).type.dtype == g.value(n.outputs[0]).type.dtype;
-  return n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
-         n.op == "Dropout";
-}
-
 // An operand of an elementwise chain: a graph value, or per-channel factors
 // made on the host (a folded BatchNormalization).
 struct Operand {
@@ -263,7 +265,8 @@ struct Group {
 
 class Lowering {
  public:
-  Lowering(const Graph& graph, const LoweringOptions& options) : g_(graph), options_(options) {}
+  Lowering(const Graph& graph, const LoweringOptions& options, std::set<ValueId> half_values = {})
+      : g_(graph), options_(options), half_values_(std::move(half_values)) {}
 
   Result<LoweredIsland> run() {
     out_.node_count = g_.num_nodes();
@@ -286,6 +289,7 @@ class Lowering {
     HS_RETURN_IF_ERROR(bind_outputs());
     HS_RETURN_IF_ERROR(plan_scratch());
     plan_barriers();
+    HS_RETURN_IF_ERROR(mark_half_bindings());
     // The parameter buffer also stands in for unused bindings, so it is never empty.
     if (params_.empty()) params_.assign(4, 0u);
     out_.buffers[kParamsBuffer].data = bytes_of(params_);
@@ -1909,6 +1913,7 @@ class Lowering {
       plan.role = BufferPlan::Role::kIntermediate;
       plan.bytes = val.type.byte_size();
       plan.name = val.name;
+      plan.half = half_values_.count(v) != 0;
       out_.buffers.push_back(std::move(plan));
       const int b = static_cast<int>(out_.buffers.size()) - 1;
       views_.emplace(b, View{root, static_cast<uint64_t>(place->offset)});
@@ -1919,6 +1924,7 @@ class Lowering {
     plan.role = is_output_.count(v) != 0 ? BufferPlan::Role::kOutput : BufferPlan::Role::kIntermediate;
     plan.bytes = val.type.byte_size();
     plan.name = val.name;
+    plan.half = half_values_.count(v) != 0;
     out_.buffers.push_back(std::move(plan));
     const int b = static_cast<int>(out_.buffers.size()) - 1;
     buffer_of_value_[v] = b;
@@ -2011,8 +2017,29 @@ class Lowering {
     for (size_t i = 0; i < out_.steps.size(); ++i) out_.steps[i].barrier_before = barriers[i];
   }
 
+  // --- pass 6: 16-bit storage ----------------------------------------------
+
+  // Each dispatch learns which of its bindings hold f16 (half_io.glsl's
+  // kHalfBindings). A byte copy cannot convert, so its two ends must agree:
+  // half_storage.h's classes see to that, and this checks it.
+  Status mark_half_bindings() {
+    for (Step& step : out_.steps) {
+      if (step.kind == Step::Kind::kCopy) {
+        if (out_.buffers[step.reads[0]].half != out_.buffers[step.writes[0]].half)
+          return internal_error("copy '" + step.label + "' between an f16 and an f32 buffer");
+        continue;
+      }
+      for (size_t b = 0; b < step.bindings.size(); ++b)
+        if (out_.buffers[step.bindings[b]].half) step.half_bindings |= 1u << b;
+      if (step.half_bindings != 0 && !kernel_has_half_variant(step.kernel))
+        return internal_error("step '" + step.label + "' binds f16 storage to " + std::string(kernel_name(step.kernel)));
+    }
+    return Status::ok();
+  }
+
   const Graph& g_;
   const LoweringOptions& options_;
+  const std::set<ValueId> half_values_;  // stored as f16 (half_storage.h)
   LoweredIsland out_;
   std::vector<uint32_t> params_;
   std::vector<Group> groups_;
@@ -2103,7 +2130,10 @@ DeviceMemoryNeeds device_memory_needs(const LoweredIsland& lowered) {
 }
 
 Result<LoweredIsland> lower_island(const Graph& graph, const LoweringOptions& options) {
-  return Lowering(graph, options).run();
+  if (!options.half_storage) return Lowering(graph, options).run();
+  std::set<ValueId> half = choose_half_values(graph);
+  const Graph retyped = with_half_values(graph, half);
+  return Lowering(retyped, options, std::move(half)).run();
 }
 
 }  // namespace hetsched::vulkan

@@ -68,6 +68,9 @@ inline constexpr size_t kKernelCount = 23;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
+// Whether the kernel has a 16-bit storage variant (shared_gpu/shaders/
+// half_io.glsl): every kernel but the Casts.
+bool kernel_has_half_variant(Kernel kernel);
 // Storage buffers the kernel binds (set 0, bindings 0..n-1).
 uint32_t kernel_binding_count(Kernel kernel);
 // Bytes of its push constants.
@@ -89,6 +92,8 @@ struct BufferPlan {
   // kIntermediate: bytes into the island's scratch block (pass 4). Buffers
   // whose steps never overlap share bytes.
   uint64_t offset = 0;
+  // Holds an f32 value stored as f16 (LoweringOptions::half_storage).
+  bool half = false;
 };
 
 // One command of the island's command buffer.
@@ -105,6 +110,9 @@ struct Step {
   // Specialisation constants (constant_id i = element i): the pipeline is
   // made for this exact list.
   std::vector<uint32_t> specialization;
+  // Bit b: binding b holds f16 elements (BufferPlan::half). Non-zero
+  // dispatches run the kernel's 16-bit storage variant.
+  uint32_t half_bindings = 0;
   std::array<uint32_t, 3> groups{1, 1, 1};
   // Buffers read and written; kCopy copies copy_bytes of reads[0] to writes[0].
   std::vector<int> reads;
@@ -153,6 +161,11 @@ struct LoweringOptions {
   // run-time operands likewise run gemm_coopmat.comp instead of gemm.comp.
   // Unset: f32 (conv2d.comp, gemm.comp).
   std::optional<CoopMatConv> coopmat;
+  // The island's f32 values between its own kernels are stored as f16
+  // (half_storage.h says which), halving their bytes; kernels read and
+  // write them through their 16-bit storage variants and compute in f32.
+  // Needs storageBuffer16BitAccess on the device.
+  bool half_storage = false;
 };
 
 

@@ -14,11 +14,21 @@ file(GLOB hetsched_vulkan_shaders CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/sh
 file(GLOB hetsched_vulkan_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl
      ${PROJECT_SOURCE_DIR}/shared_gpu/shaders/*.glsl)
 hetsched_embed_spirv(hetsched_vulkan_delegate ${hetsched_vulkan_shaders})
+# Every kernel but the Casts again with 16-bit storage between kernels
+# (shared_gpu/shaders/half_io.glsl): <stem>_half_spv.h.
+set(hetsched_vulkan_half_shaders ${hetsched_vulkan_shaders})
+list(FILTER hetsched_vulkan_half_shaders EXCLUDE REGEX "/cast_[^/]*\\.comp$")
+hetsched_embed_spirv_half(hetsched_vulkan_delegate ${hetsched_vulkan_half_shaders})
 
 # glslc resolves #include "common.glsl" itself; hetsched_embed_spirv only
 # knows the .comp file, so the shared includes are added as dependencies here.
 foreach(shader ${hetsched_vulkan_shaders})
   get_filename_component(stem ${shader} NAME_WE)
   add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vulkan/shaders/${stem}_spv.h APPEND
+                     DEPENDS ${hetsched_vulkan_shader_includes})
+endforeach()
+foreach(shader ${hetsched_vulkan_half_shaders})
+  get_filename_component(stem ${shader} NAME_WE)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vulkan/shaders/${stem}_half_spv.h APPEND
                      DEPENDS ${hetsched_vulkan_shader_includes})
 endforeach()

@@ -83,6 +83,14 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
   return base;
 }
 
+// An fp16 model's island: it holds f16 values (the Casts at its edges).
+// bf16 ones do not count: f16 would not hold their range.
+bool holds_f16_values(const Graph& g) {
+  for (size_t v = 0; v < g.num_values(); ++v)
+    if (g.value(static_cast<ValueId>(v)).type.dtype == DType::kFloat16) return true;
+  return false;
+}
+
 DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk, const GpuFeatures& features) {
   DeviceLimits limits;
   limits.storage_buffer_16bit_access = features.storage_buffer_16bit_access;
@@ -173,27 +181,41 @@ class VulkanDelegate final : public Delegate {
   }
 
   // Lowering is host-only: the scratch block is known without a device.
-  // Where the precision may put convs on the tensor cores (decided at init,
-  // on the device), their tiles are smaller and split-K's partial sums may
-  // take more scratch: the larger of the two lowerings' scratch is reserved,
-  // so init's lowering always fits the block the session planned.
+  // What init lowers depends on the device (lowering_for): where the
+  // precision may put convs on the tensor cores their tiles are smaller and
+  // split-K's partial sums may take more scratch, and 16-bit storage halves
+  // the intermediates. The largest scratch of the lowerings init may pick is
+  // reserved, so init's always fits the block the session planned.
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
     const std::string prefix = "failed to plan the Vulkan island's memory: ";
-    Result<LoweredIsland> lowered = lower_without_device(blob, specs);
-    if (!lowered.is_ok()) return lowered.status().with_context(prefix);
-    DeviceMemoryNeeds needs = device_memory_needs(*lowered);
+    Result<Graph> graph = decode_island_blob(blob);
+    if (!graph.is_ok()) return graph.status().with_context(prefix);
     Result<Settings> settings = parse_settings(specs, settings_);
     if (!settings.is_ok()) return settings.status().with_context(prefix);
+    std::vector<LoweringOptions> candidates{settings->lowering};
     if (settings->precision != "fp32") {
-      Result<Graph> graph = decode_island_blob(blob);
-      if (!graph.is_ok()) return graph.status().with_context(prefix);
-      settings->lowering.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
-      Result<LoweredIsland> tensor_cores = lower_island(*graph, settings->lowering);
-      if (!tensor_cores.is_ok()) return tensor_cores.status().with_context(prefix);
-      needs.scratch_bytes = std::max(needs.scratch_bytes, tensor_cores->scratch_bytes);
-      needs.scratch_lower_bound = std::max(needs.scratch_lower_bound, tensor_cores->scratch_lower_bound);
+      LoweringOptions tensor_cores = settings->lowering;
+      tensor_cores.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
+      candidates.push_back(tensor_cores);
+      tensor_cores.half_storage = true;
+      candidates.push_back(tensor_cores);
     }
-    return needs;
+    if (holds_f16_values(*graph)) {
+      candidates.push_back(settings->lowering);
+      candidates.back().half_storage = true;
+    }
+    std::optional<DeviceMemoryNeeds> needs;
+    for (const LoweringOptions& options : candidates) {
+      Result<LoweredIsland> lowered = lower_island(*graph, options);
+      if (!lowered.is_ok()) return lowered.status().with_context(prefix);
+      if (!needs) {
+        needs = device_memory_needs(*lowered);
+        continue;
+      }
+      needs->scratch_bytes = std::max(needs->scratch_bytes, lowered->scratch_bytes);
+      needs->scratch_lower_bound = std::max(needs->scratch_lower_bound, lowered->scratch_lower_bound);
+    }
+    return *needs;
   }
 
   // The lowering init records, without a device: precision fp16 swaps the
@@ -237,6 +259,10 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
+    // 16-bit storage between kernels where the model's tensors are f16, or
+    // the products round their operands to f16 anyway.
+    settings->lowering.half_storage = state->context->features().storage_buffer_16bit_access &&
+                                      (coopmat->has_value() || holds_f16_values(*graph));
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;
@@ -252,9 +278,10 @@ class VulkanDelegate final : public Delegate {
     spdlog::debug("[Vulkan] init: island {}, {} ops ({} dispatches), context {} ({}) on {}, convs in {}",
                   ctx.island_id, graph->num_nodes(), dispatches, settings->spec.key(), created ? "created" : "reused",
                   state->context->device_name(),
-                  *coopmat ? "f16 on the tensor cores (" + std::to_string((*coopmat)->frag_m) + "x" +
-                                 std::to_string((*coopmat)->frag_n) + "x" + std::to_string((*coopmat)->frag_k) + ")"
-                           : std::string("f32"));
+                  (*coopmat ? "f16 on the tensor cores (" + std::to_string((*coopmat)->frag_m) + "x" +
+                                  std::to_string((*coopmat)->frag_n) + "x" + std::to_string((*coopmat)->frag_k) + ")"
+                            : std::string("f32")) +
+                      (settings->lowering.half_storage ? ", f16 between kernels" : ""));
     return std::unique_ptr<IslandHandle>(std::move(island).value());
   }
 

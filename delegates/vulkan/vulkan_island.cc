@@ -157,7 +157,7 @@ Status VulkanIsland::record(const LoweredIsland& lowered) {
   for (size_t i = 0; i < lowered.steps.size(); ++i) {
     const Step& step = lowered.steps[i];
     if (step.kind != Step::Kind::kDispatch) continue;
-    HS_ASSIGN_OR_RETURN(pipelines[i], library_->pipeline(step.kernel, step.specialization));
+    HS_ASSIGN_OR_RETURN(pipelines[i], library_->pipeline(step.kernel, step.specialization, step.half_bindings));
     std::vector<VkDescriptorBufferInfo> infos;
     for (int b : step.bindings) infos.push_back(views_[b].descriptor());
     HS_ASSIGN_OR_RETURN(sets[i], descriptors_.allocate(*pipelines[i], infos));

@@ -32,6 +32,7 @@
 // Push constants: ConvPush in shared_gpu/conv_kernel.h; the specialisation:
 // ConvSpecialization there.
 #include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -58,6 +59,8 @@ layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 // The same buffer as vec4s, for NHWC tap-major loads: every such load starts
 // at a multiple of 4 floats (the channels are a multiple of 16).
 layout(set = 0, binding = 0) readonly restrict buffer X4 { vec4 x4[]; };
+HALF_IN(0, XH, x)
+HALF_IN4(0, XH4, x)
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
@@ -65,6 +68,8 @@ layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
 // are adjacent, and go out as one store when the channels of a group are a
 // multiple of 4 (each element is still written once, by one of the two).
 layout(set = 0, binding = 3) writeonly restrict buffer Y4 { vec4 y4[]; };
+HALF_OUT(3, YH, y)
+HALF_OUT4(3, YH4, y)
 // Channel-major K only (else any buffer stands in): per k of a group, x =
 // the input offset of its (c, kh, kw) from the window's origin (NCHW:
 // c*H*W + kh*dh*W + kw*dw; NHWC: (kh*dh*W + kw*dw)*C + c); y = kh*dh |
@@ -73,6 +78,7 @@ layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 // A tensor of Y's shape and layout added to it before the epilogue ops
 // (ConvPush::has_residual; else any buffer stands in, unread).
 layout(set = 0, binding = 5) readonly restrict buffer Residual { float residual[]; };
+HALF_IN(5, ResidualH, residual)
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -155,7 +161,7 @@ void load_step(uint step) {
     for (uint s = 0u; s < kQuadLoads; ++s) {
       quad_next[s] = vec4(0.0);
       if (uint(pass_ih0[s] + dh) < pc.in_h && uint(pass_iw0[s] + dw) < pc.in_w)
-        quad_next[s] = x4[uint(pass_origin[s] + tap_offset) >> 2];
+        quad_next[s] = LOAD4(0, x, uint(pass_origin[s] + tap_offset) >> 2);
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -173,7 +179,7 @@ void load_step(uint step) {
                                     (next_c0 + my_row) * channel_stride);
     for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[s] = 0.0;
-      if (inside) x_next[s] = x[base + int(s * kRowsPerPass * channel_stride)];
+      if (inside) x_next[s] = LOAD(0, x, base + int(s * kRowsPerPass * channel_stride));
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -191,7 +197,7 @@ void load_step(uint step) {
         const uvec2 tap = taps[k];
         const int ih = ih0 + int(tap.y & 0xFFFFu);
         const int iw = iw0 + int(tap.y >> 16);
-        if (uint(ih) < pc.in_h && uint(iw) < pc.in_w) v = x[x_origin + int(tap.x)];
+        if (uint(ih) < pc.in_h && uint(iw) < pc.in_w) v = LOAD(0, x, x_origin + int(tap.x));
       }
       x_next[s] = v;
     }
@@ -315,9 +321,9 @@ void main() {
           vec4 v = vec4(acc[4u * i][j][c], acc[4u * i + 1u][j][c], acc[4u * i + 2u][j][c], acc[4u * i + 3u][j][c]);
           if (kSplits == 1u) {
             for (uint r = 0u; r < 4u; ++r) v[r] = finish(v[r], channel0 + r, index + r, p);
-            y4[index / 4u] = v;
+            STORE4(3, y, index / 4u, v);
           } else {
-            y4[(slice * y_total + index) / 4u] = v;
+            STORE4(3, y, (slice * y_total + index) / 4u, v);
           }
           continue;
         }
@@ -329,9 +335,9 @@ void main() {
               kNhwc ? pixel * pc.out_channels + channel : (out_n * pc.out_channels + channel) * plane + out_hw;
           const float v = acc[4u * i + r][j][c];
           if (kSplits == 1u) {
-            y[index] = finish(v, channel, index, p);
+            STORE(3, y, index, finish(v, channel, index, p));
           } else {
-            y[slice * y_total + index] = v;
+            STORE(3, y, slice * y_total + index, v);
           }
         }
       }

@@ -29,6 +29,7 @@
 // fragment at a time into its own staging block and its invocations apply
 // bias and epilogue (or write partial sums) from there.
 #include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -50,11 +51,14 @@ layout(constant_id = 9) const uint kFragN = 16u;
 layout(constant_id = 10) const uint kFragK = 16u;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) readonly restrict buffer W { vec4 w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(3, YH, y)
 layout(set = 0, binding = 4) readonly restrict buffer Taps { uvec2 taps[]; };
 layout(set = 0, binding = 5) readonly restrict buffer Residual { float residual[]; };  // as conv2d.comp's
+HALF_IN(5, ResidualH, residual)
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -131,7 +135,7 @@ void load_step(uint step, uint t) {
                                     (next_c0 + my_row) * channel_stride);
     [[unroll]] for (uint s = 0u; s < kInputLoads; ++s) {
       x_next[t][s] = 0.0;
-      if (inside) x_next[t][s] = x[base + int(s * kRowsPerPass * channel_stride)];
+      if (inside) x_next[t][s] = LOAD(0, x, base + int(s * kRowsPerPass * channel_stride));
     }
     next_c0 += kTileK;
     if (next_c0 == pc.group_channels) {
@@ -149,7 +153,7 @@ void load_step(uint step, uint t) {
         const uvec2 tap = taps[k];
         const int ih = ih0 + int(tap.y & 0xFFFFu);
         const int iw = iw0 + int(tap.y >> 16);
-        if (uint(ih) < pc.in_h && uint(iw) < pc.in_w) v = x[x_origin + int(tap.x)];
+        if (uint(ih) < pc.in_h && uint(iw) < pc.in_w) v = LOAD(0, x, x_origin + int(tap.x));
       }
       x_next[t][s] = v;
     }
@@ -280,9 +284,9 @@ void main() {
             kNhwc ? pixel * pc.out_channels + channel : (pixel / plane * pc.out_channels + channel) * plane + pixel % plane;
         const float v = staging[stage + e];
         if (kSplits == 1u) {
-          y[index] = finish(v, channel, index, p);
+          STORE(3, y, index, finish(v, channel, index, p));
         } else {
-          y[slice * y_total + index] = v;
+          STORE(3, y, slice * y_total + index, v);
         }
       }
       // Every invocation has read the block before the next fragment overwrites it.

@@ -7,6 +7,7 @@
 // Push constants: ConvPush in shared_gpu/conv_kernel.h, the same words as
 // the conv dispatch's.
 #include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -17,8 +18,10 @@ layout(constant_id = 1) const bool kNhwc = false;  // Y (and so each slice) is N
 layout(set = 0, binding = 0) readonly restrict buffer Partial { float partial[]; };
 layout(set = 0, binding = 1) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 2) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(2, YH, y)
 // Added before the epilogue ops where pc.has_residual (conv2d.comp's binding 5).
 layout(set = 0, binding = 3) readonly restrict buffer Residual { float residual[]; };
+HALF_IN(3, ResidualH, residual)
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -41,6 +44,6 @@ void main() {
   float v = 0.0;
   for (uint s = 0u; s < kSplits; ++s) v += partial[s * total + i];
   if (pc.has_bias != 0u) v += bias[kNhwc ? i % pc.out_channels : (i / plane) % pc.out_channels];
-  if (pc.has_residual != 0u) v += residual[i];
-  y[i] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v);
+  if (pc.has_residual != 0u) v += LOAD(3, residual, i);
+  STORE(2, y, i, apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v));
 }

@@ -5,6 +5,6 @@
 // the shader's bindings, push constants and kEpilogueOps.
 float finish(float v, uint channel, uint index, vec4 p) {
   if (pc.has_bias != 0u) v += bias[channel];
-  if (pc.has_residual != 0u) v += residual[index];
+  if (pc.has_residual != 0u) v += LOAD(5, residual, index);
   return apply_epilogue(kEpilogueOps, p, v);
 }

@@ -9,15 +9,18 @@
 // channels) they are [kh][kw][out channel], so those invocations read
 // neighbouring weights too. Same push constants as conv2d.comp (ConvPush).
 #include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const bool kNhwc = false;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) readonly restrict buffer W { float w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(3, YH, y)
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -57,9 +60,9 @@ void main() {
     for (uint kw = 0u; kw < pc.kernel_w; ++kw) {
       const int iw = iw0 + int(kw * pc.dilation_w);
       if (iw < 0 || iw >= int(pc.in_w)) continue;
-      acc = fma(w[w_base + (kh * pc.kernel_w + kw) * w_tap], x[x_base + uint(ih) * x_row + uint(iw) * x_column], acc);
+      acc = fma(w[w_base + (kh * pc.kernel_w + kw) * w_tap], LOAD(0, x, x_base + uint(ih) * x_row + uint(iw) * x_column), acc);
     }
   }
   if (pc.has_bias != 0u) acc += bias[oc];
-  y[idx] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), acc);
+  STORE(3, y, idx, apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), acc));
 }

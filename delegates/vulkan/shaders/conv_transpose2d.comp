@@ -10,13 +10,16 @@
 // ops) follow. Same push constants as conv2d.comp (ConvPush); pads are
 // signed (output_shape may pad the end negatively).
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) readonly restrict buffer W { float w[]; };
 layout(set = 0, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(3, YH, y)
 
 layout(push_constant) uniform Push {
   uint batch, channels, in_h, in_w;
@@ -56,10 +59,10 @@ void main() {
       const uint pixel = ih * pc.in_w + uint(rw / sw);
       const uint tap = kh * pc.kernel_w + kw;
       for (uint c = 0u; c < pc.group_channels; ++c)
-        acc += x[(first_channel + c) * in_plane + pixel] *
+        acc += LOAD(0, x, (first_channel + c) * in_plane + pixel) *
                w[((gi * pc.group_channels + c) * pc.group_out + m) * taps + tap];
     }
   }
   if (pc.has_bias != 0u) acc += bias[oc];
-  y[idx] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), acc);
+  STORE(3, y, idx, apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), acc));
 }

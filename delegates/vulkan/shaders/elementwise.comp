@@ -14,6 +14,7 @@
 // ElementwiseSpecialization and ElementwiseParams in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -36,6 +37,12 @@ layout(set = 0, binding = 3) readonly restrict buffer In1 { float in1[]; };
 layout(set = 0, binding = 4) readonly restrict buffer In2 { float in2[]; };
 layout(set = 0, binding = 5) readonly restrict buffer In3 { float in3[]; };
 layout(set = 0, binding = 6) readonly restrict buffer In4 { float in4[]; };
+HALF_OUT(1, OutH, out_data)
+HALF_IN(2, In0H, in0)
+HALF_IN(3, In1H, in1)
+HALF_IN(4, In2H, in2)
+HALF_IN(5, In3H, in3)
+HALF_IN(6, In4H, in4)
 
 layout(push_constant) uniform Push { uint base; } pc;
 
@@ -88,12 +95,12 @@ void main() {
   for (uint t = 0u; t < kPerThread; ++t) {
     const uint idx = first + t * gl_WorkGroupSize.x;
     if (idx >= total) return;
-    const float v0 = in0[offset_of(0u, idx, rank)];
+    const float v0 = LOAD(2, in0, offset_of(0u, idx, rank));
     float v1 = 0.0, v2 = 0.0, v3 = 0.0, v4 = 0.0;
-    if (kOperandCount > 1u) v1 = in1[offset_of(1u, idx, rank)];
-    if (kOperandCount > 2u) v2 = in2[offset_of(2u, idx, rank)];
-    if (kOperandCount > 3u) v3 = in3[offset_of(3u, idx, rank)];
-    if (kOperandCount > 4u) v4 = in4[offset_of(4u, idx, rank)];
+    if (kOperandCount > 1u) v1 = LOAD(3, in1, offset_of(1u, idx, rank));
+    if (kOperandCount > 2u) v2 = LOAD(4, in2, offset_of(2u, idx, rank));
+    if (kOperandCount > 3u) v3 = LOAD(5, in3, offset_of(3u, idx, rank));
+    if (kOperandCount > 4u) v4 = LOAD(6, in4, offset_of(4u, idx, rank));
     float acc = v0;
     if (kOpCount > 0u) acc = run_op(kOp0, 0u, acc, v0, v1, v2, v3, v4);
     if (kOpCount > 1u) acc = run_op(kOp1, 1u, acc, v0, v1, v2, v3, v4);
@@ -103,6 +110,6 @@ void main() {
     if (kOpCount > 5u) acc = run_op(kOp5, 5u, acc, v0, v1, v2, v3, v4);
     if (kOpCount > 6u) acc = run_op(kOp6, 6u, acc, v0, v1, v2, v3, v4);
     if (kOpCount > 7u) acc = run_op(kOp7, 7u, acc, v0, v1, v2, v3, v4);
-    out_data[idx] = acc;
+    STORE(1, out_data, idx, acc);
   }
 }

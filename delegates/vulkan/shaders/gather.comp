@@ -7,13 +7,16 @@
 // the host. Layout of the parameter block: GatherParams in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
 layout(set = 0, binding = 1) readonly restrict buffer Data { float data[]; };
+HALF_IN(1, DataH, data)
 layout(set = 0, binding = 2) readonly restrict buffer Indices { int indices[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Out { float out_data[]; };
+HALF_OUT(3, OutdataH, out_data)
 
 layout(push_constant) uniform Push { uint base; } pc;
 
@@ -39,5 +42,5 @@ void main() {
     at += c * params[base + kIndexStrides + k];
   }
   src += uint(indices[at]) * params[base + kAxisStride];
-  out_data[idx] = data[src];
+  STORE(3, out_data, idx, LOAD(1, data, src));
 }

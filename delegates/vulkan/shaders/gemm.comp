@@ -7,6 +7,7 @@
 // transposed operands need no copy; C broadcasts through its strides.
 // Push constants: GemmPush in delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -14,6 +15,10 @@ layout(set = 0, binding = 0) readonly restrict buffer A { float a[]; };
 layout(set = 0, binding = 1) readonly restrict buffer B { float b[]; };
 layout(set = 0, binding = 2) readonly restrict buffer C { float c[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+HALF_IN(0, AH, a)
+HALF_IN(1, BH, b)
+HALF_IN(2, CH, c)
+HALF_OUT(3, YH, y)
 
 layout(push_constant) uniform Push {
   uint m, n, k;
@@ -67,14 +72,14 @@ void main() {
       const uint gr = row0 + ar;
       const uint gk = k0 + ak;
       a_tile[ak][ar] = (gr < pc.m && gk < pc.k)
-          ? a[a_base + int(gr) * pc.a_row_stride + int(gk) * pc.a_col_stride] : 0.0;
+          ? LOAD(0, a, a_base + int(gr) * pc.a_row_stride + int(gk) * pc.a_col_stride) : 0.0;
       // B: 16 k x 64 columns, consecutive invocations along the columns.
       const uint bk = e / kTile;
       const uint bc = e % kTile;
       const uint hk = k0 + bk;
       const uint hc = col0 + bc;
       b_tile[bk][bc] = (hk < pc.k && hc < pc.n)
-          ? b[b_base + int(hk) * pc.b_row_stride + int(hc) * pc.b_col_stride] : 0.0;
+          ? LOAD(1, b, b_base + int(hk) * pc.b_row_stride + int(hc) * pc.b_col_stride) : 0.0;
     }
     barrier();
     for (uint kk = 0u; kk < kTileK; ++kk) {
@@ -96,8 +101,8 @@ void main() {
       const uint col = col0 + tx + 16u * j;
       if (col >= pc.n) continue;
       float v = pc.alpha * acc[i][j];
-      if (pc.has_c != 0u) v += pc.beta * c[int(r) * pc.c_row_stride + int(col) * pc.c_col_stride];
-      y[y_base + r * pc.n + col] = apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v);
+      if (pc.has_c != 0u) v += pc.beta * LOAD(2, c, int(r) * pc.c_row_stride + int(col) * pc.c_col_stride);
+      STORE(3, y, y_base + r * pc.n + col, apply_epilogue(pc.epilogue_ops, vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3), v));
     }
   }
 }

@@ -23,6 +23,7 @@
 // subgroup stages one fragment at a time in shared memory and its
 // invocations apply alpha, beta * C and the epilogue from there.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 // 256, 512 or 1024 invocations (GEMM_INVOCATIONS, set by the including
 // gemm_coopmat*.comp): as many subgroups as keep two accumulator fragments
@@ -49,6 +50,12 @@ layout(set = 0, binding = 1) readonly restrict buffer B { float b[]; };
 layout(set = 0, binding = 1) readonly restrict buffer B4 { vec4 b4[]; };
 layout(set = 0, binding = 2) readonly restrict buffer C { float c[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
+HALF_IN(0, AH, a)
+HALF_IN4(0, AH4, a)
+HALF_IN(1, BH, b)
+HALF_IN4(1, BH4, b)
+HALF_IN(2, CH, c)
+HALF_OUT(3, YH, y)
 
 layout(push_constant) uniform Push {
   uint m, n, k;
@@ -96,19 +103,19 @@ vec4 b_next[2 * kOctetsB];
 
 // A's element (r, kk), zero outside the matrix.
 float a_at(uint r, uint kk) {
-  return (r < pc.m && kk < pc.k) ? a[a_base + int(r) * pc.a_row_stride + int(kk) * pc.a_col_stride] : 0.0;
+  return (r < pc.m && kk < pc.k) ? LOAD(0, a, a_base + int(r) * pc.a_row_stride + int(kk) * pc.a_col_stride) : 0.0;
 }
 float b_at(uint kk, uint col) {
-  return (kk < pc.k && col < pc.n) ? b[b_base + int(kk) * pc.b_row_stride + int(col) * pc.b_col_stride] : 0.0;
+  return (kk < pc.k && col < pc.n) ? LOAD(1, b, b_base + int(kk) * pc.b_row_stride + int(col) * pc.b_col_stride) : 0.0;
 }
 
 // Four consecutive elements of A's row r from kk, or of B's row kk from col.
 vec4 a_quad(uint r, uint kk) {
-  if (kVecA) return (r < pc.m && kk < pc.k) ? a4[(a_base + int(r) * pc.a_row_stride + int(kk)) / 4] : vec4(0.0);
+  if (kVecA) return (r < pc.m && kk < pc.k) ? LOAD4(0, a, (a_base + int(r) * pc.a_row_stride + int(kk)) / 4) : vec4(0.0);
   return vec4(a_at(r, kk), a_at(r, kk + 1u), a_at(r, kk + 2u), a_at(r, kk + 3u));
 }
 vec4 b_quad(uint kk, uint col) {
-  if (kVecB) return (kk < pc.k && col < pc.n) ? b4[(b_base + int(kk) * pc.b_row_stride + int(col)) / 4] : vec4(0.0);
+  if (kVecB) return (kk < pc.k && col < pc.n) ? LOAD4(1, b, (b_base + int(kk) * pc.b_row_stride + int(col)) / 4) : vec4(0.0);
   return vec4(b_at(kk, col), b_at(kk, col + 1u), b_at(kk, col + 2u), b_at(kk, col + 3u));
 }
 
@@ -212,8 +219,8 @@ void main() {
           const uint col = col0 + sub_n + j * kFragN + e % kFragN;
           if (r >= pc.m || col >= pc.n) continue;
           float v = pc.alpha * staging[stage + e];
-          if (pc.has_c != 0u) v += pc.beta * c[int(r) * pc.c_row_stride + int(col) * pc.c_col_stride];
-          y[y_base + r * pc.n + col] = apply_epilogue(pc.epilogue_ops, p, v);
+          if (pc.has_c != 0u) v += pc.beta * LOAD(2, c, int(r) * pc.c_row_stride + int(col) * pc.c_col_stride);
+          STORE(3, y, y_base + r * pc.n + col, apply_epilogue(pc.epilogue_ops, p, v));
         }
         // Every invocation has read the block before the next fragment overwrites it.
         subgroupBarrier();

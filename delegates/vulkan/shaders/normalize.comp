@@ -8,12 +8,15 @@
 // from row (row % param_rows) of the table. Push constants: NormPush in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 128) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) readonly restrict buffer Table { float table[]; };
 layout(set = 0, binding = 2) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(2, YH, y)
 
 layout(push_constant) uniform Push { uint rows, inner, param_rows; float epsilon; } pc;
 
@@ -40,11 +43,11 @@ void main() {
   const float n = float(pc.inner);
 
   float s = 0.0;
-  for (uint i = lid; i < pc.inner; i += 128u) s += x[base + i];
+  for (uint i = lid; i < pc.inner; i += 128u) s += LOAD(0, x, base + i);
   const float mean = row_sum(s) / n;
   float sq = 0.0;
   for (uint i = lid; i < pc.inner; i += 128u) {
-    const float d = x[base + i] - mean;
+    const float d = LOAD(0, x, base + i) - mean;
     sq += d * d;
   }
   const float inv_std = 1.0 / sqrt(row_sum(sq) / n + pc.epsilon);
@@ -52,5 +55,5 @@ void main() {
   const uint scale = (row % pc.param_rows) * pc.inner;
   const uint bias = pc.param_rows * pc.inner + scale;
   for (uint i = lid; i < pc.inner; i += 128u)
-    y[base + i] = (x[base + i] - mean) * inv_std * table[scale + i] + table[bias + i];
+    STORE(2, y, base + i, (LOAD(0, x, base + i) - mean) * inv_std * table[scale + i] + table[bias + i]);
 }

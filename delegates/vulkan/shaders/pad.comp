@@ -5,13 +5,16 @@
 // stride, made on the host), or the fill where a table says -1. Layout of
 // the parameter block: PadParams in delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
 layout(set = 0, binding = 1) readonly restrict buffer Src { float src[]; };
+HALF_IN(1, SrcH, src)
 layout(set = 0, binding = 2) readonly restrict buffer Table { int table[]; };
 layout(set = 0, binding = 3) writeonly restrict buffer Dst { float dst[]; };
+HALF_OUT(3, DstH, dst)
 
 layout(push_constant) uniform Push { uint base; } pc;
 
@@ -35,5 +38,5 @@ void main() {
     fill = fill || s < 0;
     offset += s;
   }
-  dst[idx] = fill ? uintBitsToFloat(params[base + kFill]) : src[offset];
+  STORE(3, dst, idx, fill ? uintBitsToFloat(params[base + kFill]) : LOAD(1, src, offset));
 }

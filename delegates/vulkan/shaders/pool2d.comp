@@ -5,11 +5,14 @@
 // ceil_mode (delegates/cpu/kernels/pool.cc). Push constants: PoolPush in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(1, YH, y)
 
 layout(push_constant) uniform Push {
   uint planes, in_h, in_w, out_h, out_w;
@@ -40,7 +43,7 @@ void main() {
       const bool w_in = iw >= 0 && iw < int(pc.in_w);
       const bool w_padded = iw >= -int(pc.pad_left) && iw < int(pc.in_w + pc.pad_right);
       if (h_in && w_in) {
-        const float v = x[base + uint(ih) * pc.in_w + uint(iw)];
+        const float v = LOAD(0, x, base + uint(ih) * pc.in_w + uint(iw));
         best = max(best, v);
         sum += v;
         ++taps;
@@ -49,5 +52,5 @@ void main() {
       }
     }
   }
-  y[idx] = pc.mode == 0u ? best : (taps == 0u ? 0.0 : sum / float(taps));
+  STORE(1, y, idx, pc.mode == 0u ? best : (taps == 0u ? 0.0 : sum / float(taps)));
 }

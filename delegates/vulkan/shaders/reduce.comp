@@ -8,6 +8,7 @@
 // Layout of the parameter block: ReduceParams in
 // delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 const uint kGroup = 256u;
@@ -16,7 +17,9 @@ layout(constant_id = 0) const uint kReduceOp = 0u;
 
 layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
 layout(set = 0, binding = 1) readonly restrict buffer X { float x[]; };
+HALF_IN(1, XH, x)
 layout(set = 0, binding = 2) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(2, YH, y)
 
 layout(push_constant) uniform Push { uint base; } pc;
 
@@ -64,7 +67,7 @@ void main() {
   if (reduced_rank == 1u) {
     // One run (the host merges contiguous reduced dims): no index arithmetic.
     const uint stride = params[base + kReducedStrides];
-    for (uint i = gl_LocalInvocationID.x; i < count; i += kGroup) acc = combine(acc, x[start + i * stride]);
+    for (uint i = gl_LocalInvocationID.x; i < count; i += kGroup) acc = combine(acc, LOAD(1, x, start + i * stride));
   }
   for (uint i = reduced_rank == 1u ? count : gl_LocalInvocationID.x; i < count; i += kGroup) {
     uint offset = start;
@@ -74,7 +77,7 @@ void main() {
       offset += (r % dim) * params[base + kReducedStrides + d];
       r /= dim;
     }
-    acc = combine(acc, x[offset]);
+    acc = combine(acc, LOAD(1, x, offset));
   }
   partial[gl_LocalInvocationID.x] = acc;
   barrier();
@@ -84,5 +87,5 @@ void main() {
     barrier();
   }
   if (gl_LocalInvocationID.x == 0u)
-    y[o] = kReduceOp == 0u ? partial[0] * uintBitsToFloat(params[base + kScale]) : partial[0];
+    STORE(2, y, o, kReduceOp == 0u ? partial[0] * uintBitsToFloat(params[base + kScale]) : partial[0]);
 }

@@ -5,11 +5,14 @@
 // row: max, then the sum of exp(x - max), then the normalised values.
 // Push constants: SoftmaxPush in delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 64) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
+HALF_IN(0, XH, x)
 layout(set = 0, binding = 1) writeonly restrict buffer Y { float y[]; };
+HALF_OUT(1, YH, y)
 
 layout(push_constant) uniform Push { uint rows, row_length, inner; } pc;
 
@@ -22,7 +25,7 @@ void main() {
   const uint base = row / pc.inner * pc.row_length * pc.inner + row % pc.inner;
 
   float m = -infinity();
-  for (uint i = lid; i < pc.row_length; i += 64u) m = max(m, x[base + i * pc.inner]);
+  for (uint i = lid; i < pc.row_length; i += 64u) m = max(m, LOAD(0, x, base + i * pc.inner));
   partial[lid] = m;
   barrier();
   for (uint s = 32u; s > 0u; s >>= 1) {
@@ -33,7 +36,7 @@ void main() {
   barrier();
 
   float sum = 0.0;
-  for (uint i = lid; i < pc.row_length; i += 64u) sum += exp(x[base + i * pc.inner] - row_max);
+  for (uint i = lid; i < pc.row_length; i += 64u) sum += exp(LOAD(0, x, base + i * pc.inner) - row_max);
   partial[lid] = sum;
   barrier();
   for (uint s = 32u; s > 0u; s >>= 1) {
@@ -41,5 +44,5 @@ void main() {
     barrier();
   }
   const float scale = 1.0 / partial[0];
-  for (uint i = lid; i < pc.row_length; i += 64u) y[base + i * pc.inner] = exp(x[base + i * pc.inner] - row_max) * scale;
+  for (uint i = lid; i < pc.row_length; i += 64u) STORE(1, y, base + i * pc.inner, exp(LOAD(0, x, base + i * pc.inner) - row_max) * scale);
 }

@@ -6,12 +6,15 @@
 // (Slice with negative steps). Layout of the parameter block: CopyParams
 // in delegates/vulkan/kernel_params.h.
 #include "common.glsl"
+#include "../../../shared_gpu/shaders/half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(set = 0, binding = 0) readonly restrict buffer Params { uint params[]; };
 layout(set = 0, binding = 1) readonly restrict buffer Src { float src[]; };
+HALF_IN(1, SrcH, src)
 layout(set = 0, binding = 2) writeonly restrict buffer Dst { float dst[]; };
+HALF_OUT(2, DstH, dst)
 
 layout(push_constant) uniform Push { uint base; } pc;
 
@@ -37,5 +40,5 @@ void main() {
     s += c * int(params[base + kSrcStrides + k]);
     d += c * int(params[base + kDstStrides + k]);
   }
-  dst[d] = src[s];
+  STORE(2, dst, d, LOAD(1, src, s));
 }
