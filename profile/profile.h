@@ -37,7 +37,8 @@ struct DelegateProfile {
   // vulkan, vgf
   std::string device = "auto";     // auto | <index> | <name substring>
   SharedGpuKeys shared_gpu;
-  std::string precision = "fp32";  // vulkan: fp32 | fp16 | auto; vgf: fp32
+  std::string precision = "fp32";  // vulkan, vgf: fp32 | fp16 | auto
+  std::string storage = "auto";    // vulkan: auto | fp32 | fp16; vgf: auto | fp32
 };
 
 struct PinRule {

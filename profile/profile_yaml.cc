@@ -22,11 +22,14 @@ constexpr std::string_view kTopKeys[] = {"name", "delegates", "partition", "sync
 constexpr std::string_view kLimitsKeys[] = {"max_tensor_bytes", "max_arena_bytes"};
 constexpr std::string_view kDelegateKeys[] = {"cpu", "vulkan", "vgf"};
 constexpr std::string_view kCpuKeys[] = {"enabled", "engine", "threads"};
-constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu", "precision"};
+constexpr std::string_view kGpuKeys[] = {"enabled", "device", "shared_gpu", "precision", "storage"};
 // What convolutions and matrix products multiply in on both GPU delegates
 // (`precision`; they check it again against shared_gpu/precision.h's list,
 // as API users pass it without a profile).
 constexpr std::string_view kPrecisions[] = {"fp32", "fp16", "auto"};
+// The type of the tensors between their kernels (`storage`, checked again
+// by the delegates: the VGF delegate refuses fp16).
+constexpr std::string_view kStorages[] = {"auto", "fp32", "fp16"};
 constexpr std::string_view kSharedGpuKeys[] = {"token", "group", "mode"};
 constexpr std::string_view kPartitionKeys[] = {"prefer", "min_partition_size", "retry_pruned", "pin", "fallback",
                                                "costs"};
@@ -147,6 +150,8 @@ Status ProfileParser::parse_gpu(const Field& f, const std::string& name, Delegat
       HS_RETURN_IF_ERROR(parse_shared_gpu(v, d.shared_gpu));
     } else if (key == "precision") {
       HS_ASSIGN_OR_RETURN(d.precision, choice(v, kPrecisions, "a precision"));
+    } else if (key == "storage") {
+      HS_ASSIGN_OR_RETURN(d.storage, choice(v, kStorages, "a storage type"));
     }
   }
   return Status::ok();

@@ -19,6 +19,7 @@ DelegateOptions delegate_options(const Profile& profile, const std::string& name
     o.emplace_back("gpu_shared_context_mode", std::string(shared_context_mode_name(d.shared_gpu.mode)));
     o.emplace_back("gpu_shared_sync_mode", std::string(sync_mode_name(profile.sync)));
     o.emplace_back("precision", d.precision);
+    o.emplace_back("storage", d.storage);
   }
   o.emplace_back("gpu_shared_min_partition_size", std::to_string(profile.partition.min_partition_size));
   o.emplace_back("gpu_shared_prefer", profile.partition.prefer);

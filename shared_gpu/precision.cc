@@ -13,6 +13,23 @@ Status check_precision(const std::string& value) {
   return invalid_argument("option precision is '" + value + "' (accepted: fp32, fp16, auto)");
 }
 
+Status check_storage(const std::string& value) {
+  if (std::find(std::begin(kGpuStorages), std::end(kGpuStorages), value) != std::end(kGpuStorages))
+    return Status::ok();
+  return invalid_argument("option storage is '" + value + "' (accepted: auto, fp32, fp16)");
+}
+
+Result<bool> resolve_storage(const std::string& storage, const SharedGpuContext& context, bool products_f16,
+                             bool model_f16) {
+  const bool has = context.features().storage_buffer_16bit_access;
+  if (storage == "fp32") return false;
+  if (storage == "auto") return has && (products_f16 || model_f16);
+  if (!has)
+    return unsupported("storage fp16 needs storageBuffer16BitAccess, which device '" +
+                       std::string(context.device_name()) + "' lacks (accepted there: auto, fp32)");
+  return true;
+}
+
 Result<std::optional<gpu::CoopMatConv>> resolve_precision(const std::string& precision, const SharedGpuContext& context) {
   using gpu::CoopMatConv;
   if (precision == "fp32") return std::optional<CoopMatConv>();

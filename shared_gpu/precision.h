@@ -16,9 +16,26 @@ namespace hetsched {
 class SharedGpuContext;
 
 inline constexpr std::string_view kGpuPrecisions[] = {"fp32", "fp16", "auto"};
+// The `storage` option: the type of the tensors between a GPU delegate's
+// kernels. fp32; fp16 (halves their bytes, arithmetic stays f32; needs
+// storageBuffer16BitAccess); auto: fp16 where the model's tensors are f16 or
+// the products round their operands to f16 anyway, on a device that has
+// the feature, else fp32.
+inline constexpr std::string_view kGpuStorages[] = {"auto", "fp32", "fp16"};
 
 // kInvalidArgument naming `value` and the accepted ones unless it is one of kGpuPrecisions.
 Status check_precision(const std::string& value);
+
+// kInvalidArgument naming `value` and the accepted ones unless it is one of kGpuStorages.
+Status check_storage(const std::string& value);
+
+// Whether `storage` stores the tensors between kernels as f16 on
+// `context`: `products_f16` says the precision resolved to the tensor
+// cores, `model_f16` that the island holds the f16 tensors of an fp16
+// model. fp16 on a device without storageBuffer16BitAccess is refused by
+// reason (kUnsupported).
+Result<bool> resolve_storage(const std::string& storage, const SharedGpuContext& context, bool products_f16,
+                             bool model_f16);
 
 // The tensor-core configuration `precision` asks for on `context`: nullopt
 // for f32. fp16 on a device without f16 cooperative matrices is refused by

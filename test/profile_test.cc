@@ -401,7 +401,7 @@ TEST(ProfileErrorTest, RejectsUnknownKeyWithAcceptedKeys) {
 
 TEST(ProfileErrorTest, RejectsCpuKeyUnderVulkan) {
   EXPECT_EQ(parse_error(yaml({"delegates:", "  vulkan:", "    enabled: true", "    engine: xnnpack"})),
-            "x.yaml:4: delegates.vulkan.engine: unknown key (accepted: enabled, device, shared_gpu, precision)");
+            "x.yaml:4: delegates.vulkan.engine: unknown key (accepted: enabled, device, shared_gpu, precision, storage)");
 }
 
 TEST(ProfileTest, PrecisionIsFp32UnlessSetAndReachesBothGpuDelegates) {
@@ -423,6 +423,18 @@ TEST(ProfileErrorTest, RejectsAPrecisionTheDelegateLacks) {
             "x.yaml:3: delegates.vulkan.precision: 'bf16' is not a precision (accepted: fp32, fp16, auto)");
   EXPECT_EQ(parse_error(yaml({"delegates:", "  vgf:", "    precision: half"})),
             "x.yaml:3: delegates.vgf.precision: 'half' is not a precision (accepted: fp32, fp16, auto)");
+}
+
+TEST(ProfileTest, StorageIsAutoUnlessSetAndReachesBothGpuDelegates) {
+  Result<Profile> p = parse_profile(yaml({"delegates:", "  vulkan: {storage: fp16}", "  vgf: {}"}), "x.yaml");
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->delegates.at("vulkan").storage, "fp16");
+  EXPECT_EQ(p->delegates.at("vgf").storage, "auto");
+  const DelegateOptions options = delegate_options(*p, "vulkan");
+  EXPECT_NE(std::find(options.begin(), options.end(), std::pair<std::string, std::string>("storage", "fp16")),
+            options.end());
+  EXPECT_EQ(parse_error(yaml({"delegates:", "  vulkan:", "    storage: f16"})),
+            "x.yaml:3: delegates.vulkan.storage: 'f16' is not a storage type (accepted: auto, fp32, fp16)");
 }
 
 TEST(ProfileErrorTest, RejectsGpuKeyUnderCpu) {

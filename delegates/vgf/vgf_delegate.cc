@@ -64,6 +64,9 @@ struct GpuSettings {
   // fp32 | fp16 | auto: what convs and linear layers multiply in; resolved
   // against the context's device at init (shared_gpu/precision.h).
   std::string precision = "fp32";
+  // auto | fp32 (shared_gpu/precision.h's storage): the runtime keeps f32
+  // between its kernels; fp16 is refused by name.
+  std::string storage = "auto";
 };
 
 Result<GpuSettings> parse_settings(const CompileSpecs& options) {
@@ -85,6 +88,11 @@ Result<GpuSettings> parse_settings(const CompileSpecs& options) {
   s.options.app_name = "hetsched-vgf";
   s.precision = compile_spec_value(options, "precision", "fp32");
   HS_RETURN_IF_ERROR(check_precision(s.precision));
+  s.storage = compile_spec_value(options, "storage", "auto");
+  HS_RETURN_IF_ERROR(check_storage(s.storage));
+  if (s.storage == "fp16")
+    return unsupported("failed to make vgf delegate: storage fp16 is not offered by the VGF delegate, which keeps f32 "
+                       "between its kernels (accepted: auto, fp32)");
   const std::string validation = compile_spec_value(options, "validation", "0");
   s.options.enable_validation = validation == "1" || validation == "true";
   return s;

@@ -37,6 +37,9 @@ struct Settings {
   // fp32 | fp16 | auto: what non-depthwise convs multiply in; resolved
   // against the context's device at init (resolve_precision).
   std::string precision = "fp32";
+  // auto | fp32 | fp16: the type of the tensors between kernels; resolved
+  // at init (resolve_storage).
+  std::string storage = "auto";
   LoweringOptions lowering;
 };
 
@@ -72,6 +75,9 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
     } else if (key == "precision") {
       HS_RETURN_IF_ERROR(check_precision(value));
       base.precision = value;
+    } else if (key == "storage") {
+      HS_RETURN_IF_ERROR(check_storage(value));
+      base.storage = value;
     } else if (key == "conv_tiling") {
       if (value.empty() || value == "auto") {
         base.lowering.conv_tiling.reset();
@@ -192,17 +198,16 @@ class VulkanDelegate final : public Delegate {
     if (!graph.is_ok()) return graph.status().with_context(prefix);
     Result<Settings> settings = parse_settings(specs, settings_);
     if (!settings.is_ok()) return settings.status().with_context(prefix);
-    std::vector<LoweringOptions> candidates{settings->lowering};
-    if (settings->precision != "fp32") {
-      LoweringOptions tensor_cores = settings->lowering;
-      tensor_cores.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
-      candidates.push_back(tensor_cores);
-      tensor_cores.half_storage = true;
-      candidates.push_back(tensor_cores);
-    }
-    if (holds_f16_values(*graph)) {
-      candidates.push_back(settings->lowering);
-      candidates.back().half_storage = true;
+    std::vector<LoweringOptions> candidates;
+    for (const bool tensor_cores : {false, true}) {
+      if ((settings->precision == "fp32" && tensor_cores) || (settings->precision == "fp16" && !tensor_cores)) continue;
+      for (const bool half : {false, true}) {
+        if ((settings->storage == "fp32" && half) || (settings->storage == "fp16" && !half)) continue;
+        LoweringOptions options = settings->lowering;
+        if (tensor_cores) options.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
+        options.half_storage = half;
+        candidates.push_back(options);
+      }
     }
     std::optional<DeviceMemoryNeeds> needs;
     for (const LoweringOptions& options : candidates) {
@@ -259,10 +264,9 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
-    // 16-bit storage between kernels where the model's tensors are f16, or
-    // the products round their operands to f16 anyway.
-    settings->lowering.half_storage = state->context->features().storage_buffer_16bit_access &&
-                                      (coopmat->has_value() || holds_f16_values(*graph));
+    Result<bool> half = resolve_storage(settings->storage, *state->context, coopmat->has_value(), holds_f16_values(*graph));
+    if (!half.is_ok()) return half.status().with_context(prefix);
+    settings->lowering.half_storage = *half;
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
     if (!lowered.is_ok()) return lowered.status().with_context(prefix);
     VulkanIslandOptions options;
