@@ -62,6 +62,28 @@ uint32_t kernel_binding_count(Kernel kernel) {
   }
 }
 
+uint32_t kernel_half_capable_bindings(Kernel kernel) {
+  constexpr auto bit = [](uint32_t b) { return uint32_t{1} << b; };
+  switch (kernel) {
+    case Kernel::kUnary:
+    case Kernel::kReduce: return bit(0) | bit(2);  // x, y (1: the affine)
+    case Kernel::kBinary: return bit(0) | bit(1) | bit(3);
+    case Kernel::kCopy:
+    case Kernel::kPad:
+    case Kernel::kPool2d: return bit(0) | bit(1);
+    case Kernel::kMatmul: return bit(0) | bit(1) | bit(2);  // B may be a run-time tensor (attention)
+    case Kernel::kSelect: return bit(0) | bit(1) | bit(2) | bit(3);
+    case Kernel::kResize:
+    case Kernel::kTransposeConv2d: return bit(0) | bit(3);  // 1, 2: constant taps, weights, bias
+    // shared_gpu/conv_kernel.h: X, Y and the residual; the reduce's Y and residual.
+    case Kernel::kConv2d:
+    case Kernel::kConv2dCoopmat: return bit(0) | bit(3) | bit(5);
+    case Kernel::kConv2dReduce: return bit(2) | bit(3);
+    case Kernel::kDepthwiseConv2d: return bit(0) | bit(3);
+    default: return 0;
+  }
+}
+
 // The word counts of the push-constant blocks in shaders/*.comp (and of
 // the shared conv kernels' ConvPush).
 uint32_t kernel_push_words(Kernel kernel) {
@@ -220,11 +242,27 @@ class Planner {
       op_ = &op;
       i += plan_op(i, op, out);
     }
+    for (SegmentDispatches& seg : plan.segments)
+      for (Dispatch& d : seg.dispatches) d.half_bindings = half_bindings_of(d);
     return plan;
   }
 
  private:
   const Resource& res(uint32_t id) const { return file_.resources[id]; }
+
+  // The bindings of `d` whose resources are f16 where its kernel takes
+  // f16. Derived buffers (past the resources) are f32.
+  uint32_t half_bindings_of(const Dispatch& d) const {
+    if (d.kernel == Kernel::kCustom) return 0;
+    const uint32_t capable = kernel_half_capable_bindings(d.kernel);
+    uint32_t mask = 0;
+    for (size_t b = 0; b < d.bindings.size() && b < 32; ++b) {
+      const uint32_t id = d.bindings[b];
+      if ((capable >> b & 1u) != 0 && id < file_.resources.size() && res(id).dtype == DType::kFloat16)
+        mask |= uint32_t{1} << b;
+    }
+    return mask;
+  }
   const std::vector<int64_t>& shape(uint32_t id) const { return file_.resources[id].shape; }
 
   void add(std::vector<Dispatch>& out, Kernel kernel, std::vector<uint32_t> bindings, std::vector<uint32_t> push,

@@ -52,6 +52,12 @@ std::string_view kernel_name(Kernel kernel);  // "unary", ...
 // Storage buffers and push-constant words of a built-in kernel's shader.
 uint32_t kernel_binding_count(Kernel kernel);
 uint32_t kernel_push_words(Kernel kernel);
+// The bindings of a built-in kernel that may hold f16 tensors (bit b:
+// binding b), read and written through shared_gpu/shaders/half_io.glsl in
+// its `_half` SPIR-V: the tensors it computes on and writes. Weights,
+// biases, affines, tap tables and split-K partial sums are derived f32
+// buffers; the casts and compute modules have none.
+uint32_t kernel_half_capable_bindings(Kernel kernel);
 
 // Every VGF shader runs workgroups of this many invocations along x.
 inline constexpr uint32_t kWorkgroupSize = 64;
@@ -73,6 +79,11 @@ struct Dispatch {
   std::vector<uint32_t> push;       // push-constant words
   std::vector<uint32_t> specialization;  // constant_id i = word i (the shared kernels)
   std::array<uint32_t, 3> groups{1, 1, 1};
+  // Bit b: binding b holds f16 elements (its resource's dtype, where the
+  // kernel can read or write f16 there, kernel_half_capable_bindings).
+  // Non-zero: the runtime runs the kernel's `_half` SPIR-V with this as its
+  // kHalfBindings constant (half_storage.h says which resources are f16).
+  uint32_t half_bindings = 0;
   std::string label;                // "segment 0 operator 2 (conv2d 'conv1')", for errors
   // The graph nodes it runs and their TOSA ops (fused ones included), for
   // per-dispatch timings.

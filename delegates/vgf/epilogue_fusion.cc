@@ -187,7 +187,7 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
           // from the producer on is folded, so it was written before them.
           const Resource& r = file.resources[other];
           if (!residual_ok || op.op != vgf::OpCode::kAdd || r.kind == ResourceKind::kConstant ||
-              r.dtype != DType::kFloat32 || r.shape != file.resources[running].shape)
+              (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat16) || r.shape != file.resources[running].shape)
             break;
           tail.residual = other;
         }

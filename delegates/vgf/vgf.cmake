@@ -14,3 +14,27 @@ hetsched_flatbuffers(hetsched_vgf_delegate ${CMAKE_CURRENT_LIST_DIR}/vgf.fbs)
 
 file(GLOB hetsched_vgf_shaders CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.comp)
 hetsched_embed_spirv(hetsched_vgf_delegate ${hetsched_vgf_shaders})
+# The runtime's built-in kernels again with 16-bit storage between kernels
+# (shared_gpu/shaders/half_io.glsl): <stem>_half_spv.h. Not the casts (their
+# element types are their job), nor the shaders a file's compute segments
+# carry (gelu, hardswish, layer_norm, softmax: the file's SPIR-V runs as is).
+set(hetsched_vgf_half_shaders)
+foreach(stem binary copy matmul pad pool2d reduce resize select transpose_conv2d unary)
+  list(APPEND hetsched_vgf_half_shaders ${CMAKE_CURRENT_LIST_DIR}/shaders/${stem}.comp)
+endforeach()
+hetsched_embed_spirv_half(hetsched_vgf_delegate ${hetsched_vgf_half_shaders})
+
+# glslc resolves the #includes itself; hetsched_embed_spirv only knows the
+# .comp file, so the shared includes are added as dependencies here.
+file(GLOB hetsched_vgf_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl
+     ${PROJECT_SOURCE_DIR}/shared_gpu/shaders/*.glsl)
+foreach(shader ${hetsched_vgf_shaders})
+  get_filename_component(stem ${shader} NAME_WE)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vgf/shaders/${stem}_spv.h APPEND
+                     DEPENDS ${hetsched_vgf_shader_includes})
+endforeach()
+foreach(shader ${hetsched_vgf_half_shaders})
+  get_filename_component(stem ${shader} NAME_WE)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vgf/shaders/${stem}_half_spv.h APPEND
+                     DEPENDS ${hetsched_vgf_shader_includes})
+endforeach()

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "delegates/vgf/dispatch_barriers.h"
+#include "delegates/vgf/half_storage.h"
 #include "delegates/vgf/lowering.h"
 #include "delegates/vgf/vgf_format.h"
 #include "delegates/vgf/transient_planner.h"
@@ -64,8 +65,8 @@ struct GpuSettings {
   // fp32 | fp16 | auto: what convs and linear layers multiply in; resolved
   // against the context's device at init (shared_gpu/precision.h).
   std::string precision = "fp32";
-  // auto | fp32 (shared_gpu/precision.h's storage): the runtime keeps f32
-  // between its kernels; fp16 is refused by name.
+  // auto | fp32 | fp16: the type of the tensors between kernels
+  // (half_storage.h); resolved at init (resolve_storage).
   std::string storage = "auto";
 };
 
@@ -90,9 +91,6 @@ Result<GpuSettings> parse_settings(const CompileSpecs& options) {
   HS_RETURN_IF_ERROR(check_precision(s.precision));
   s.storage = compile_spec_value(options, "storage", "auto");
   HS_RETURN_IF_ERROR(check_storage(s.storage));
-  if (s.storage == "fp16")
-    return unsupported("failed to make vgf delegate: storage fp16 is not offered by the VGF delegate, which keeps f32 "
-                       "between its kernels (accepted: auto, fp32)");
   const std::string validation = compile_spec_value(options, "validation", "0");
   s.options.enable_validation = validation == "1" || validation == "true";
   return s;
@@ -146,29 +144,52 @@ class VgfDelegate final : public Delegate {
     return blob;
   }
 
+  // Whether init stores the intermediates as f16 depends on the device
+  // (resolve_storage); 16-bit storage halves them, but the arena planner
+  // may place smaller blocks differently, so the larger scratch of the
+  // files init may run is reserved, and init's always fits the block the
+  // session planned. (The tensor cores change no intermediate: their
+  // split-K sums are the runtime's own buffer.)
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
-    (void)specs;
     const std::string what = "failed to plan the VGF island's memory: ";
     Result<VgfFile> file = decode_vgf(blob);
     if (!file.is_ok()) return file.status().with_context(what);
     if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
-    Result<TransientLayout> transients = plan_transients(*file);
-    if (!transients.is_ok()) return transients.status().with_context(what);
-    return vgf_memory_needs(*file, *transients);
+    Result<std::string> storage = storage_of(specs);
+    if (!storage.is_ok()) return storage.status().with_context(what);
+    std::optional<DeviceMemoryNeeds> needs;
+    for (const bool half : {false, true}) {
+      if ((*storage == "fp32" && half) || (*storage == "fp16" && !half)) continue;
+      const VgfFile planned = half ? with_half_storage(*file) : *file;
+      Result<TransientLayout> transients = plan_transients(planned);
+      if (!transients.is_ok()) return transients.status().with_context(what);
+      if (!needs) {
+        needs = vgf_memory_needs(planned, *transients);
+        continue;
+      }
+      needs->scratch_bytes = std::max(needs->scratch_bytes, transients->bytes);
+      needs->scratch_lower_bound = std::max(needs->scratch_lower_bound, transients->lower_bound);
+    }
+    return *needs;
   }
 
-  // What VgfSession records: its dispatch plan and barriers, without a device.
+  // What VgfSession records: its dispatch plan and barriers, without a
+  // device. 16-bit storage keeps the dispatches; its transients' places,
+  // and so the barriers, follow it where storage fp16 says it is on (auto
+  // is counted as f32, as the Vulkan delegate counts it).
   Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
-    (void)specs;
     const std::string what = "failed to plan the VGF island's dispatches: ";
-    Result<VgfFile> file = decode_vgf(blob);
-    if (!file.is_ok()) return file.status().with_context(what);
-    if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
-    const DispatchPlan plan = plan_dispatches(*file);
-    Result<TransientLayout> transients = plan_transients(*file, plan);
+    Result<VgfFile> decoded = decode_vgf(blob);
+    if (!decoded.is_ok()) return decoded.status().with_context(what);
+    if (Status s = check_vgf(*decoded); !s.is_ok()) return s.with_context(what);
+    Result<std::string> storage = storage_of(specs);
+    if (!storage.is_ok()) return storage.status().with_context(what);
+    const VgfFile file = *storage == "fp16" ? with_half_storage(*decoded) : *decoded;
+    const DispatchPlan plan = plan_dispatches(file);
+    Result<TransientLayout> transients = plan_transients(file, plan);
     if (!transients.is_ok()) return transients.status().with_context(what);
     return CommandStreamCounts{plan.dispatch_count(), 0,
-                               gpu::count_barriers(plan_dispatch_barriers(*file, plan, *transients))};
+                               gpu::count_barriers(plan_dispatch_barriers(file, plan, *transients))};
   }
 
   Result<std::shared_ptr<SharedGpuContext>> gpu_context() override {
@@ -186,21 +207,28 @@ class VgfDelegate final : public Delegate {
       Result<GpuSettings> parsed = parse_settings(ctx.options);
       if (!parsed.is_ok()) return parsed.status().with_context(what);
       settings = *parsed;
-    } else if (const std::string precision = compile_spec_value(ctx.options, "precision"); !precision.empty()) {
-      // A precision given at load time alone applies too.
-      if (Status s = check_precision(precision); !s.is_ok()) return s.with_context(what);
-      settings.precision = precision;
+    } else {
+      // A precision or storage given at load time alone applies too.
+      if (const std::string precision = compile_spec_value(ctx.options, "precision"); !precision.empty()) {
+        if (Status s = check_precision(precision); !s.is_ok()) return s.with_context(what);
+        settings.precision = precision;
+      }
+      Result<std::string> storage = storage_of(ctx.options);
+      if (!storage.is_ok()) return storage.status().with_context(what);
+      settings.storage = *storage;
     }
     Result<Gpu> gpu = resolve(settings);
     if (!gpu.is_ok()) return gpu.status().with_context(what);
     const size_t ops = file->op_count();
     Result<std::optional<gpu::CoopMatConv>> coopmat = resolve_precision(settings.precision, *gpu->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(what);
+    Result<bool> half = resolve_storage(settings.storage, *gpu->context, coopmat->has_value(), holds_half_resources(*file));
+    if (!half.is_ok()) return half.status().with_context(what);
     Result<std::unique_ptr<VgfSession>> session = VgfSession::create(
-        gpu->context, gpu->pool, std::move(*file), ctx.island_id, ctx.placement, ctx.profile_ops, *coopmat);
+        gpu->context, gpu->pool, std::move(*file), ctx.island_id, ctx.placement, ctx.profile_ops, *coopmat, *half);
     if (!session.is_ok()) return session.status().with_context(what);
-    spdlog::debug("[VGF] init: island {}, {} ops, context {} ({})", ctx.island_id, ops, settings.spec.key(),
-                  gpu->created ? "created" : "reused");
+    spdlog::debug("[VGF] init: island {}, {} ops, context {} ({}), {} storage", ctx.island_id, ops,
+                  settings.spec.key(), gpu->created ? "created" : "reused", *half ? "f16" : "f32");
     return std::unique_ptr<IslandHandle>(new VgfIslandHandle(std::move(*session), settings.spec.key(), ctx.island_id));
   }
 
@@ -211,6 +239,13 @@ class VgfDelegate final : public Delegate {
       for (ValueId v : *ids)
         if (v != kNoValue && graph.value(v).type.dtype == dtype) return true;
     return false;
+  }
+
+  // The storage `specs` ask for (load time), else the delegate's.
+  Result<std::string> storage_of(const CompileSpecs& specs) const {
+    const std::string storage = compile_spec_value(specs, "storage", settings_.storage);
+    HS_RETURN_IF_ERROR(check_storage(storage));
+    return storage;
   }
 
   // Where's bool condition is a constant folded into select's table; only

@@ -21,7 +21,18 @@
 #include "delegates/vgf/shaders/select_spv.h"
 #include "delegates/vgf/shaders/transpose_conv2d_spv.h"
 #include "delegates/vgf/shaders/unary_spv.h"
+#include "delegates/vgf/shaders/binary_half_spv.h"
+#include "delegates/vgf/shaders/copy_half_spv.h"
+#include "delegates/vgf/shaders/matmul_half_spv.h"
+#include "delegates/vgf/shaders/pad_half_spv.h"
+#include "delegates/vgf/shaders/pool2d_half_spv.h"
+#include "delegates/vgf/shaders/reduce_half_spv.h"
+#include "delegates/vgf/shaders/resize_half_spv.h"
+#include "delegates/vgf/shaders/select_half_spv.h"
+#include "delegates/vgf/shaders/transpose_conv2d_half_spv.h"
+#include "delegates/vgf/shaders/unary_half_spv.h"
 #include "delegates/vgf/dispatch_barriers.h"
+#include "delegates/vgf/half_storage.h"
 #include "delegates/vgf/transient_planner.h"
 #include "shared_gpu/conv_kernel.h"
 #include "shared_gpu/gpu_timestamps.h"
@@ -31,23 +42,25 @@ namespace hetsched::vgf {
 
 namespace {
 
-std::span<const uint32_t> builtin_spirv(Kernel kernel) {
+// `half`: the variant with 16-bit storage between kernels (half_io.glsl),
+// which the casts have not (dispatch_plan.h's kernel_half_capable_bindings).
+std::span<const uint32_t> builtin_spirv(Kernel kernel, bool half) {
   switch (kernel) {
-    case Kernel::kUnary: return kUnarySpv;
-    case Kernel::kBinary: return kBinarySpv;
-    case Kernel::kCopy: return kCopySpv;
-    case Kernel::kPad: return kPadSpv;
+    case Kernel::kUnary: return half ? std::span<const uint32_t>(kUnaryHalfSpv) : kUnarySpv;
+    case Kernel::kBinary: return half ? std::span<const uint32_t>(kBinaryHalfSpv) : kBinarySpv;
+    case Kernel::kCopy: return half ? std::span<const uint32_t>(kCopyHalfSpv) : kCopySpv;
+    case Kernel::kPad: return half ? std::span<const uint32_t>(kPadHalfSpv) : kPadSpv;
     // Shared with the Vulkan delegate.
-    case Kernel::kConv2d: return gpu::conv2d_spirv();
-    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv();
-    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv();
-    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv();
-    case Kernel::kPool2d: return kPool2dSpv;
-    case Kernel::kMatmul: return kMatmulSpv;
-    case Kernel::kReduce: return kReduceSpv;
-    case Kernel::kResize: return kResizeSpv;
-    case Kernel::kSelect: return kSelectSpv;
-    case Kernel::kTransposeConv2d: return kTransposeConv2dSpv;
+    case Kernel::kConv2d: return gpu::conv2d_spirv(half);
+    case Kernel::kConv2dCoopmat: return gpu::conv2d_coopmat_spirv(half);
+    case Kernel::kConv2dReduce: return gpu::conv2d_reduce_spirv(half);
+    case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv(half);
+    case Kernel::kPool2d: return half ? std::span<const uint32_t>(kPool2dHalfSpv) : kPool2dSpv;
+    case Kernel::kMatmul: return half ? std::span<const uint32_t>(kMatmulHalfSpv) : kMatmulSpv;
+    case Kernel::kReduce: return half ? std::span<const uint32_t>(kReduceHalfSpv) : kReduceSpv;
+    case Kernel::kResize: return half ? std::span<const uint32_t>(kResizeHalfSpv) : kResizeSpv;
+    case Kernel::kSelect: return half ? std::span<const uint32_t>(kSelectHalfSpv) : kSelectSpv;
+    case Kernel::kTransposeConv2d: return half ? std::span<const uint32_t>(kTransposeConv2dHalfSpv) : kTransposeConv2dSpv;
     case Kernel::kCastF16ToF32: return kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return kCastF32ToF16Spv;
     case Kernel::kCastWords: return kCastWordsSpv;
@@ -89,9 +102,16 @@ VgfSession::~VgfSession() {
 Result<std::unique_ptr<VgfSession>> VgfSession::create(std::shared_ptr<SharedGpuContext> context,
                                                        std::shared_ptr<DelegatePool> pool, VgfFile file,
                                                        int island_id, const DevicePlacement* placement,
-                                                       bool profile_ops, std::optional<gpu::CoopMatConv> coopmat) {
+                                                       bool profile_ops, std::optional<gpu::CoopMatConv> coopmat,
+                                                       bool half_storage) {
   if (!context || !pool) return invalid_argument("failed to create VGF session: no GPU context or command pool");
   if (Status s = check_vgf(file); !s.is_ok()) return s.with_context("failed to create VGF session: ");
+  if (half_storage) {
+    if (!context->features().storage_buffer_16bit_access)
+      return unsupported("failed to create VGF session: f16 storage between kernels needs storageBuffer16BitAccess, "
+                         "which device '" + std::string(context->device_name()) + "' lacks");
+    file = with_half_storage(file);
+  }
   std::unique_ptr<VgfSession> session(new VgfSession(std::move(context), std::move(pool), std::move(file), island_id));
   session->coopmat_ = coopmat;
   if (Status s = session->build(placement, profile_ops); !s.is_ok())
@@ -130,7 +150,7 @@ Status VgfSession::allocate_memory(const DevicePlacement* placement, const Dispa
     if (is_half_float(resources[id].dtype) && !context_->features().storage_buffer_16bit_access)
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name + "') is " +
                          std::string(dtype_name(resources[id].dtype)) +
-                         ": its cast needs storageBuffer16BitAccess, which this device lacks");
+                         ": it needs storageBuffer16BitAccess, which this device lacks");
     if (resources[id].dtype == DType::kBool && !context_->features().storage_buffer_8bit_access)
       return unsupported("resource " + std::to_string(id) + " ('" + resources[id].name +
                          "') is bool: its cast needs storageBuffer8BitAccess, which this device lacks");
@@ -251,6 +271,12 @@ Status VgfSession::make_pipelines(const DispatchPlan& plan) {
     for (const Dispatch& d : seg.dispatches) {
       const ComputePipeline* compute = nullptr;
       if (d.kernel == Kernel::kCustom) {
+        // A module's SPIR-V reads and writes f32 (half_storage.h keeps what it binds).
+        for (uint32_t id : d.bindings)
+          if (id < file_.resources.size() && file_.resources[id].dtype != DType::kFloat32)
+            return internal_error(d.label + " binds resource " + std::to_string(id) + " ('" +
+                                  file_.resources[id].name + "') of dtype " +
+                                  std::string(dtype_name(file_.resources[id].dtype)) + ": compute modules read f32");
         std::unique_ptr<ComputePipeline>& slot = custom_[d.module];
         if (!slot) {
           const Module& m = file_.modules[d.module];
@@ -268,11 +294,12 @@ Status VgfSession::make_pipelines(const DispatchPlan& plan) {
           return invalid_argument(d.label + " binds its module's shader with other buffers or push constants than another segment");
         compute = slot.get();
       } else {
-        std::unique_ptr<ComputePipeline>& slot = builtin_[{d.kernel, d.specialization}];
+        std::unique_ptr<ComputePipeline>& slot = builtin_[{d.kernel, d.half_bindings, d.specialization}];
         if (!slot) {
           ComputePipelineDesc desc;
-          desc.name = "vgf/" + std::string(kernel_name(d.kernel));
-          desc.spirv = builtin_spirv(d.kernel);
+          desc.name = "vgf/" + std::string(kernel_name(d.kernel)) + (d.half_bindings != 0 ? "_half" : "");
+          desc.spirv = builtin_spirv(d.kernel, d.half_bindings != 0);
+          desc.half_bindings = d.half_bindings;
           desc.storage_buffer_count = kernel_binding_count(d.kernel);
           desc.push_constant_size = kernel_push_words(d.kernel) * sizeof(uint32_t);
           desc.specialization_constants = d.specialization;

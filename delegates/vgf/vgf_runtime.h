@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -75,11 +76,15 @@ class VgfSession {
   // the Vulkan call or the operator that failed.
   // `profile_ops`: write a timestamp after every dispatch (op_timings()).
   // `coopmat`: convs on the tensor cores (precision fp16, resolve_precision).
+  // `half_storage`: the intermediates half_storage.h picks are f16 (storage
+  // fp16, resolve_storage; needs storageBuffer16BitAccess); file() is then
+  // the retyped file.
   static Result<std::unique_ptr<VgfSession>> create(std::shared_ptr<SharedGpuContext> context,
                                                     std::shared_ptr<DelegatePool> pool, VgfFile file, int island_id,
                                                     const DevicePlacement* placement = nullptr,
                                                     bool profile_ops = false,
-                                                    std::optional<gpu::CoopMatConv> coopmat = std::nullopt);
+                                                    std::optional<gpu::CoopMatConv> coopmat = std::nullopt,
+                                                    bool half_storage = false);
   ~VgfSession();
   VgfSession(const VgfSession&) = delete;
   VgfSession& operator=(const VgfSession&) = delete;
@@ -146,8 +151,8 @@ class VgfSession {
   uint64_t transient_bytes_ = 0;
   uint64_t transient_lower_bound_ = 0;
 
-  // By kernel and specialisation, made on first use.
-  std::map<std::pair<Kernel, std::vector<uint32_t>>, std::unique_ptr<ComputePipeline>> builtin_;
+  // By kernel, f16 bindings and specialisation, made on first use.
+  std::map<std::tuple<Kernel, uint32_t, std::vector<uint32_t>>, std::unique_ptr<ComputePipeline>> builtin_;
   std::map<uint32_t, std::unique_ptr<ComputePipeline>> custom_;  // by compute module
   DescriptorPool descriptors_;
   std::vector<GraphPipeline> pipelines_;  // its sets and pipelines are owned above

@@ -7,12 +7,17 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
+#include "../../../shared_gpu/shaders/half_io.glsl"
+
 #include "../../../shared_gpu/shaders/gpu_ops.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+HALF_IN(0, AH, a)
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+HALF_IN(1, BH, b)
 layout(std430, set = 0, binding = 2) readonly buffer Affine { float affine[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+HALF_OUT(3, YH, y)
 
 #include "tail.glsl"
 
@@ -55,8 +60,8 @@ void main() {
     ia += idx * p.a_strides[d];
     ib += idx * p.b_strides[d];
   }
-  float u = a[ia];
-  float v = b[ib];
+  float u = LOAD(0, a, ia);
+  float v = LOAD(1, b, ib);
   float r;
   switch (p.op) {
     case 0u: r = u + v; break;
@@ -64,5 +69,5 @@ void main() {
     case 2u: r = u * v; break;
     default: r = pow_c(u, v); break;
   }
-  y[i] = apply_tail(Tail(p.tail_channels, p.tail_ops, p.tail_p0, p.tail_p1, p.tail_p2, p.tail_p3), i, r);
+  STORE(3, y, i, apply_tail(Tail(p.tail_channels, p.tail_ops, p.tail_p0, p.tail_p1, p.tail_p2, p.tail_p3), i, r));
 }

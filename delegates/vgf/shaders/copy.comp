@@ -3,10 +3,14 @@
 // sum(idx[d] * src_strides[d]) (strides may be negative: reversed slices) and
 // writes dst at dst_offset + sum(idx[d] * dst_strides[d]).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { float src[]; };
+HALF_IN(0, SrcH, src)
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { float dst[]; };
+HALF_OUT(1, DstH, dst)
 
 layout(push_constant) uniform Params {
   uint count;
@@ -30,5 +34,5 @@ void main() {
     s += int(idx) * p.src_strides[d];
     t += idx * p.dst_strides[d];
   }
-  dst[t] = src[s];
+  STORE(1, dst, t, LOAD(0, src, s));
 }

@@ -2,11 +2,16 @@
 // batch dims broadcast (stride 0 where an operand's dim is 1). One
 // invocation per output element.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+HALF_IN(0, AH, a)
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+HALF_IN(1, BH, b)
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+HALF_OUT(2, YH, y)
 
 layout(push_constant) uniform Params {
   uint m, n, k, batch_rank;
@@ -35,6 +40,6 @@ void main() {
   ia += row * p.k;
   ib += col;
   float acc = 0.0;
-  for (uint kk = 0u; kk < p.k; ++kk) acc += a[ia + kk] * b[ib + kk * p.n];
-  y[i] = acc;
+  for (uint kk = 0u; kk < p.k; ++kk) acc += LOAD(0, a, ia + kk) * LOAD(1, b, ib + kk * p.n);
+  STORE(2, y, i, acc);
 }

@@ -1,10 +1,14 @@
 // VGF pad: the output is the input surrounded by `before`/after elements of
 // pad_const per dim. One invocation per output element.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+HALF_OUT(1, YH, y)
 
 layout(push_constant) uniform Params {
   uint count;
@@ -30,5 +34,5 @@ void main() {
     offset += uint(max(s, 0)) * stride;
     stride *= p.in_shape[d];
   }
-  y[i] = inside ? x[offset] : p.pad_const;
+  STORE(1, y, i, inside ? LOAD(0, x, offset) : p.pad_const);
 }

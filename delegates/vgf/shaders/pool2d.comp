@@ -2,10 +2,14 @@
 // they count towards neither the maximum nor the average (TOSA semantics;
 // count_include_pad is lowered as an explicit pad before the pool).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+HALF_OUT(1, YH, y)
 
 // mode: 0 average, 1 maximum.
 layout(push_constant) uniform Params {
@@ -35,7 +39,7 @@ void main() {
     for (uint kx = 0u; kx < p.kw; ++kx) {
       int x0 = int(ox * p.stride_x + kx) - int(p.pad_left);
       if (x0 < 0 || x0 >= int(p.iw)) continue;
-      float v = x[((b * p.ih + uint(y0)) * p.iw + uint(x0)) * p.c + ch];
+      float v = LOAD(0, x, ((b * p.ih + uint(y0)) * p.iw + uint(x0)) * p.c + ch);
       best = max(best, v);
       precise float term = v - carry;
       precise float next = sum + term;
@@ -44,5 +48,5 @@ void main() {
       ++taps;
     }
   }
-  y[i] = p.mode == 1u ? best : (taps == 0u ? 0.0 : sum / float(taps));
+  STORE(1, y, i, p.mode == 1u ? best : (taps == 0u ? 0.0 : sum / float(taps)));
 }

@@ -13,11 +13,15 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
+#include "../../../shared_gpu/shaders/half_io.glsl"
+
 #include "../../../shared_gpu/shaders/gpu_ops.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) readonly buffer Affine { float affine[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Out { float y[]; };
+HALF_OUT(2, YH, y)
 
 #include "tail.glsl"
 
@@ -46,14 +50,14 @@ void main() {
   if (i < p.count) {
     const uint base = (i / p.inner) * p.len * p.inner + i % p.inner;
     if (p.op == 1u) {
-      for (uint l = lane; l < p.len; l += p.lanes) acc = max(acc, x[base + l * p.inner]);
+      for (uint l = lane; l < p.len; l += p.lanes) acc = max(acc, LOAD(0, x, base + l * p.inner));
     } else {
       // Compensated (Kahan) sum per lane: the portable kernels sum long
       // rows in double.
       precise float sum = 0.0;
       precise float carry = 0.0;
       for (uint l = lane; l < p.len; l += p.lanes) {
-        precise float term = x[base + l * p.inner] - carry;
+        precise float term = LOAD(0, x, base + l * p.inner) - carry;
         precise float next = sum + term;
         carry = (next - sum) - term;
         sum = next;
@@ -72,5 +76,7 @@ void main() {
     }
     barrier();
   }
-  if (lane == 0u && i < p.count) y[i] = apply_tail(p.tail, i, p.op == 2u ? partial[at] / float(p.len) : partial[at]);
+  if (lane == 0u && i < p.count) {
+    STORE(2, y, i, apply_tail(p.tail, i, p.op == 2u ? partial[at] / float(p.len) : partial[at]));
+  }
 }

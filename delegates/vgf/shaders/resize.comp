@@ -3,12 +3,16 @@
 // coordinate transformation reduces to a lookup. Indices are clamped into
 // the input. One invocation per output element.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) readonly buffer TapsY { float taps_y[]; };
 layout(std430, set = 0, binding = 2) readonly buffer TapsX { float taps_x[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { float y[]; };
+HALF_OUT(3, YH, y)
 
 layout(push_constant) uniform Params {
   uint n, ih, iw, c, oh, ow;
@@ -18,7 +22,7 @@ layout(push_constant) uniform Params {
 
 uint tap_index(float v, uint len) { return uint(clamp(v, 0.0, float(len - 1u))); }
 
-float at(uint b, uint yy, uint xx, uint ch) { return x[((b * p.ih + yy) * p.iw + xx) * p.c + ch]; }
+float at(uint b, uint yy, uint xx, uint ch) { return LOAD(0, x, ((b * p.ih + yy) * p.iw + xx) * p.c + ch); }
 
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
@@ -36,11 +40,11 @@ void main() {
   uint x_hi = tap_index(taps_x[ox * 3u + 1u], p.iw);
   float wx = taps_x[ox * 3u + 2u];
   if (p.bilinear == 0u) {
-    y[i] = at(b, y_lo, x_lo, ch);
+    STORE(3, y, i, at(b, y_lo, x_lo, ch));
     return;
   }
   // The portable kernel's order of operations: rows first, then columns.
   float top = at(b, y_lo, x_lo, ch) + (at(b, y_lo, x_hi, ch) - at(b, y_lo, x_lo, ch)) * wx;
   float bottom = at(b, y_hi, x_lo, ch) + (at(b, y_hi, x_hi, ch) - at(b, y_hi, x_lo, ch)) * wx;
-  y[i] = top + (bottom - top) * wy;
+  STORE(3, y, i, top + (bottom - top) * wy);
 }

@@ -3,12 +3,18 @@
 // condition is f32 (a bool constant folded to 0/1 by the lowering). One
 // invocation per output element.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer C { float c[]; };
+HALF_IN(0, CH, c)
 layout(std430, set = 0, binding = 1) readonly buffer A { float a[]; };
+HALF_IN(1, AH, a)
 layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
+HALF_IN(2, BH, b)
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+HALF_OUT(3, YH, y)
 
 // Strides are in elements.
 layout(push_constant) uniform Params {
@@ -34,5 +40,5 @@ void main() {
     ia += idx * p.a_strides[d];
     ib += idx * p.b_strides[d];
   }
-  y[i] = c[ic] != 0.0 ? a[ia] : b[ib];
+  STORE(3, y, i, LOAD(0, c, ic) != 0.0 ? LOAD(1, a, ia) : LOAD(2, b, ib));
 }

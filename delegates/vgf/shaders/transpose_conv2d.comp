@@ -3,12 +3,16 @@
 // output. One invocation per output element, gathering the input pixels
 // whose scattered taps land on it: oy = iy * stride - pad_top + ky * dilation.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "../../../shared_gpu/shaders/half_io.glsl"
 layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) readonly buffer Weight { float w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { float y[]; };
+HALF_OUT(3, YH, y)
 
 // The push-constant block of conv2d.comp (multiplier unused).
 layout(push_constant) uniform Params {
@@ -40,8 +44,8 @@ void main() {
       if (x0 >= p.iw) continue;
       uint xb = ((b * p.ih + y0) * p.iw + x0) * p.ic;
       uint wb = ((c * p.kh + ky) * p.kw + kx) * p.ic;
-      for (uint k = 0u; k < p.ic; ++k) acc += x[xb + k] * w[wb + k];
+      for (uint k = 0u; k < p.ic; ++k) acc += LOAD(0, x, xb + k) * w[wb + k];
     }
   }
-  y[i] = acc + bias[c];
+  STORE(3, y, i, acc + bias[c]);
 }

@@ -5,11 +5,15 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 
+#include "../../../shared_gpu/shaders/half_io.glsl"
+
 #include "../../../shared_gpu/shaders/gpu_ops.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+HALF_IN(0, XH, x)
 layout(std430, set = 0, binding = 1) readonly buffer Affine { float affine[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Out { float y[]; };
+HALF_OUT(2, YH, y)
 
 #include "tail.glsl"
 
@@ -35,7 +39,7 @@ float tanh_exact(float v) {
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
   if (i >= p.count) return;
-  float v = x[i];
+  float v = LOAD(0, x, i);
   float r = v;
   switch (p.op) {
     case 1u: r = abs(v); break;
@@ -55,5 +59,5 @@ void main() {
     case 14u: r = onnx_erf(v); break;
     default: break;
   }
-  y[i] = apply_tail(p.tail, i, r);
+  STORE(2, y, i, apply_tail(p.tail, i, r));
 }

@@ -1,0 +1,57 @@
+#include "delegates/vgf/half_storage.h"
+
+#include <map>
+#include <vector>
+
+#include "delegates/vgf/dispatch_plan.h"
+
+namespace hetsched::vgf {
+
+namespace {
+
+bool is_cast(Kernel k) {
+  return k == Kernel::kCastF16ToF32 || k == Kernel::kCastF32ToF16 || k == Kernel::kCastWords ||
+         k == Kernel::kCastToBool || k == Kernel::kCastFromBool;
+}
+
+}  // namespace
+
+std::set<uint32_t> choose_half_resources(const VgfFile& file) {
+  const auto& resources = file.resources;
+  std::vector<bool> pinned(resources.size(), false);
+  for (size_t id = 0; id < resources.size(); ++id) {
+    const Resource& r = resources[id];
+    pinned[id] = r.kind != ResourceKind::kIntermediate || r.dtype != DType::kFloat32 || r.elements() == 0;
+  }
+  // The tensor-core plan binds the same resources in the same places.
+  for (const SegmentDispatches& seg : plan_dispatches(file).segments)
+    for (const Dispatch& d : seg.dispatches) {
+      if (d.kernel != Kernel::kCustom && !is_cast(d.kernel)) continue;
+      for (uint32_t id : d.bindings)
+        if (id < resources.size()) pinned[id] = true;
+    }
+  // A group is kept whole: one pinned member pins all.
+  std::map<int32_t, bool> group_pinned;
+  for (size_t id = 0; id < resources.size(); ++id)
+    if (resources[id].alias_group >= 0) group_pinned[resources[id].alias_group] |= pinned[id];
+  std::set<uint32_t> half;
+  for (size_t id = 0; id < resources.size(); ++id) {
+    const int32_t group = resources[id].alias_group;
+    if (!pinned[id] && (group < 0 || !group_pinned[group])) half.insert(static_cast<uint32_t>(id));
+  }
+  return half;
+}
+
+VgfFile with_half_storage(const VgfFile& file) {
+  VgfFile out = file;
+  for (uint32_t id : choose_half_resources(file)) out.resources[id].dtype = DType::kFloat16;
+  return out;
+}
+
+bool holds_half_resources(const VgfFile& file) {
+  for (const Resource& r : file.resources)
+    if (r.dtype == DType::kFloat16) return true;
+  return false;
+}
+
+}  // namespace hetsched::vgf
