@@ -256,6 +256,12 @@ TEST(VgfHalfStorageTest, HalvesTheScratchAndMarksTheBindingsOfEveryKernel) {
     EXPECT_EQ(auto_needs->scratch_bytes, std::max(f32_layout->bytes, f16_layout->bytes)) << name;
     EXPECT_EQ(f16_needs->input_bytes, f32_needs->input_bytes) << name;
     EXPECT_EQ(f16_needs->output_bytes, f32_needs->output_bytes) << name;
+    // The delegate's own storage where the load-time specs name none.
+    Result<std::unique_ptr<Delegate>> fp16_delegate = make_vgf_delegate(host_options("fp16"));
+    ASSERT_TRUE(fp16_delegate.is_ok());
+    Result<DeviceMemoryNeeds> own_needs = (*fp16_delegate)->device_memory(blob, {});
+    ASSERT_TRUE(own_needs.is_ok()) << name;
+    EXPECT_EQ(own_needs->scratch_bytes, f16_layout->bytes) << name;
   }
   for (Kernel k : {Kernel::kUnary, Kernel::kBinary, Kernel::kCopy, Kernel::kPad, Kernel::kConv2d, Kernel::kConv2dReduce,
                    Kernel::kDepthwiseConv2d, Kernel::kPool2d, Kernel::kMatmul, Kernel::kReduce, Kernel::kResize,

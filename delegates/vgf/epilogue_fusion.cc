@@ -185,6 +185,8 @@ FusedTail fuse_tail(const VgfFile& file, std::span<const PlanItem> items, size_t
         if (!c) {
           // A run-time tensor of the same shape: the residual. Every item
           // from the producer on is folded, so it was written before them.
+          // f16 where half_storage.h stored it so: the conv kernels read it
+          // through half_io.glsl, and the f16 plan must fold as the f32 one.
           const Resource& r = file.resources[other];
           if (!residual_ok || op.op != vgf::OpCode::kAdd || r.kind == ResourceKind::kConstant ||
               (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat16) || r.shape != file.resources[running].shape)

@@ -155,11 +155,11 @@ class VgfDelegate final : public Delegate {
     Result<VgfFile> file = decode_vgf(blob);
     if (!file.is_ok()) return file.status().with_context(what);
     if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
-    Result<std::string> storage = storage_of(specs);
-    if (!storage.is_ok()) return storage.status().with_context(what);
+    Result<GpuSettings> settings = settings_for(specs);
+    if (!settings.is_ok()) return settings.status().with_context(what);
     std::optional<DeviceMemoryNeeds> needs;
     for (const bool half : {false, true}) {
-      if ((*storage == "fp32" && half) || (*storage == "fp16" && !half)) continue;
+      if ((settings->storage == "fp32" && half) || (settings->storage == "fp16" && !half)) continue;
       const VgfFile planned = half ? with_half_storage(*file) : *file;
       Result<TransientLayout> transients = plan_transients(planned);
       if (!transients.is_ok()) return transients.status().with_context(what);
@@ -182,9 +182,9 @@ class VgfDelegate final : public Delegate {
     Result<VgfFile> decoded = decode_vgf(blob);
     if (!decoded.is_ok()) return decoded.status().with_context(what);
     if (Status s = check_vgf(*decoded); !s.is_ok()) return s.with_context(what);
-    Result<std::string> storage = storage_of(specs);
-    if (!storage.is_ok()) return storage.status().with_context(what);
-    const VgfFile file = *storage == "fp16" ? with_half_storage(*decoded) : *decoded;
+    Result<GpuSettings> settings = settings_for(specs);
+    if (!settings.is_ok()) return settings.status().with_context(what);
+    const VgfFile file = settings->storage == "fp16" ? with_half_storage(*decoded) : *decoded;
     const DispatchPlan plan = plan_dispatches(file);
     Result<TransientLayout> transients = plan_transients(file, plan);
     if (!transients.is_ok()) return transients.status().with_context(what);
@@ -201,22 +201,9 @@ class VgfDelegate final : public Delegate {
     const std::string what = "failed to init VGF island " + std::to_string(ctx.island_id) + ": ";
     Result<VgfFile> file = decode_vgf(blob);
     if (!file.is_ok()) return file.status().with_context(what);
-    // The profile's context keys (at load time) win over the ones the delegate was made with.
-    GpuSettings settings = settings_;
-    if (!compile_spec_value(ctx.options, "gpu_shared_context_token").empty()) {
-      Result<GpuSettings> parsed = parse_settings(ctx.options);
-      if (!parsed.is_ok()) return parsed.status().with_context(what);
-      settings = *parsed;
-    } else {
-      // A precision or storage given at load time alone applies too.
-      if (const std::string precision = compile_spec_value(ctx.options, "precision"); !precision.empty()) {
-        if (Status s = check_precision(precision); !s.is_ok()) return s.with_context(what);
-        settings.precision = precision;
-      }
-      Result<std::string> storage = storage_of(ctx.options);
-      if (!storage.is_ok()) return storage.status().with_context(what);
-      settings.storage = *storage;
-    }
+    Result<GpuSettings> loaded = settings_for(ctx.options);
+    if (!loaded.is_ok()) return loaded.status().with_context(what);
+    const GpuSettings& settings = *loaded;
     Result<Gpu> gpu = resolve(settings);
     if (!gpu.is_ok()) return gpu.status().with_context(what);
     const size_t ops = file->op_count();
@@ -241,11 +228,22 @@ class VgfDelegate final : public Delegate {
     return false;
   }
 
-  // The storage `specs` ask for (load time), else the delegate's.
-  Result<std::string> storage_of(const CompileSpecs& specs) const {
-    const std::string storage = compile_spec_value(specs, "storage", settings_.storage);
-    HS_RETURN_IF_ERROR(check_storage(storage));
-    return storage;
+  // The settings of an island loaded with `specs` (the profile's, at load
+  // time): its context keys win over the ones the delegate was made with;
+  // a precision or storage given alone applies too. One function for init
+  // and the device-free plans, so both resolve the same storage.
+  Result<GpuSettings> settings_for(const CompileSpecs& specs) const {
+    if (!compile_spec_value(specs, "gpu_shared_context_token").empty()) return parse_settings(specs);
+    GpuSettings settings = settings_;
+    if (const std::string precision = compile_spec_value(specs, "precision"); !precision.empty()) {
+      HS_RETURN_IF_ERROR(check_precision(precision));
+      settings.precision = precision;
+    }
+    if (const std::string storage = compile_spec_value(specs, "storage"); !storage.empty()) {
+      HS_RETURN_IF_ERROR(check_storage(storage));
+      settings.storage = storage;
+    }
+    return settings;
   }
 
   // Where's bool condition is a constant folded into select's table; only
