@@ -23,12 +23,14 @@ std::set<uint32_t> choose_half_resources(const VgfFile& file) {
     const Resource& r = resources[id];
     pinned[id] = r.kind != ResourceKind::kIntermediate || r.dtype != DType::kFloat32 || r.elements() == 0;
   }
-  // The tensor-core plan binds the same resources in the same places.
+  // The tensor-core plan binds the same resources in the same places. A
+  // resource any kernel binds where it reads or writes only f32 (a cast, a
+  // compute module, a built-in's f32-only binding) keeps f32.
   for (const SegmentDispatches& seg : plan_dispatches(file).segments)
     for (const Dispatch& d : seg.dispatches) {
-      if (d.kernel != Kernel::kCustom && !is_cast(d.kernel)) continue;
-      for (uint32_t id : d.bindings)
-        if (id < resources.size()) pinned[id] = true;
+      const uint32_t capable = d.kernel == Kernel::kCustom || is_cast(d.kernel) ? 0u : kernel_half_capable_bindings(d.kernel);
+      for (size_t b = 0; b < d.bindings.size(); ++b)
+        if (d.bindings[b] < resources.size() && (b >= 32 || (capable >> b & 1u) == 0)) pinned[d.bindings[b]] = true;
     }
   // A group is kept whole: one pinned member pins all.
   std::map<int32_t, bool> group_pinned;

@@ -264,7 +264,7 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
-    Result<bool> half = resolve_storage(settings->storage, *state->context, coopmat->has_value(), holds_f16_values(*graph));
+    Result<bool> half = resolve_storage(settings->storage, *state->context, holds_f16_values(*graph));
     if (!half.is_ok()) return half.status().with_context(prefix);
     settings->lowering.half_storage = *half;
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
