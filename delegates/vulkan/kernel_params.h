@@ -137,17 +137,6 @@ struct GemmPush {
 };
 static_assert(sizeof(GemmPush) == 100);
 
-// squeeze_excite.comp.
-struct SqueezeExcitePush {
-  uint32_t batch, channels, squeeze, plane;
-  uint32_t ops1, ops2;
-  float params1[4];
-  float params2[4];
-};
-static_assert(sizeof(SqueezeExcitePush) == 56);
-// Hidden units (batch x squeeze) its last workgroup holds in shared memory.
-inline constexpr uint32_t kSqueezeExciteMaxHidden = 1024;
-
 // pool2d.comp.
 struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;

@@ -45,7 +45,6 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat: return "gemm_coopmat";
     case Kernel::kGemmCoopmat512: return "gemm_coopmat_512";
     case Kernel::kGemmCoopmat1024: return "gemm_coopmat_1024";
-    case Kernel::kSqueezeExcite: return "squeeze_excite";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -78,7 +77,6 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kPad:
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
-    case Kernel::kSqueezeExcite: return 5;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -112,7 +110,6 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kDepthwiseConv2d:
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
-    case Kernel::kSqueezeExcite: return sizeof(SqueezeExcitePush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
@@ -287,7 +284,6 @@ class Lowering {
         if (in != kNoValue) ++uses_[in];
 
     HS_RETURN_IF_ERROR(group_nodes());
-    HS_RETURN_IF_ERROR(plan_squeeze_excite());
     place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
@@ -802,7 +798,6 @@ class Lowering {
                      [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
     for (const Group* group : order) {
       if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
-      if (in_squeeze_excite_.count(group->nodes[0]) != 0) continue;  // runs with its block's last conv
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -819,8 +814,6 @@ class Lowering {
 
   Status emit(const Group& group) {
     const Node& head = g_.node(group.nodes[0]);
-    if (auto se = squeeze_excite_at_.find(group.nodes[0]); se != squeeze_excite_at_.end())
-      return emit_squeeze_excite(se->second);
     switch (group.kind) {
       case GroupKind::kAlias: return emit_alias(group);
       case GroupKind::kElementwise: return emit_elementwise(group);
@@ -1438,130 +1431,6 @@ class Lowering {
     }
     return emit_simple(Kernel::kPool2d, words_of(p), n.inputs[0], group.output,
                        grid_1d(ceil_div(int64_t{p.planes} * p.out_h * p.out_w, kGenericGroupSize)));
-  }
-
-  // --- squeeze-and-excitation ----------------------------------------------
-
-  struct SqueezeExcite {
-    const Group* mean = nullptr;
-    const Group* reduce = nullptr;  // the conv to `squeeze` channels
-    const Group* expand = nullptr;  // the conv back
-  };
-
-  // A GlobalAveragePool (or ReduceMean over H and W, keeping them) that a
-  // 1x1 conv alone reads, whose output a second 1x1 conv alone reads, back
-  // to the pool's channels: the gate of a squeeze-and-excitation block. It
-  // becomes one squeeze_excite.comp dispatch, emitted where the second conv
-  // stood (its output is the gate); the mean and the first conv emit
-  // nothing. Batch x squeeze hidden units must fit the kernel's shared
-  // memory.
-  Status plan_squeeze_excite() {
-    std::map<ValueId, const Group*> writer;
-    for (const Group& group : groups_) writer[group.output] = &group;
-    auto read_once = [&](ValueId v) {
-      auto it = uses_.find(v);
-      return it != uses_.end() && it->second == 1 && is_output_.count(v) == 0;
-    };
-    for (const Group& expand : groups_) {
-      if (!is_one_pixel_conv(expand)) continue;
-      auto reduce = writer.find(g_.node(expand.nodes[0]).inputs[0]);
-      if (reduce == writer.end() || !is_one_pixel_conv(*reduce->second) || !read_once(reduce->second->output)) continue;
-      auto mean = writer.find(g_.node(reduce->second->nodes[0]).inputs[0]);
-      if (mean == writer.end() || !read_once(mean->second->output)) continue;
-      HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(*mean->second));
-      if (!spatial) continue;
-      const Shape& x = g_.value(g_.node(mean->second->nodes[0]).inputs[0]).type.shape;
-      const int64_t squeeze = g_.value(reduce->second->output).type.shape[1];
-      if (g_.value(expand.output).type.shape[1] != x[1] || x[0] * squeeze > kSqueezeExciteMaxHidden) continue;
-      squeeze_excite_at_[expand.nodes[0]] = {mean->second, reduce->second, &expand};
-      in_squeeze_excite_.insert(mean->second->nodes[0]);
-      in_squeeze_excite_.insert(reduce->second->nodes[0]);
-    }
-    return Status::ok();
-  }
-
-  // A Conv group on a one-pixel input with 1x1 constant weights, one
-  // group and nothing added but its bias (and folded BatchNormalization).
-  bool is_one_pixel_conv(const Group& group) const {
-    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
-    const Node& n = g_.node(group.nodes[0]);
-    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
-    const Shape& x = g_.value(n.inputs[0]).type.shape;
-    const Shape& w = g_.value(n.inputs[1]).type.shape;
-    const Shape& y = g_.value(group.output).type.shape;
-    Result<int64_t> groups = n.attrs.get_int("group", 1);
-    return groups.is_ok() && *groups == 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && w[2] == 1 &&
-           w[3] == 1 && x[2] == 1 && x[3] == 1 && y[2] == 1 && y[3] == 1 && w[1] == x[1] && y[1] == w[0];
-  }
-
-  // GlobalAveragePool, or ReduceMean over exactly H and W of a rank-4
-  // tensor keeping them.
-  Result<bool> is_spatial_mean(const Group& group) const {
-    const Node& n = g_.node(group.nodes[0]);
-    if (group.kind != GroupKind::kSingle || group.nodes.size() != 1) return false;
-    const Shape& x = g_.value(n.inputs[0]).type.shape;
-    const Shape& y = g_.value(group.output).type.shape;
-    if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1] || y[2] != 1 || y[3] != 1) return false;
-    if (n.op == "GlobalAveragePool") return true;
-    if (n.op != "ReduceMean") return false;
-    HS_ASSIGN_OR_RETURN(const std::optional<std::vector<int64_t>> axes, read_reduce_axes(g_, group.nodes[0]));
-    if (!axes) return false;
-    std::vector<int64_t> sorted = *axes;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted == std::vector<int64_t>{2, 3};
-  }
-
-  Status emit_squeeze_excite(const SqueezeExcite& se) {
-    const Node& mean = g_.node(se.mean->nodes[0]);
-    const Node& reduce = g_.node(se.reduce->nodes[0]);
-    const Node& expand = g_.node(se.expand->nodes[0]);
-    const Shape& x = g_.value(mean.inputs[0]).type.shape;
-    const int64_t batch = x[0], channels = x[1], squeeze = g_.value(se.reduce->output).type.shape[1];
-    HS_ASSIGN_OR_RETURN(const ChannelAffine a1, fold_channel_affine(*se.reduce, squeeze));
-    HS_ASSIGN_OR_RETURN(const ChannelAffine a2, fold_channel_affine(*se.expand, channels));
-    const std::vector<float> w1 = g_.value(reduce.inputs[1]).constant->to_float_vector();  // [squeeze][channels]
-    const std::vector<float> w2 = g_.value(expand.inputs[1]).constant->to_float_vector();  // [channels][squeeze]
-    // W1 scaled, b1, W2 transposed to [squeeze][channels] and scaled, b2.
-    std::vector<float> weights;
-    weights.reserve(static_cast<size_t>(2 * squeeze * channels + squeeze + channels));
-    for (int64_t j = 0; j < squeeze; ++j)
-      for (int64_t c = 0; c < channels; ++c) weights.push_back(w1[j * channels + c] * a1.scale[j]);
-    weights.insert(weights.end(), a1.bias.begin(), a1.bias.end());
-    for (int64_t j = 0; j < squeeze; ++j)
-      for (int64_t c = 0; c < channels; ++c) weights.push_back(w2[c * squeeze + j] * a2.scale[c]);
-    weights.insert(weights.end(), a2.bias.begin(), a2.bias.end());
-
-    SqueezeExcitePush p{};
-    p.batch = u32(batch);
-    p.channels = u32(channels);
-    p.squeeze = u32(squeeze);
-    p.plane = u32(x[2] * x[3]);
-    pack_epilogue(*se.reduce, p.ops1, p.params1);
-    pack_epilogue(*se.expand, p.ops2, p.params2);
-    // The label and profile names cover the three groups it runs.
-    std::vector<std::string> names, ops;
-    std::string label;
-    for (const Group* group : {se.mean, se.reduce, se.expand})
-      for (NodeId id : group->nodes) {
-        label += (label.empty() ? "" : "+") + g_.node(id).name;
-        names.push_back(g_.node(id).name);
-        ops.push_back(g_.node(id).op);
-      }
-    label_ = label;
-    node_names_ = names;
-    node_ops_ = ops;
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(mean.inputs[0]));
-    const int w_buffer = constant_buffer(bytes_of(weights), label_ + "/weights");
-    const int means = new_temp_buffer(static_cast<uint64_t>(batch * channels) * 4, label_ + "/means");
-    // Zero at init; the kernel's last workgroup sets it back to zero.
-    const int counter = constant_buffer(bytes_of(std::vector<uint32_t>{0}), label_ + "/counter");
-    const int out = new_value_buffer(se.expand->output);
-    Step step = dispatch(Kernel::kSqueezeExcite, words_of(p), grid_1d(ceil_div(batch * channels, 8)));
-    step.bindings = {in, w_buffer, means, counter, out};
-    step.reads = {in, w_buffer, means, counter};
-    step.writes = {means, counter, out};
-    out_.steps.push_back(std::move(step));
-    return Status::ok();
   }
 
   Status emit_reduce(const Group& group) {
@@ -2185,10 +2054,6 @@ class Lowering {
   };
   std::map<int, View> views_;
   std::set<NodeId> elided_;  // Transposes and scalar Muls folded into their MatMul
-  // plan_squeeze_excite's blocks, by the head of their last conv's group,
-  // and the heads of the groups they absorb (the mean and the first conv).
-  std::map<NodeId, SqueezeExcite> squeeze_excite_at_;
-  std::set<NodeId> in_squeeze_excite_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)
