@@ -31,6 +31,8 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/resize_spv.h"
 #include "delegates/vulkan/shaders/softmax_spv.h"
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
+#include "delegates/vulkan/shaders/se_scale_spv.h"
+#include "delegates/vulkan/shaders/se_scale_half_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_half_spv.h"
 #include "delegates/vulkan/shaders/elementwise_half_spv.h"
 #include "delegates/vulkan/shaders/gather_half_spv.h"
@@ -75,6 +77,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
     case Kernel::kGemmCoopmat: return HS_SPIRV(GemmCoopmat);
     case Kernel::kGemmCoopmat512: return HS_SPIRV(GemmCoopmat512);
     case Kernel::kGemmCoopmat1024: return HS_SPIRV(GemmCoopmat1024);
+    case Kernel::kSeScale: return HS_SPIRV(SeScale);
     // The Casts read and write their own element types.
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;
     case Kernel::kCastF32ToF16: return spirv::kCastF32ToF16Spv;

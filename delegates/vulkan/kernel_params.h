@@ -137,6 +137,18 @@ struct GemmPush {
 };
 static_assert(sizeof(GemmPush) == 100);
 
+// se_scale.comp.
+struct SeScalePush {
+  uint32_t batch, channels, squeeze, plane;
+  uint32_t chunks;  // workgroups per image: ceil(channels * plane / kSeScaleChunk)
+  uint32_t ops1, ops2;
+  float params1[4];
+  float params2[4];
+};
+static_assert(sizeof(SeScalePush) == 60);
+inline constexpr uint32_t kSeScaleChunk = 1024;       // elements a workgroup scales
+inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgroup keeps
+
 // pool2d.comp.
 struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;

@@ -45,6 +45,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat: return "gemm_coopmat";
     case Kernel::kGemmCoopmat512: return "gemm_coopmat_512";
     case Kernel::kGemmCoopmat1024: return "gemm_coopmat_1024";
+    case Kernel::kSeScale: return "se_scale";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -77,6 +78,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kPad:
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
+    case Kernel::kSeScale: return 4;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -110,6 +112,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kDepthwiseConv2d:
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
+    case Kernel::kSeScale: return sizeof(SeScalePush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
@@ -284,6 +287,7 @@ class Lowering {
         if (in != kNoValue) ++uses_[in];
 
     HS_RETURN_IF_ERROR(group_nodes());
+    HS_RETURN_IF_ERROR(plan_se_scale());
     place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
@@ -798,6 +802,7 @@ class Lowering {
                      [](const Group* a, const Group* b) { return a->nodes.back() < b->nodes.back(); });
     for (const Group* group : order) {
       if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
+      if (in_se_scale_.count(group->nodes[0]) != 0) continue;  // runs with its block's Mul (se_scale_at_)
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -814,6 +819,7 @@ class Lowering {
 
   Status emit(const Group& group) {
     const Node& head = g_.node(group.nodes[0]);
+    if (auto se = se_scale_at_.find(group.nodes[0]); se != se_scale_at_.end()) return emit_se_scale(se->second);
     switch (group.kind) {
       case GroupKind::kAlias: return emit_alias(group);
       case GroupKind::kElementwise: return emit_elementwise(group);
@@ -1431,6 +1437,138 @@ class Lowering {
     }
     return emit_simple(Kernel::kPool2d, words_of(p), n.inputs[0], group.output,
                        grid_1d(ceil_div(int64_t{p.planes} * p.out_h * p.out_w, kGenericGroupSize)));
+  }
+
+  // --- squeeze-and-excitation ----------------------------------------------
+
+  struct SeBlock {
+    const Group* mean = nullptr;    // emitted as it is
+    const Group* reduce = nullptr;  // 1x1 conv to `squeeze` channels, on the means
+    const Group* expand = nullptr;  // 1x1 conv back: the gate
+    const Group* mul = nullptr;     // x * gate
+    ValueId x = kNoValue;
+  };
+
+  // A Mul of x by a gate that a 1x1 conv makes from a 1x1 conv of x's
+  // spatial mean (GlobalAveragePool, or ReduceMean over H and W keeping
+  // them), each conv's output read once: the second half of a
+  // squeeze-and-excitation block. The two convs and the Mul become one
+  // se_scale.comp dispatch, emitted where the Mul stood; the mean stays a
+  // dispatch of its own (every workgroup of se_scale reads all of it).
+  Status plan_se_scale() {
+    std::map<ValueId, const Group*> writer;
+    for (const Group& group : groups_) writer[group.output] = &group;
+    auto read_once = [&](ValueId v) {
+      auto it = uses_.find(v);
+      return it != uses_.end() && it->second == 1 && is_output_.count(v) == 0;
+    };
+    for (const Group& mul : groups_) {
+      if (mul.kind != GroupKind::kElementwise || mul.nodes.size() != 1 || g_.node(mul.nodes[0]).op != "Mul") continue;
+      const Node& m = g_.node(mul.nodes[0]);
+      for (int side = 0; side < 2; ++side) {
+        const ValueId x = m.inputs[side], gate = m.inputs[1 - side];
+        auto expand = writer.find(gate);
+        if (expand == writer.end() || !is_one_pixel_conv(*expand->second) || !read_once(gate)) continue;
+        auto reduce = writer.find(g_.node(expand->second->nodes[0]).inputs[0]);
+        if (reduce == writer.end() || !is_one_pixel_conv(*reduce->second) || !read_once(reduce->second->output))
+          continue;
+        auto mean = writer.find(g_.node(reduce->second->nodes[0]).inputs[0]);
+        if (mean == writer.end() || g_.node(mean->second->nodes[0]).inputs[0] != x) continue;
+        HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(*mean->second));
+        const Shape& xs = g_.value(x).type.shape;
+        if (!spatial || g_.value(mul.output).type.shape != xs || g_.value(gate).type.shape[1] != xs[1] ||
+            g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxSqueeze)
+          continue;
+        se_scale_at_[mul.nodes[0]] = {mean->second, reduce->second, expand->second, &mul, x};
+        in_se_scale_.insert(reduce->second->nodes[0]);
+        in_se_scale_.insert(expand->second->nodes[0]);
+        break;
+      }
+    }
+    return Status::ok();
+  }
+
+  // A Conv group on a one-pixel input with 1x1 constant weights, one
+  // group and nothing added but its bias (and folded BatchNormalization).
+  bool is_one_pixel_conv(const Group& group) const {
+    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
+    const Node& n = g_.node(group.nodes[0]);
+    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& w = g_.value(n.inputs[1]).type.shape;
+    const Shape& y = g_.value(group.output).type.shape;
+    Result<int64_t> groups = n.attrs.get_int("group", 1);
+    return groups.is_ok() && *groups == 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && w[2] == 1 &&
+           w[3] == 1 && x[2] == 1 && x[3] == 1 && y[2] == 1 && y[3] == 1 && w[1] == x[1] && y[1] == w[0];
+  }
+
+  // GlobalAveragePool, or ReduceMean over exactly H and W of a rank-4
+  // tensor keeping them.
+  Result<bool> is_spatial_mean(const Group& group) const {
+    const Node& n = g_.node(group.nodes[0]);
+    if (group.kind != GroupKind::kSingle || group.nodes.size() != 1) return false;
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& y = g_.value(group.output).type.shape;
+    if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1] || y[2] != 1 || y[3] != 1) return false;
+    if (n.op == "GlobalAveragePool") return true;
+    if (n.op != "ReduceMean") return false;
+    HS_ASSIGN_OR_RETURN(const std::optional<std::vector<int64_t>> axes, read_reduce_axes(g_, group.nodes[0]));
+    if (!axes) return false;
+    std::vector<int64_t> sorted = *axes;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted == std::vector<int64_t>{2, 3};
+  }
+
+  Status emit_se_scale(const SeBlock& se) {
+    const Node& reduce = g_.node(se.reduce->nodes[0]);
+    const Node& expand = g_.node(se.expand->nodes[0]);
+    const Shape& x = g_.value(se.x).type.shape;
+    const int64_t batch = x[0], channels = x[1], plane = x[2] * x[3];
+    const int64_t squeeze = g_.value(se.reduce->output).type.shape[1];
+    HS_ASSIGN_OR_RETURN(const ChannelAffine a1, fold_channel_affine(*se.reduce, squeeze));
+    HS_ASSIGN_OR_RETURN(const ChannelAffine a2, fold_channel_affine(*se.expand, channels));
+    const std::vector<float> w1 = g_.value(reduce.inputs[1]).constant->to_float_vector();  // [squeeze][channels]
+    const std::vector<float> w2 = g_.value(expand.inputs[1]).constant->to_float_vector();  // [channels][squeeze]
+    // W1 transposed to [channels][squeeze] and scaled, b1, W2 scaled, b2.
+    std::vector<float> weights;
+    weights.reserve(static_cast<size_t>(2 * squeeze * channels + squeeze + channels));
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w1[j * channels + c] * a1.scale[j]);
+    weights.insert(weights.end(), a1.bias.begin(), a1.bias.end());
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w2[c * squeeze + j] * a2.scale[c]);
+    weights.insert(weights.end(), a2.bias.begin(), a2.bias.end());
+
+    SeScalePush p{};
+    p.batch = u32(batch);
+    p.channels = u32(channels);
+    p.squeeze = u32(squeeze);
+    p.plane = u32(plane);
+    p.chunks = ceil_div(channels * plane, kSeScaleChunk);
+    pack_epilogue(*se.reduce, p.ops1, p.params1);
+    pack_epilogue(*se.expand, p.ops2, p.params2);
+    // The label and profile names cover the three groups it runs.
+    std::string label;
+    std::vector<std::string> names, ops;
+    for (const Group* group : {se.reduce, se.expand, se.mul})
+      for (NodeId id : group->nodes) {
+        label += (label.empty() ? "" : "+") + g_.node(id).name;
+        names.push_back(g_.node(id).name);
+        ops.push_back(g_.node(id).op);
+      }
+    label_ = label;
+    node_names_ = names;
+    node_ops_ = ops;
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(se.x));
+    HS_ASSIGN_OR_RETURN(const int means, buffer_of(se.mean->output));
+    const int w_buffer = constant_buffer(bytes_of(weights), label_ + "/weights");
+    const int out = new_value_buffer(se.mul->output);
+    Step step = dispatch(Kernel::kSeScale, words_of(p), grid_1d(static_cast<uint64_t>(batch) * p.chunks));
+    step.bindings = {in, means, w_buffer, out};
+    step.reads = {in, means, w_buffer};
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
   }
 
   Status emit_reduce(const Group& group) {
@@ -2054,6 +2192,10 @@ class Lowering {
   };
   std::map<int, View> views_;
   std::set<NodeId> elided_;  // Transposes and scalar Muls folded into their MatMul
+  // plan_se_scale's blocks by their Mul, and the heads of the conv groups
+  // they absorb.
+  std::map<NodeId, SeBlock> se_scale_at_;
+  std::set<NodeId> in_se_scale_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)

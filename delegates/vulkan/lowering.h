@@ -63,8 +63,9 @@ enum class Kernel : uint8_t {
   kGemmCoopmat,    // gemm on the tensor cores (precision fp16): gemm_coopmat.comp, 256 invocations
   kGemmCoopmat512,   // the same with 512 (gemm_coopmat_512.comp)
   kGemmCoopmat1024,  // and 1024 (gemm_coopmat_1024.comp)
+  kSeScale,          // a squeeze-and-excitation block's two 1x1 convs on the means and its Mul (se_scale.comp)
 };
-inline constexpr size_t kKernelCount = 23;
+inline constexpr size_t kKernelCount = 24;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);

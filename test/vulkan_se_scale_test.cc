@@ -1,0 +1,165 @@
+// Squeeze-and-excitation blocks' convs and Mul in one dispatch
+// (delegates/vulkan/lowering.cc plan_se_scale, shaders/se_scale.comp):
+// which chains become one, and the kernel against the portable CPU kernels
+// on lavapipe with validation — odd planes (chunks of 1024 elements
+// starting mid-channel), batches, more channels and hidden units than one
+// workgroup has invocations, folded BatchNorm and biases, the activations
+// MobileNetV3 (Relu, HardSigmoid) and EfficientNet (SiLU, Sigmoid) use, and
+// f16 storage.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegates/vulkan/lowering.h"
+#include "delegates/vulkan/vulkan_delegate.h"
+#include "graph/builder.h"
+#include "shared_gpu/shared_gpu_registry.h"
+#include "test/test_util.h"
+#include "test/vk_test_env.h"
+#include "test/vulkan_test_driver.h"
+
+namespace hetsched::vulkan {
+namespace {
+
+using hetsched::testing::build;
+using hetsched::testing::random_tensor;
+using Ints = std::vector<int64_t>;
+
+struct Block {
+  int64_t batch = 1, channels = 16, squeeze = 4, h = 7, w = 5;
+  bool reduce_mean = false;    // ReduceMean over H and W instead of GlobalAveragePool
+  bool efficientnet = false;   // SiLU and Sigmoid instead of Relu and HardSigmoid
+  bool batch_norm = false;     // a BatchNormalization after the first conv
+  bool gate_read_twice = false;  // the first conv's output is also an island output
+  bool relu_after = false;       // a Relu after the Mul (joins its chain: not fused)
+};
+
+// x -> depthwise conv (so x is computed on the GPU) -> gate = SE(x) ->
+// Mul(x, gate) -> 1x1 conv (as in MobileNetV3 and EfficientNet).
+Graph block(const Block& c) {
+  GraphBuilder b("se");
+  const ValueId in = b.input("x", {DType::kFloat32, {c.batch, c.channels, c.h, c.w}});
+  const ValueId x = b.op("Conv", {in, b.constant("dw", random_tensor({c.channels, 1, 3, 3}, 1, -0.5f, 0.5f))},
+                         {{"pads", Ints{1, 1, 1, 1}}, {"group", c.channels}});
+  const ValueId mean = c.reduce_mean ? b.op("ReduceMean", {x}, {{"axes", Ints{2, 3}}}) : b.op("GlobalAveragePool", {x});
+  ValueId h = b.op("Conv", {mean, b.constant("w1", random_tensor({c.squeeze, c.channels, 1, 1}, 2, -0.5f, 0.5f)),
+                            b.constant("b1", random_tensor({c.squeeze}, 3))});
+  if (c.batch_norm)
+    h = b.op("BatchNormalization", {h, b.constant("s", random_tensor({c.squeeze}, 4, 0.5f, 1.5f)),
+                                    b.constant("bb", random_tensor({c.squeeze}, 5)), b.constant("m", random_tensor({c.squeeze}, 6)),
+                                    b.constant("v", random_tensor({c.squeeze}, 7, 0.5f, 2.f))});
+  const ValueId hidden = c.efficientnet ? b.op("Mul", {h, b.op("Sigmoid", {h})}) : b.op("Relu", {h});
+  if (c.gate_read_twice) b.output(hidden);
+  ValueId gate = b.op("Conv", {hidden, b.constant("w2", random_tensor({c.channels, c.squeeze, 1, 1}, 8, -0.5f, 0.5f)),
+                               b.constant("b2", random_tensor({c.channels}, 9))});
+  gate = c.efficientnet ? b.op("Sigmoid", {gate}) : b.op("HardSigmoid", {gate}, {{"alpha", 1.f / 6}, {"beta", 0.5f}});
+  ValueId scaled = b.op("Mul", {x, gate});
+  if (c.relu_after) scaled = b.op("Relu", {scaled});
+  b.output(b.op("Conv", {scaled, b.constant("wp", random_tensor({5, c.channels, 1, 1}, 10, -0.5f, 0.5f))}));
+  return build(b);
+}
+
+size_t count(const LoweredIsland& l, Kernel kernel) {
+  size_t n = 0;
+  for (const Step& s : l.steps) n += s.kind == Step::Kind::kDispatch && s.kernel == kernel;
+  return n;
+}
+
+LoweredIsland lower(const Graph& g) {
+  Result<LoweredIsland> l = lower_island(g, LoweringOptions{});
+  EXPECT_TRUE(l.is_ok()) << l.status().message();
+  return std::move(l).value();
+}
+
+TEST(SeScaleLoweringTest, TheConvsAndTheMulAreOneDispatch) {
+  for (const bool reduce_mean : {false, true})
+    for (const bool efficientnet : {false, true}) {
+      Block c;
+      c.reduce_mean = reduce_mean;
+      c.efficientnet = efficientnet;
+      const LoweredIsland l = lower(block(c));
+      EXPECT_EQ(count(l, Kernel::kSeScale), 1u) << reduce_mean << efficientnet;
+      EXPECT_EQ(count(l, Kernel::kReduce), 1u);
+      // The depthwise conv, the mean, the convs and Mul, the projection.
+      EXPECT_EQ(l.dispatch_count(), 4u) << reduce_mean << efficientnet;
+    }
+}
+
+TEST(SeScaleLoweringTest, AHiddenValueReadElsewhereAChainAfterTheMulOrTooManyHiddenUnitsKeepTheirDispatches) {
+  Block twice;
+  twice.gate_read_twice = true;
+  EXPECT_EQ(count(lower(block(twice)), Kernel::kSeScale), 0u);
+  Block chain;
+  chain.relu_after = true;
+  EXPECT_EQ(count(lower(block(chain)), Kernel::kSeScale), 0u);
+  Block wide;
+  wide.squeeze = 1025;  // past kSeScaleMaxSqueeze
+  EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 0u);
+  wide.squeeze = 1024;
+  EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 1u);
+}
+
+class SeScaleGpuTest : public hetsched::testing::VkTest {
+ protected:
+  void SetUp() override {
+    std::shared_ptr<SharedGpuContext> context = make_context();
+    ASSERT_NE(context, nullptr);
+    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("se_scale_test:0", context).is_ok());
+  }
+
+  // Three runs on the same island, every one within 1e-4 of the largest
+  // output (1e-2 with f16 storage) of the portable CPU kernels.
+  void expect_matches_cpu(const Block& c, const std::string& storage = "fp32") {
+    const Graph g = block(c);
+    ASSERT_EQ(count(lower(g), Kernel::kSeScale), 1u);
+    Result<std::unique_ptr<Delegate>> delegate =
+        make_vulkan_delegate({{"gpu_shared_context_token", "se_scale_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+    ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+    Result<hetsched::testing::GpuIslandDriver> driver =
+        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
+    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+    for (uint32_t run = 0; run < 3; ++run) {
+      const std::vector<Tensor> inputs = {random_tensor({c.batch, c.channels, c.h, c.w}, 100 + run)};
+      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+      ASSERT_TRUE(want.is_ok()) << want.status().message();
+      Result<std::vector<Tensor>> got = driver->run(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().message();
+      float scale = 0;
+      for (float v : (*want)[0].span<float>()) scale = std::max(scale, std::abs(v));
+      const float err = hetsched::testing::max_abs_diff((*got)[0], (*want)[0]);
+      EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-4f) * scale) << "run " << run;
+      if (run == 0)
+        std::cout << "[se] " << c.batch << "x" << c.channels << "x" << c.h << "x" << c.w << " squeeze " << c.squeeze
+                  << " " << storage << ": max abs error " << err << " (max |y| " << scale << ")\n";
+    }
+  }
+};
+
+TEST_F(SeScaleGpuTest, MobileNetStyleBlocksMatchTheCpuKernels) {
+  expect_matches_cpu({1, 16, 4, 7, 5});
+  expect_matches_cpu({2, 37, 9, 13, 11, true, false, true});
+  expect_matches_cpu({1, 12, 3, 56, 56});  // planes wider than a workgroup's 1024 elements
+}
+
+TEST_F(SeScaleGpuTest, EfficientNetStyleBlocksWithManyChannelsMatchTheCpuKernels) {
+  // 1000 channels and 300 hidden units: more than a workgroup's 256
+  // invocations, so the hidden units take two rounds.
+  Block c{2, 1000, 300, 9, 7};
+  c.efficientnet = true;
+  expect_matches_cpu(c);
+  Block small{3, 24, 6, 1, 1};
+  small.efficientnet = true;
+  small.reduce_mean = true;
+  expect_matches_cpu(small);
+}
+
+TEST_F(SeScaleGpuTest, BlocksWithF16StorageMatchTheCpuKernels) {
+  Block c{2, 96, 24, 14, 14};
+  c.efficientnet = true;
+  expect_matches_cpu(c, "fp16");
+}
+
+}  // namespace
+}  // namespace hetsched::vulkan
