@@ -96,9 +96,16 @@ TEST(SeScaleLoweringTest, AHiddenValueReadElsewhereAChainAfterTheMulOrTooManyHid
   EXPECT_EQ(count(lower(block(chain)), Kernel::kSeScale), 0u);
   Block wide;
   wide.squeeze = 1025;  // past kSeScaleMaxSqueeze
+  wide.channels = 8;
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 0u);
   wide.squeeze = 1024;
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 1u);
+  Block big;  // 512 x 129 weights, past kSeScaleMaxWeights
+  big.channels = 512;
+  big.squeeze = 129;
+  EXPECT_EQ(count(lower(block(big)), Kernel::kSeScale), 0u);
+  big.squeeze = 128;
+  EXPECT_EQ(count(lower(block(big)), Kernel::kSeScale), 1u);
 }
 
 class SeScaleGpuTest : public hetsched::testing::VkTest {
@@ -143,12 +150,15 @@ TEST_F(SeScaleGpuTest, MobileNetStyleBlocksMatchTheCpuKernels) {
   expect_matches_cpu({1, 12, 3, 56, 56});  // planes wider than a workgroup's 1024 elements
 }
 
-TEST_F(SeScaleGpuTest, EfficientNetStyleBlocksWithManyChannelsMatchTheCpuKernels) {
-  // 1000 channels and 300 hidden units: more than a workgroup's 256
-  // invocations, so the hidden units take two rounds.
-  Block c{2, 1000, 300, 9, 7};
-  c.efficientnet = true;
-  expect_matches_cpu(c);
+TEST_F(SeScaleGpuTest, EfficientNetStyleBlocksWithManyUnitsAndChannelsMatchTheCpuKernels) {
+  // 1000 hidden units (four rounds of a workgroup's 256 invocations), and
+  // 1000 one-pixel channels (a chunk's gates take four rounds too).
+  Block units{1, 60, 1000, 5, 5};
+  units.efficientnet = true;
+  expect_matches_cpu(units);
+  Block channels{2, 1000, 60, 1, 1};
+  channels.efficientnet = true;
+  expect_matches_cpu(channels);
   Block small{3, 24, 6, 1, 1};
   small.efficientnet = true;
   small.reduce_mean = true;

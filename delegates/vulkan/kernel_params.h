@@ -148,6 +148,14 @@ struct SeScalePush {
 static_assert(sizeof(SeScalePush) == 60);
 inline constexpr uint32_t kSeScaleChunk = 1024;       // elements a workgroup scales
 inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgroup keeps
+// Every workgroup reads both weight matrices (from the L2 cache after the
+// first) and sums channels x squeeze products for its hidden units: past
+// this many elements of W1 that costs more than the two dispatches it
+// saves. On an H200 with every block fused, MobileNetV3-Small (two blocks
+// of 576 x 144) ran slower (0.650 -> 0.722 ms) and EfficientNet-B0 (at most
+// 1152 x 48) faster (1.075 -> 1.019 ms); with this bound both gain (0.582
+// and 1.018 ms; RegNetY-400MF 1.41 -> 1.39).
+inline constexpr uint32_t kSeScaleMaxWeights = 65536;
 
 // pool2d.comp.
 struct PoolPush {

@@ -1455,6 +1455,8 @@ class Lowering {
   // squeeze-and-excitation block. The two convs and the Mul become one
   // se_scale.comp dispatch, emitted where the Mul stood; the mean stays a
   // dispatch of its own (every workgroup of se_scale reads all of it).
+  // Blocks with more than kSeScaleMaxWeights weights in a matrix stay as
+  // they are.
   Status plan_se_scale() {
     std::map<ValueId, const Group*> writer;
     for (const Group& group : groups_) writer[group.output] = &group;
@@ -1477,7 +1479,8 @@ class Lowering {
         HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(*mean->second));
         const Shape& xs = g_.value(x).type.shape;
         if (!spatial || g_.value(mul.output).type.shape != xs || g_.value(gate).type.shape[1] != xs[1] ||
-            g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxSqueeze)
+            g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxSqueeze ||
+            xs[1] * g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxWeights)
           continue;
         se_scale_at_[mul.nodes[0]] = {mean->second, reduce->second, expand->second, &mul, x};
         in_se_scale_.insert(reduce->second->nodes[0]);
