@@ -1,16 +1,24 @@
-// The graphs both GPU delegates' f16-storage tests run
-// (test/vulkan_half_storage_test.cc, test/vgf_half_storage_test.cc): every
-// kernel of either delegate between f16 tensors, compared there with the
-// portable CPU kernels. Header-only (test/CMakeLists compiles only
-// test_util.cc beside each test).
+// What both GPU delegates' f16-storage tests share
+// (test/vulkan_half_storage_test.cc, test/vgf_half_storage_test.cc): the
+// graphs that put every kernel of either delegate between f16 tensors
+// (compared there with the portable CPU kernels), and the refusal on a
+// device without storageBuffer16BitAccess. Header-only (test/CMakeLists
+// compiles only test_util.cc beside each test).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <memory>
+
+#include "delegates/delegate.h"
 #include "graph/builder.h"
+#include "shared_gpu/shared_gpu_registry.h"
 #include "test/test_util.h"
+#include "test/vk_test_env.h"
+#include "test/vulkan_test_driver.h"
 
 namespace hetsched::testing::half_graphs {
 
@@ -113,6 +121,35 @@ inline Graph dense_block() {
   const ValueId all = b.op("Relu", {b.op("Concat", features, {{"axis", int64_t{1}}})});
   b.output(b.op("Conv", {all, weights(b, "wg", {8, 4, 3, 3}, 50, 0.2f)}, {{"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{4}}}));
   return build(b);
+}
+
+// A host lends `host`'s device without storageBuffer16BitAccess enabled
+// (registered as token `token`): the delegate `make` makes from context
+// options refuses storage fp16 at init naming the feature, and at auto
+// keeps f32 and runs.
+inline void expect_fp16_storage_refused_without_the_feature(
+    const SharedGpuContext& host, const std::string& token,
+    const std::function<Result<std::unique_ptr<Delegate>>(const DelegateOptions&)>& make) {
+  SharedGpuContextCreateInfo info = lend_info(host);
+  info.enabled_features.storage_buffer_16bit_access = false;
+  struct Unregister {
+    ~Unregister() { SharedGpuContextRegistry::get().clear_for_testing(); }
+  } unregister;
+  auto borrowed = SharedGpuContext::borrow(info);
+  ASSERT_TRUE(borrowed.is_ok()) << borrowed.status().message();
+  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context(token + ":0", *borrowed).is_ok());
+  Result<std::unique_ptr<Delegate>> delegate =
+      make({{"gpu_shared_context_token", token}, {"gpu_shared_context_mode", "lookup_only"}});
+  ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+  const Graph g = split_k();
+  Result<GpuIslandDriver> refused = GpuIslandDriver::create(**delegate, g, {{{"storage", "fp16"}}, 0});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("storage fp16 needs storageBuffer16BitAccess, which device"),
+            std::string::npos)
+      << refused.status().message();
+  Result<GpuIslandDriver> f32 = GpuIslandDriver::create(**delegate, g, {{{"storage", "auto"}}, 0});
+  ASSERT_TRUE(f32.is_ok()) << f32.status().message();
+  EXPECT_TRUE(f32->run({random_tensor(g.value(g.inputs()[0]).type.shape, 1)}).is_ok());
 }
 
 }  // namespace hetsched::testing::half_graphs

@@ -144,28 +144,8 @@ class HalfStorageRefusalTest : public hetsched::testing::VkTest {};
 TEST_F(HalfStorageRefusalTest, ADeviceWithoutStorageBuffer16BitAccessRefusesFp16AndAutoRunsF32) {
   std::shared_ptr<SharedGpuContext> host = make_context();
   ASSERT_NE(host, nullptr);
-  SharedGpuContextCreateInfo info = hetsched::testing::lend_info(*host);
-  info.enabled_features.storage_buffer_16bit_access = false;
-  struct Unregister {
-    ~Unregister() { SharedGpuContextRegistry::get().clear_for_testing(); }
-  } unregister;
-  auto borrowed = SharedGpuContext::borrow(info);
-  ASSERT_TRUE(borrowed.is_ok()) << borrowed.status().message();
-  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("half_lent:0", *borrowed).is_ok());
-  Result<std::unique_ptr<Delegate>> delegate =
-      make_vulkan_delegate({{"gpu_shared_context_token", "half_lent"}, {"gpu_shared_context_mode", "lookup_only"}});
-  ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-  const Graph g = split_k();
-  Result<hetsched::testing::GpuIslandDriver> refused =
-      hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", "fp16"}}, 0});
-  ASSERT_FALSE(refused.is_ok());
-  EXPECT_NE(refused.status().message().find("storage fp16 needs storageBuffer16BitAccess, which device"),
-            std::string::npos)
-      << refused.status().message();
-  Result<hetsched::testing::GpuIslandDriver> f32 =
-      hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", "auto"}}, 0});
-  ASSERT_TRUE(f32.is_ok()) << f32.status().message();
-  EXPECT_TRUE(f32->run({random_tensor({1, 32, 4, 4}, 1)}).is_ok());
+  half_graphs::expect_fp16_storage_refused_without_the_feature(
+      *host, "half_lent", [](const DelegateOptions& options) { return make_vulkan_delegate(options); });
 }
 
 }  // namespace
