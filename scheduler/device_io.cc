@@ -1,6 +1,7 @@
 #include "scheduler/device_io.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "scheduler/layout.h"
 #include "sync/step_sync.h"
@@ -13,11 +14,12 @@ const std::string kTrack = "handoffs";
 
 // One copy between a caller's buffer and an island's tensor, recorded anew
 // for each request into the same command buffer (the lane waited for its
-// previous request, so the buffer is not pending).
+// previous request, so the buffer is not pending). Where the island keeps
+// the tensor NHWC (VGF) the copy permutes it from or to the caller's NCHW.
 class CallerBufferCopy final : public StepRunner {
  public:
-  CallerBufferCopy(int tensor, DeviceEnd end, bool into_island, std::string label)
-      : tensor_(tensor), end_(end), into_island_(into_island), label_(std::move(label)) {}
+  CallerBufferCopy(int tensor, DeviceEnd end, bool into_island, std::optional<Permute4d> permute, std::string label)
+      : tensor_(tensor), end_(end), into_island_(into_island), permute_(permute), label_(std::move(label)) {}
 
   Kind kind() const override { return Kind::kGpu; }
   SharedGpuContext* context() const override { return &end_.transfers->context(); }
@@ -31,10 +33,11 @@ class CallerBufferCopy final : public StepRunner {
     const BufferRange theirs{nullptr, caller.offset, caller.size, caller.buffer};
     const BufferRange ours{end_.tensor->buffer, end_.tensor->offset, end_.tensor->size};
     const BufferRange src = into_island_ ? theirs : ours, dst = into_island_ ? ours : theirs;
+    const Permute4d* permute = permute_ ? &*permute_ : nullptr;
     if (cmd_) {
-      HS_RETURN_IF_ERROR(end_.transfers->rerecord_copy(cmd_, src, dst));
+      HS_RETURN_IF_ERROR(end_.transfers->rerecord_copy(cmd_, src, dst, permute));
     } else {
-      HS_ASSIGN_OR_RETURN(cmd_, end_.transfers->record_copy(src, dst));
+      HS_ASSIGN_OR_RETURN(cmd_, end_.transfers->record_copy(src, dst, permute));
     }
     const uint64_t wait = into_island_ ? std::max(call.wait_value, state.device_io->inputs_ready) : call.wait_value;
     const GpuStepSync sync = plan_gpu_step(state.mode, wait);
@@ -48,28 +51,38 @@ class CallerBufferCopy final : public StepRunner {
   int tensor_;
   DeviceEnd end_;
   bool into_island_;
+  std::optional<Permute4d> permute_;
   std::string label_;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // freed with the transfers
 };
 
-Status check_plain(const TensorType& type, const DeviceEnd& end, const std::string& label) {
-  if (end.tensor->layout == TensorLayout::kNchw || !layout_applies(type)) return Status::ok();
-  return unsupported(label + ": the island keeps the tensor in " + std::string(tensor_layout_name(end.tensor->layout)) +
-                     ", and a caller's buffer is copied as it is (NCHW)");
+// The permute between the caller's NCHW and the island's layout, if they
+// differ; refused where the GPU's permute does not apply (it moves 32-bit
+// elements).
+Result<std::optional<Permute4d>> permute_for(const TensorType& type, const DeviceEnd& end, bool into_island,
+                                             const std::string& label) {
+  if (end.tensor->layout == TensorLayout::kNchw || !layout_applies(type)) return std::optional<Permute4d>();
+  if (dtype_size(type.dtype) != 4)
+    return unsupported(label + ": the island keeps the tensor in " + std::string(tensor_layout_name(end.tensor->layout)) +
+                       ", and the GPU's layout conversion of a caller's NCHW buffer handles 32-bit elements only (" +
+                       type.to_string() + ")");
+  return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
+                                            static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
+                                            into_island});
 }
 
 }  // namespace
 
 Result<std::unique_ptr<StepRunner>> make_device_input(int tensor, const TensorType& type, DeviceEnd to,
                                                       std::string label) {
-  HS_RETURN_IF_ERROR(check_plain(type, to, label));
-  return std::unique_ptr<StepRunner>(new CallerBufferCopy(tensor, to, true, std::move(label)));
+  HS_ASSIGN_OR_RETURN(const std::optional<Permute4d> permute, permute_for(type, to, true, label));
+  return std::unique_ptr<StepRunner>(new CallerBufferCopy(tensor, to, true, permute, std::move(label)));
 }
 
 Result<std::unique_ptr<StepRunner>> make_device_output(int tensor, const TensorType& type, DeviceEnd from,
                                                        std::string label) {
-  HS_RETURN_IF_ERROR(check_plain(type, from, label));
-  return std::unique_ptr<StepRunner>(new CallerBufferCopy(tensor, from, false, std::move(label)));
+  HS_ASSIGN_OR_RETURN(const std::optional<Permute4d> permute, permute_for(type, from, false, label));
+  return std::unique_ptr<StepRunner>(new CallerBufferCopy(tensor, from, false, permute, std::move(label)));
 }
 
 }  // namespace hetsched

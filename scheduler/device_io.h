@@ -10,9 +10,9 @@
 // any device copy. Copies are re-recorded per request (the caller may pass
 // another buffer each time), into one command buffer per step and lane.
 //
-// Only plain copies: an island that keeps its input or output in another
-// layout than NCHW (VGF) would need a permute into or out of the caller's
-// buffer, which the session refuses (Session::run_device says why).
+// An island that keeps a rank-4 input or output NHWC (VGF) gets the
+// transfers' NCHW<->NHWC permute shader into or out of the caller's buffer
+// instead (32-bit elements; other element types are refused by reason).
 #pragma once
 
 #include <volk.h>

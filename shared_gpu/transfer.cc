@@ -55,19 +55,22 @@ void record_plain_copy(VkCommandBuffer cmd, const BufferRange& src, const Buffer
 
 }  // namespace
 
+namespace {
+
+VkDescriptorBufferInfo descriptor_of(const BufferRange& r) {
+  return r.buffer ? r.buffer->descriptor(r.offset, r.size) : VkDescriptorBufferInfo{r.foreign, r.offset, r.size};
+}
+
+}  // namespace
+
 Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange dst, const Permute4d* permute) {
   if (!fits(src) || !fits(dst) || src.size != dst.size)
     return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
                             "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
-  if (permute && (!src.buffer || !dst.buffer))
-    return unsupported("failed to record GPU layout conversion: both buffers must be hetsched's own");
-  if (permute && uint64_t{permute->n} * permute->c * permute->h * permute->w * 4 != src.size)
-    return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
-                            " bytes are not a rank-4 tensor of 32-bit elements of the given dims");
-  VkDescriptorSet set = VK_NULL_HANDLE;
+  HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool_.allocate());
+  recorded_.push_back(cmd);
   if (permute) {
-    const VkDescriptorBufferInfo buffers[2] = {src.buffer->descriptor(src.offset, src.size),
-                                               dst.buffer->descriptor(dst.offset, dst.size)};
+    const VkDescriptorBufferInfo buffers[2] = {descriptor_of(src), descriptor_of(dst)};
     Result<VkDescriptorSet> allocated = descriptors_.empty() ? Result<VkDescriptorSet>(unavailable("no pool"))
                                                              : descriptors_.back().allocate(permute_, buffers);
     if (!allocated.is_ok()) {
@@ -75,16 +78,45 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
       descriptors_.push_back(std::move(pool));
       allocated = descriptors_.back().allocate(permute_, buffers);
     }
-    HS_ASSIGN_OR_RETURN(set, std::move(allocated));
+    HS_ASSIGN_OR_RETURN(permute_sets_[cmd], std::move(allocated));
   }
-  HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool_.allocate());
-  recorded_.push_back(cmd);
-  if (!permute) {
-    HS_RETURN_IF_ERROR(rerecord_copy(cmd, src, dst));
-    return cmd;
-  }
+  HS_RETURN_IF_ERROR(rerecord_copy(cmd, src, dst, permute));
+  return cmd;
+}
+
+Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst, const Permute4d* permute) {
+  if (!fits(src) || !fits(dst) || src.size != dst.size)
+    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
+                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  if (permute && uint64_t{permute->n} * permute->c * permute->h * permute->w * 4 != src.size)
+    return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
+                            " bytes are not a rank-4 tensor of 32-bit elements of the given dims");
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  if (!permute) {
+    HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));  // resets it (the pool's buffers are resettable)
+    record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_ACCESS_TRANSFER_READ_BIT);
+    record_plain_copy(cmd, src, dst);
+    record_reader_barrier(cmd);
+    HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
+    return Status::ok();
+  }
+  auto set = permute_sets_.find(cmd);
+  if (set == permute_sets_.end())
+    return internal_error("failed to record GPU layout conversion: the command buffer was recorded without one");
+  // The set is not in use: `cmd`, its only user, is not pending.
+  const VkDescriptorBufferInfo buffers[2] = {descriptor_of(src), descriptor_of(dst)};
+  VkWriteDescriptorSet writes[2]{};
+  for (uint32_t i = 0; i < 2; ++i) {
+    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[i].dstSet = set->second;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &buffers[i];
+  }
+  vkUpdateDescriptorSets(context_->device(), 2, writes, 0, nullptr);
   HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
   record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                         VK_ACCESS_SHADER_READ_BIT);
@@ -92,22 +124,7 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
   const uint64_t groups = group_count(src.size / 4, 256);
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
   const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);
-  record_dispatch(cmd, permute_, set, std::as_bytes(std::span(params)), gx, gy);
-  record_reader_barrier(cmd);
-  HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
-  return cmd;
-}
-
-Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst) {
-  if (!fits(src) || !fits(dst) || src.size != dst.size)
-    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
-                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));  // resets it (the pool's buffers are resettable)
-  record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                        VK_ACCESS_TRANSFER_READ_BIT);
-  record_plain_copy(cmd, src, dst);
+  record_dispatch(cmd, permute_, set->second, std::as_bytes(std::span(params)), gx, gy);
   record_reader_barrier(cmd);
   HS_VK_RETURN_IF_ERROR(vkEndCommandBuffer(cmd));
   return Status::ok();

@@ -11,6 +11,7 @@
 #include <volk.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -59,11 +60,12 @@ class GpuTransfers {
   // `src` (shaders, transfers, the host) and before anything later reads
   // `dst` (shaders, transfers, the host after a wait).
   Result<VkCommandBuffer> record_copy(BufferRange src, BufferRange dst, const Permute4d* permute = nullptr);
-  // record_copy of two plain ranges (no permute) into `cmd`, a command
-  // buffer this object recorded before and that is not pending, instead of
-  // a new one: copies to or from a caller's buffer, which may be another
-  // buffer on every run, are recorded per run without allocating.
-  Status rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst);
+  // record_copy into `cmd`, a command buffer this object recorded before
+  // and that is not pending, instead of a new one: copies to or from a
+  // caller's buffer, which may be another buffer on every run, are recorded
+  // per run without allocating. A permute needs `cmd` to have been recorded
+  // with one (its descriptor set is rewritten).
+  Status rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst, const Permute4d* permute = nullptr);
 
   // One empty batch that joins a host application's semaphore to the
   // context's timeline: it waits for `wait` (if any) and for `timeline_wait`
@@ -84,6 +86,7 @@ class GpuTransfers {
   ComputePipeline permute_;
   std::vector<DescriptorPool> descriptors_;  // another pool when the last is full
   std::vector<VkCommandBuffer> recorded_;    // freed with pool_
+  std::map<VkCommandBuffer, VkDescriptorSet> permute_sets_;  // the set each permute binds
 };
 
 }  // namespace hetsched

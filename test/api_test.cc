@@ -162,6 +162,46 @@ float max_difference(const std::vector<float>& a, const float* b) {
 // or readback; the answer matches the portable kernels; validation (on the
 // host's instance, which hetsched's calls on that device go through) stays
 // silent, through the destruction of the host's device.
+// Two frames through `model` on the host's buffers: each compared with the
+// portable kernels, the trace showing the caller's buffers copied into and
+// out of `delegate`'s islands (and, with `all_on_gpu`, nothing through host
+// memory).
+void run_frames_on_host_buffers(hetsched::testing::HostVulkanDeviceForTest& host, hetsched::Model& model,
+                                const std::string& delegate, bool all_on_gpu, VkSemaphore frames, uint64_t& value,
+                                const hetsched::testing::HostVulkanDeviceForTest::HostBuffer& input,
+                                const hetsched::testing::HostVulkanDeviceForTest::HostBuffer& output) {
+  const size_t in_bytes = 192 * sizeof(float);
+  const size_t out_bytes = model.outputs()[0].bytes;
+  auto staging_in = host.make_buffer(in_bytes, true), staging_out = host.make_buffer(out_bytes, true);
+  for (float scale : {0.25f, -0.5f}) {  // the second frame re-records the copies
+    const std::vector<float> x = pattern(192, scale), want = reference_output(x);
+    std::memcpy(staging_in.mapped, x.data(), in_bytes);
+    std::memset(staging_out.mapped, 0, out_bytes);
+    ASSERT_EQ(host.copy(staging_in, input, VK_NULL_HANDLE, 0, frames, value + 1), VK_SUCCESS);
+    hetsched::GpuRunInfo info;
+    const hetsched::Status ran = hetsched::run_on_vulkan_buffers(
+        model, {{input.buffer, 0, in_bytes}}, {{output.buffer, 0, out_bytes}},
+        {.wait_semaphore = frames, .wait_value = value + 1, .signal_semaphore = frames, .signal_value = value + 2},
+        &info, {.trace = true});
+    ASSERT_TRUE(ran.is_ok()) << ran.message();
+    ASSERT_EQ(host.copy(output, staging_out, frames, value + 2, frames, value + 3), VK_SUCCESS);
+    ASSERT_EQ(host.wait(frames, value + 3), VK_SUCCESS);
+    value += 3;
+    EXPECT_LE(max_difference(want, static_cast<const float*>(staging_out.mapped)), 1e-4f) << delegate;
+    EXPECT_GT(info.timeline_value, 0u);
+    const std::string& trace = info.run.trace_json;
+    EXPECT_NE(trace.find("device copy 'x' caller's VkBuffer → " + delegate), std::string::npos) << trace;
+    EXPECT_NE(trace.find("→ caller's VkBuffer"), std::string::npos) << trace;
+    if (all_on_gpu) {
+      EXPECT_EQ(trace.find("upload '"), std::string::npos) << trace;
+      EXPECT_EQ(trace.find("readback '"), std::string::npos) << trace;
+    }
+  }
+  ASSERT_EQ(vkQueueWaitIdle(host.queue), VK_SUCCESS);
+  host.free_buffer(staging_in);
+  host.free_buffer(staging_out);
+}
+
 TEST(ApiTest, GpuBuffersInAndOutStayOnTheHostsDevice) {
   hetsched::testing::HostVulkanDeviceForTest host;
   if (std::string why = host.create("api_test_gpu_buffers"); !why.empty()) GTEST_SKIP() << why;
@@ -172,32 +212,10 @@ TEST(ApiTest, GpuBuffersInAndOutStayOnTheHostsDevice) {
     ASSERT_TRUE(model.is_ok()) << model.status().message();
     for (const std::string& island : (*model)->islands()) std::printf("island %s\n", island.c_str());
     const size_t out_bytes = (*model)->outputs()[0].bytes;
-    auto staging_in = host.make_buffer(in_bytes, true), input = host.make_buffer(in_bytes, false);
-    auto output = host.make_buffer(out_bytes, false), staging_out = host.make_buffer(out_bytes, true);
+    auto input = host.make_buffer(in_bytes, false), output = host.make_buffer(out_bytes, false);
     const VkSemaphore frames = host.make_timeline();
     uint64_t value = 0;
-    for (float scale : {0.25f, -0.5f}) {  // the second frame re-records the copies
-      const std::vector<float> x = pattern(192, scale), want = reference_output(x);
-      std::memcpy(staging_in.mapped, x.data(), in_bytes);
-      std::memset(staging_out.mapped, 0, out_bytes);
-      ASSERT_EQ(host.copy(staging_in, input, VK_NULL_HANDLE, 0, frames, value + 1), VK_SUCCESS);
-      hetsched::GpuRunInfo info;
-      const hetsched::Status ran = hetsched::run_on_vulkan_buffers(
-          **model, {{input.buffer, 0, in_bytes}}, {{output.buffer, 0, out_bytes}},
-          {.wait_semaphore = frames, .wait_value = value + 1, .signal_semaphore = frames, .signal_value = value + 2},
-          &info, {.trace = true});
-      ASSERT_TRUE(ran.is_ok()) << ran.message();
-      ASSERT_EQ(host.copy(output, staging_out, frames, value + 2, frames, value + 3), VK_SUCCESS);
-      ASSERT_EQ(host.wait(frames, value + 3), VK_SUCCESS);
-      value += 3;
-      EXPECT_LE(max_difference(want, static_cast<const float*>(staging_out.mapped)), 1e-4f);
-      EXPECT_GT(info.timeline_value, 0u);
-      const std::string& trace = info.run.trace_json;
-      EXPECT_NE(trace.find("device copy 'x' caller's VkBuffer → vulkan"), std::string::npos) << trace;
-      EXPECT_NE(trace.find("→ caller's VkBuffer"), std::string::npos) << trace;
-      EXPECT_EQ(trace.find("upload '"), std::string::npos) << trace;
-      EXPECT_EQ(trace.find("readback '"), std::string::npos) << trace;
-    }
+    run_frames_on_host_buffers(host, **model, "vulkan", true, frames, value, input, output);
     // Refusals: a size that is not the tensor's; a model with host islands.
     const hetsched::Status short_input =
         hetsched::run_on_vulkan_buffers(**model, {{input.buffer, 0, in_bytes - 4}}, {{output.buffer, 0, out_bytes}});
@@ -217,10 +235,42 @@ TEST(ApiTest, GpuBuffersInAndOutStayOnTheHostsDevice) {
     // lavapipe's queue thread still tidies a batch up after the timeline
     // wait above returned, and under load it crashed on the freed semaphore.
     ASSERT_EQ(vkQueueWaitIdle(host.queue), VK_SUCCESS);
-    for (auto* b : {&staging_in, &input, &output, &staging_out}) host.free_buffer(*b);
+    for (auto* b : {&input, &output}) host.free_buffer(*b);
     vkDestroySemaphore(host.device, frames, nullptr);
   }
   ASSERT_TRUE(hetsched::unregister_vulkan_device("api_gpu", 0).is_ok());
+  host.destroy();
+  EXPECT_EQ(host.log->message_count(), 0u) << host.messages();
+}
+
+// The same frames through VGF islands, which keep rank-4 tensors NHWC: the
+// copies from and to the caller's NCHW buffers (storage buffers, for the
+// permute shader) permute them on the device. VGF lacks one of the model's
+// ops, so a CPU island runs between its two.
+TEST(ApiTest, GpuBuffersOfAVgfModelArePermutedOnTheDevice) {
+  hetsched::testing::HostVulkanDeviceForTest host;
+  if (std::string why = host.create("api_test_gpu_buffers_vgf"); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_TRUE(hetsched::register_vulkan_device("api_vgf", 0, lend(host)).is_ok());
+  {
+    auto model = hetsched::Model::load(
+        kModel, hetsched::ProfileSource::text("name: api-test-vgf\ndelegates:\n  vgf: {enabled: true, shared_gpu: "
+                                              "{token: api_vgf, group: 0, mode: lookup_only}}\n  cpu: {enabled: "
+                                              "true, engine: xnnpack, threads: 1}\npartition: {prefer: vgf_first}\n"));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    const std::vector<std::string> islands = (*model)->islands();
+    for (const std::string& island : islands) std::printf("island %s\n", island.c_str());
+    ASSERT_FALSE(islands.empty());
+    EXPECT_NE(islands.front().find("vgf"), std::string::npos);
+    EXPECT_NE(islands.back().find("vgf"), std::string::npos);
+    auto input = host.make_buffer(192 * sizeof(float), false, true);
+    auto output = host.make_buffer((*model)->outputs()[0].bytes, false, true);
+    const VkSemaphore frames = host.make_timeline();
+    uint64_t value = 0;
+    run_frames_on_host_buffers(host, **model, "vgf", false, frames, value, input, output);
+    for (auto* b : {&input, &output}) host.free_buffer(*b);
+    vkDestroySemaphore(host.device, frames, nullptr);
+  }
+  ASSERT_TRUE(hetsched::unregister_vulkan_device("api_vgf", 0).is_ok());
   host.destroy();
   EXPECT_EQ(host.log->message_count(), 0u) << host.messages();
 }

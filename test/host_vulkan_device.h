@@ -95,13 +95,16 @@ class HostVulkanDeviceForTest {
     return "no Vulkan 1.2 device with a compute queue";
   }
 
-  HostBuffer make_buffer(VkDeviceSize size, bool host_visible) {
+  // `storage`: also a storage buffer, as a buffer hetsched permutes from or
+  // into (a VGF island's NHWC tensor) must be.
+  HostBuffer make_buffer(VkDeviceSize size, bool host_visible, bool storage = false) {
     HostBuffer b;
     b.size = size;
     VkBufferCreateInfo bci{};
     bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bci.size = size;
-    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                (storage ? VkBufferUsageFlags{VK_BUFFER_USAGE_STORAGE_BUFFER_BIT} : VkBufferUsageFlags{0});
     vkCreateBuffer(device, &bci, nullptr, &b.buffer);
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device, b.buffer, &req);
