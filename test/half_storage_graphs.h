@@ -6,7 +6,10 @@
 // compiles only test_util.cc beside each test).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -121,6 +124,31 @@ inline Graph dense_block() {
   const ValueId all = b.op("Relu", {b.op("Concat", features, {{"axis", int64_t{1}}})});
   b.output(b.op("Conv", {all, weights(b, "wg", {8, 4, 3, 3}, 50, 0.2f)}, {{"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{4}}}));
   return build(b);
+}
+
+// `g` on `delegate` with the init options `options` (storage fp16 among
+// them) against the portable CPU kernels on the same random inputs: every
+// output within 1e-2 of its largest |value|, printed after "[label]".
+inline void expect_half_run_matches_cpu(Delegate& delegate, const Graph& g, const DelegateOptions& options,
+                                        const std::string& label) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    inputs.push_back(random_tensor(g.value(g.inputs()[i]).type.shape, 200 + static_cast<uint32_t>(i)));
+  Result<std::vector<Tensor>> want = run_on_cpu(g, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  Result<GpuIslandDriver> driver = GpuIslandDriver::create(delegate, g, {options, 0});
+  ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+  Result<std::vector<Tensor>> got = driver->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    float scale = 0;
+    for (float v : (*want)[i].span<float>()) scale = std::max(scale, std::fabs(v));
+    const float err = max_abs_diff((*got)[i], (*want)[i]);
+    std::cout << "[" << label << "] " << g.name() << " output " << i << ": max abs error " << err << " (max |y| "
+              << scale << ")\n";
+    EXPECT_LE(err, 1e-2f * scale) << g.name() << " output " << i;
+  }
 }
 
 // A host lends `host`'s device without storageBuffer16BitAccess enabled

@@ -101,29 +101,10 @@ class HalfStorageGpuTest : public hetsched::testing::VkTest {
   }
 
   void expect_matches_cpu(const Graph& g, const std::string& tiling = "auto") {
-    Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate(
-        {{"gpu_shared_context_token", "vulkan_half_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+    Result<std::unique_ptr<Delegate>> delegate =
+        make_vulkan_delegate({{"gpu_shared_context_token", "vulkan_half_test"}, {"gpu_shared_context_mode", "lookup_only"}});
     ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < g.inputs().size(); ++i)
-      inputs.push_back(random_tensor(g.value(g.inputs()[i]).type.shape, 200 + static_cast<uint32_t>(i)));
-    Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    Result<hetsched::testing::GpuIslandDriver> driver = hetsched::testing::GpuIslandDriver::create(
-        **delegate, g, {{{"storage", "fp16"}, {"conv_tiling", tiling}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    Result<std::vector<Tensor>> got = driver->run(inputs);
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i) {
-      const float* w = (*want)[i].data<float>();
-      float scale = 0;
-      for (int64_t e = 0; e < (*want)[i].num_elements(); ++e) scale = std::max(scale, std::fabs(w[e]));
-      const float err = hetsched::testing::max_abs_diff((*got)[i], (*want)[i]);
-      std::cout << "[half] " << g.name() << " output " << i << ": max abs error " << err << " (max |y| " << scale
-                << ")\n";
-      EXPECT_LE(err, 1e-2f * scale) << g.name() << " output " << i;
-    }
+    half_graphs::expect_half_run_matches_cpu(**delegate, g, {{"storage", "fp16"}, {"conv_tiling", tiling}}, "half");
   }
 };
 
