@@ -25,6 +25,24 @@ function(hetsched_embed_spirv_half target)
   _hetsched_embed_spirv(${target} "_half" "-DHS_HALF_IO=1" ${ARGN})
 endfunction()
 
+# hetsched_spirv_include_depends(SUFFIX INCLUDES file... SHADERS shader...)
+#   Makes each SHADER's header (<stem>SUFFIX_spv.h, as the functions above
+#   name it) depend on every INCLUDES file too: glslc resolves #include
+#   itself, and a header made before its depfile existed would not rebuild
+#   when a shared .glsl changes. Call it from the directory scope the
+#   headers were declared in.
+function(hetsched_spirv_include_depends suffix)
+  cmake_parse_arguments(arg "" "" "INCLUDES;SHADERS" ${ARGN})
+  foreach(shader ${arg_SHADERS})
+    get_filename_component(abs ${shader} ABSOLUTE)
+    get_filename_component(stem ${abs} NAME_WE)
+    get_filename_component(dir ${abs} DIRECTORY)
+    file(RELATIVE_PATH rel_dir ${PROJECT_SOURCE_DIR} ${dir})
+    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/${rel_dir}/${stem}${suffix}_spv.h APPEND
+                       DEPENDS ${arg_INCLUDES})
+  endforeach()
+endfunction()
+
 function(_hetsched_embed_spirv target suffix define)
   # Spelled from the project root (not this file's directory variable), so
   # the function also works when called from another directory's scope.

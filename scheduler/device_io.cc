@@ -57,18 +57,16 @@ class CallerBufferCopy final : public StepRunner {
 };
 
 // The permute between the caller's NCHW and the island's layout, if they
-// differ; refused where the GPU's permute does not apply (it moves 32-bit
-// elements).
+// differ (the caller's buffer is always NCHW).
 Result<std::optional<Permute4d>> permute_for(const TensorType& type, const DeviceEnd& end, bool into_island,
                                              const std::string& label) {
-  if (end.tensor->layout == TensorLayout::kNchw || !layout_applies(type)) return std::optional<Permute4d>();
-  if (dtype_size(type.dtype) != 4)
-    return unsupported(label + ": the island keeps the tensor in " + std::string(tensor_layout_name(end.tensor->layout)) +
-                       ", and the GPU's layout conversion of a caller's NCHW buffer handles 32-bit elements only (" +
-                       type.to_string() + ")");
-  return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
-                                            static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
-                                            into_island});
+  const TensorLayout caller = TensorLayout::kNchw, island = end.tensor->layout;
+  Result<std::optional<Permute4d>> permute =
+      into_island ? gpu_layout_permute(type, caller, island) : gpu_layout_permute(type, island, caller);
+  if (!permute.is_ok())
+    return permute.status().with_context(label + ": the island keeps " + type.to_string() + " in " +
+                                         std::string(tensor_layout_name(island)) + ", and ");
+  return permute;
 }
 
 }  // namespace

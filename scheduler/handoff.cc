@@ -192,23 +192,28 @@ class ReadbackStep final : public StepRunner {
   uint64_t copied_value_ = 0;
 };
 
+}  // namespace
+
+Result<std::optional<Permute4d>> gpu_layout_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
+  if (!needs_permute(type, from, to)) return std::optional<Permute4d>();
+  if (dtype_size(type.dtype) != 4) return unsupported("layout conversion on the GPU handles 32-bit elements only");
+  return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
+                                            static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
+                                            to == TensorLayout::kNhwc});
+}
+
+namespace {
+
 class DeviceCopyStep final : public StepRunner {
  public:
   static Result<std::unique_ptr<StepRunner>> create(const TensorType& type, DeviceEnd from, DeviceEnd to,
                                                     std::string label) {
-    const bool permute = needs_permute(type, from.tensor->layout, to.tensor->layout);
     auto step = std::unique_ptr<DeviceCopyStep>(new DeviceCopyStep(to.transfers));
     step->label_ = label + " (device copy" + layout_note(type, from.tensor->layout, to.tensor->layout) + ")";
-    if (permute && dtype_size(type.dtype) != 4)
-      return unsupported("failed to plan device copy of " + type.to_string() +
-                         ": layout conversion on the GPU handles 32-bit elements only");
-    Permute4d p;
-    if (permute)
-      p = {static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
-           static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
-           to.tensor->layout == TensorLayout::kNhwc};
+    Result<std::optional<Permute4d>> permute = gpu_layout_permute(type, from.tensor->layout, to.tensor->layout);
+    if (!permute.is_ok()) return permute.status().with_context("failed to plan device copy of " + type.to_string() + ": ");
     HS_ASSIGN_OR_RETURN(step->copy_, to.transfers->record_copy(range_of(*from.tensor), range_of(*to.tensor),
-                                                               permute ? &p : nullptr));
+                                                               *permute ? &**permute : nullptr));
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "delegates/delegate.h"
@@ -34,6 +35,11 @@ struct DeviceEnd {
   const DeviceTensor* tensor = nullptr;
   GpuTransfers* transfers = nullptr;  // the lane's transfers on the island's context
 };
+
+// The GPU layout conversion a device copy of `type` from `from` to `to`
+// needs: none where the layouts agree or do not apply; refused by reason
+// where the elements are not 32-bit (layout_permute.comp moves words).
+Result<std::optional<Permute4d>> gpu_layout_permute(const TensorType& type, TensorLayout from, TensorLayout to);
 
 Result<std::unique_ptr<StepRunner>> make_upload(int tensor, const TensorType& type, DeviceEnd to, std::string label);
 Result<std::unique_ptr<StepRunner>> make_readback(int tensor, const TensorType& type, DeviceEnd from,

@@ -28,13 +28,5 @@ hetsched_embed_spirv_half(hetsched_vgf_delegate ${hetsched_vgf_half_shaders})
 # .comp file, so the shared includes are added as dependencies here.
 file(GLOB hetsched_vgf_shader_includes CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shaders/*.glsl
      ${PROJECT_SOURCE_DIR}/shared_gpu/shaders/*.glsl)
-foreach(shader ${hetsched_vgf_shaders})
-  get_filename_component(stem ${shader} NAME_WE)
-  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vgf/shaders/${stem}_spv.h APPEND
-                     DEPENDS ${hetsched_vgf_shader_includes})
-endforeach()
-foreach(shader ${hetsched_vgf_half_shaders})
-  get_filename_component(stem ${shader} NAME_WE)
-  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vgf/shaders/${stem}_half_spv.h APPEND
-                     DEPENDS ${hetsched_vgf_shader_includes})
-endforeach()
+hetsched_spirv_include_depends("" INCLUDES ${hetsched_vgf_shader_includes} SHADERS ${hetsched_vgf_shaders})
+hetsched_spirv_include_depends(_half INCLUDES ${hetsched_vgf_shader_includes} SHADERS ${hetsched_vgf_half_shaders})

@@ -7,12 +7,6 @@
 
 namespace hetsched::vulkan {
 
-bool is_alias_node(const Graph& g, const Node& n) {
-  if (n.op == "Cast") return g.value(n.inputs[0]).type.dtype == g.value(n.outputs[0]).type.dtype;
-  return n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
-         n.op == "Dropout";
-}
-
 namespace {
 
 // Union-find over value ids.

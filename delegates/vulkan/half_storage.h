@@ -21,12 +21,6 @@
 
 namespace hetsched::vulkan {
 
-// Nodes whose output is their input's bytes. A Cast is one when it keeps
-// the dtype (f32 to f32: the fp16 pass turns a model's casts to f16 into
-// those); other Casts are dispatches. Dropout at inference is the identity,
-// as in the CPU kernel.
-bool is_alias_node(const Graph& g, const Node& n);
-
 // The f32 values of `island` (an island's shape-inferred sub-graph) that
 // may be stored as f16.
 std::set<ValueId> choose_half_values(const Graph& island);

@@ -31,6 +31,12 @@ Result<std::vector<int64_t>> window_ints(const Attributes& attrs, const std::str
 
 }  // namespace
 
+bool is_alias_node(const Graph& g, const Node& n) {
+  if (n.op == "Cast") return g.value(n.inputs[0]).type.dtype == g.value(n.outputs[0]).type.dtype;
+  return n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
+         n.op == "Dropout";
+}
+
 bool is_reduce_op(std::string_view op) {
   return op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
 }

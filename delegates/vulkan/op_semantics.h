@@ -63,6 +63,12 @@ struct Window2d {
 Result<Window2d> window_2d(const Attributes& attrs, const Shape& x, const std::vector<int64_t>& kernel, const Shape& y,
                            bool ceil_mode);
 
+// Nodes whose output is their input's bytes. A Cast is one when it keeps
+// the dtype (f32 to f32: the fp16 pass turns a model's casts to f16 into
+// those); other Casts are dispatches. Dropout at inference is the identity,
+// as in the CPU kernel.
+bool is_alias_node(const Graph& g, const Node& n);
+
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd.
 bool is_reduce_op(std::string_view op);
 

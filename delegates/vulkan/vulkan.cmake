@@ -22,13 +22,5 @@ hetsched_embed_spirv_half(hetsched_vulkan_delegate ${hetsched_vulkan_half_shader
 
 # glslc resolves #include "common.glsl" itself; hetsched_embed_spirv only
 # knows the .comp file, so the shared includes are added as dependencies here.
-foreach(shader ${hetsched_vulkan_shaders})
-  get_filename_component(stem ${shader} NAME_WE)
-  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vulkan/shaders/${stem}_spv.h APPEND
-                     DEPENDS ${hetsched_vulkan_shader_includes})
-endforeach()
-foreach(shader ${hetsched_vulkan_half_shaders})
-  get_filename_component(stem ${shader} NAME_WE)
-  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/generated/delegates/vulkan/shaders/${stem}_half_spv.h APPEND
-                     DEPENDS ${hetsched_vulkan_shader_includes})
-endforeach()
+hetsched_spirv_include_depends("" INCLUDES ${hetsched_vulkan_shader_includes} SHADERS ${hetsched_vulkan_shaders})
+hetsched_spirv_include_depends(_half INCLUDES ${hetsched_vulkan_shader_includes} SHADERS ${hetsched_vulkan_half_shaders})
