@@ -38,7 +38,7 @@ struct DelegateProfile {
   std::string device = "auto";     // auto | <index> | <name substring>
   SharedGpuKeys shared_gpu;
   std::string precision = "fp32";  // vulkan, vgf: fp32 | fp16 | auto
-  std::string storage = "auto";    // vulkan: auto | fp32 | fp16; vgf: auto | fp32
+  std::string storage = "auto";    // vulkan, vgf: auto | fp32 | fp16 (auto: fp32)
 };
 
 struct PinRule {

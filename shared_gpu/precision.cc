@@ -19,11 +19,9 @@ Status check_storage(const std::string& value) {
   return invalid_argument("option storage is '" + value + "' (accepted: auto, fp32, fp16)");
 }
 
-Result<bool> resolve_storage(const std::string& storage, const SharedGpuContext& context, bool model_f16) {
-  const bool has = context.features().storage_buffer_16bit_access;
-  if (storage == "fp32") return false;
-  if (storage == "auto") return has && model_f16;
-  if (!has)
+Result<bool> resolve_storage(const std::string& storage, const SharedGpuContext& context) {
+  if (storage != "fp16") return false;  // fp32, auto (precision.h says why)
+  if (!context.features().storage_buffer_16bit_access)
     return unsupported("storage fp16 needs storageBuffer16BitAccess, which device '" +
                        std::string(context.device_name()) + "' lacks (accepted there: auto, fp32)");
   return true;

@@ -74,6 +74,7 @@ class Fp16GpuTest : public testing::VkTest, public ::testing::WithParamInterface
     testing::VkTest::TearDown();
   }
 
+ public:
   // A session of `g` under `profile` whose every island runs on the delegate
   // under test (null, with a failure, otherwise).
   std::unique_ptr<Session> open_on_gpu(const Graph& g, const Profile& profile) {
@@ -195,23 +196,27 @@ void expect_model_matches_cpu(const std::string& delegate, const std::string& mo
   EXPECT_GT(scale, 0.05);
 }
 
-TEST_P(Fp16GpuTest, Fp16EncoderRunsWhollyOnTheGpuAndMatchesTheCpu) {
-  const std::string model = "encoder_op18_fp16.onnx";
+// configs/vulkan.yaml as shipped (every node lands on vulkan anyway); vgf
+// strict. Under the default storage (auto: f32 between kernels) and with
+// `storage: fp16`, whose per-tensor rounding the 1e-2 bound also covers.
+void expect_fp16_model_matches_cpu(Fp16GpuTest& test, const std::string& delegate, const std::string& model) {
   Result<Graph> g = load_model(kSource + "/test/data/models18/" + model);
   ASSERT_TRUE(g.is_ok()) << g.status().message();
-  // configs/vulkan.yaml as shipped (every node lands on vulkan anyway); vgf strict.
-  Profile profile = strict_profile(GetParam());
-  if (GetParam() == "vulkan") profile.partition.fallback = "cpu";
-  expect_model_matches_cpu(GetParam(), model, open_on_gpu(*g, profile).get());
+  for (const std::string storage : {"auto", "fp16"}) {
+    SCOPED_TRACE("storage " + storage);
+    Profile profile = strict_profile(delegate);
+    if (delegate == "vulkan") profile.partition.fallback = "cpu";
+    profile.delegates[delegate].storage = storage;
+    expect_model_matches_cpu(delegate + ", storage " + storage, model, test.open_on_gpu(*g, profile).get());
+  }
+}
+
+TEST_P(Fp16GpuTest, Fp16EncoderRunsWhollyOnTheGpuAndMatchesTheCpu) {
+  expect_fp16_model_matches_cpu(*this, GetParam(), "encoder_op18_fp16.onnx");
 }
 
 TEST_P(Fp16GpuTest, Fp16CnnRunsWhollyOnTheGpuAndMatchesTheCpu) {
-  const std::string model = "cnn_op18_fp16.onnx";
-  Result<Graph> g = load_model(kSource + "/test/data/models18/" + model);
-  ASSERT_TRUE(g.is_ok()) << g.status().message();
-  Profile profile = strict_profile(GetParam());
-  if (GetParam() == "vulkan") profile.partition.fallback = "cpu";
-  expect_model_matches_cpu(GetParam(), model, open_on_gpu(*g, profile).get());
+  expect_fp16_model_matches_cpu(*this, GetParam(), "cnn_op18_fp16.onnx");
 }
 
 // A host application lends its device without storageBuffer16BitAccess

@@ -18,6 +18,7 @@
 #include "delegates/vulkan/lowering.h"
 #include "delegates/vulkan/vulkan_delegate.h"
 #include "graph/builder.h"
+#include "shared_gpu/precision.h"
 #include "shared_gpu/shared_gpu_registry.h"
 #include "test/half_storage_graphs.h"
 #include "test/test_util.h"
@@ -127,6 +128,23 @@ TEST_F(HalfStorageRefusalTest, ADeviceWithoutStorageBuffer16BitAccessRefusesFp16
   ASSERT_NE(host, nullptr);
   half_graphs::expect_fp16_storage_refused_without_the_feature(
       *host, "half_lent", [](const DelegateOptions& options) { return make_vulkan_delegate(options); });
+}
+
+// `auto` keeps f32 between kernels even where the device could store f16
+// (docs/models.md: no speed on the H200, det's accuracy lost); only `fp16`
+// asks for it. Both delegates resolve the option through resolve_storage.
+TEST_F(HalfStorageRefusalTest, AutoKeepsF32OnADeviceWithTheFeature) {
+  std::shared_ptr<SharedGpuContext> context = make_context();
+  ASSERT_NE(context, nullptr);
+  ASSERT_TRUE(context->features().storage_buffer_16bit_access) << "lavapipe has it; the test needs a device that does";
+  for (const char* storage : {"auto", "fp32"}) {
+    Result<bool> half = resolve_storage(storage, *context);
+    ASSERT_TRUE(half.is_ok()) << half.status().message();
+    EXPECT_FALSE(*half) << storage;
+  }
+  Result<bool> half = resolve_storage("fp16", *context);
+  ASSERT_TRUE(half.is_ok()) << half.status().message();
+  EXPECT_TRUE(*half);
 }
 
 }  // namespace

@@ -50,10 +50,4 @@ VgfFile with_half_storage(const VgfFile& file) {
   return out;
 }
 
-bool holds_half_resources(const VgfFile& file) {
-  for (const Resource& r : file.resources)
-    if (r.dtype == DType::kFloat16) return true;
-  return false;
-}
-
 }  // namespace hetsched::vgf

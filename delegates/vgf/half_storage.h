@@ -30,8 +30,4 @@ std::set<uint32_t> choose_half_resources(const VgfFile& file);
 // (which keeps non-f32 dtypes to the casts): check the file before.
 VgfFile with_half_storage(const VgfFile& file);
 
-// Whether `file` holds f16 tensors (an fp16 model's edges or casts): the
-// `model_f16` of resolve_storage.
-bool holds_half_resources(const VgfFile& file);
-
 }  // namespace hetsched::vgf

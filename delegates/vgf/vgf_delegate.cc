@@ -209,7 +209,7 @@ class VgfDelegate final : public Delegate {
     const size_t ops = file->op_count();
     Result<std::optional<gpu::CoopMatConv>> coopmat = resolve_precision(settings.precision, *gpu->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(what);
-    Result<bool> half = resolve_storage(settings.storage, *gpu->context, holds_half_resources(*file));
+    Result<bool> half = resolve_storage(settings.storage, *gpu->context);
     if (!half.is_ok()) return half.status().with_context(what);
     Result<std::unique_ptr<VgfSession>> session = VgfSession::create(
         gpu->context, gpu->pool, std::move(*file), ctx.island_id, ctx.placement, ctx.profile_ops, *coopmat, *half);

@@ -89,14 +89,6 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
   return base;
 }
 
-// An fp16 model's island: it holds f16 values (the Casts at its edges).
-// bf16 ones do not count: f16 would not hold their range.
-bool holds_f16_values(const Graph& g) {
-  for (size_t v = 0; v < g.num_values(); ++v)
-    if (g.value(static_cast<ValueId>(v)).type.dtype == DType::kFloat16) return true;
-  return false;
-}
-
 DeviceLimits limits_of(const VkPhysicalDeviceLimits& vk, const GpuFeatures& features) {
   DeviceLimits limits;
   limits.storage_buffer_16bit_access = features.storage_buffer_16bit_access;
@@ -264,7 +256,7 @@ class VulkanDelegate final : public Delegate {
     Result<std::optional<CoopMatConv>> coopmat = resolve_precision(settings->precision, *state->context);
     if (!coopmat.is_ok()) return coopmat.status().with_context(prefix);
     settings->lowering.coopmat = *coopmat;
-    Result<bool> half = resolve_storage(settings->storage, *state->context, holds_f16_values(*graph));
+    Result<bool> half = resolve_storage(settings->storage, *state->context);
     if (!half.is_ok()) return half.status().with_context(prefix);
     settings->lowering.half_storage = *half;
     Result<LoweredIsland> lowered = lower_island(*graph, settings->lowering);
