@@ -31,20 +31,34 @@ struct Staging {
 };
 
 // Staging for a handoff that host_access.h says to stage (by memory kind and
-// size); an empty Staging (no copy) where the host reaches the tensor mapped.
-Result<Staging> staging_for(const DeviceEnd& end, bool upload) {
+// size), or whose layout the GPU converts (`permute`: the host copies the
+// graph's NCHW bytes as they are, and the recorded copy is the permute); an
+// empty Staging (no copy) where the host reaches the tensor mapped.
+Result<Staging> staging_for(const DeviceEnd& end, bool upload, const std::optional<Permute4d>& permute) {
   Staging staging;
   const HostAccessPolicy policy = host_access_policy(end.transfers->context(), *end.tensor->buffer);
   const HostAccess access = upload ? choose_upload(policy, end.tensor->size) : choose_readback(policy, end.tensor->size);
-  if (access == HostAccess::kMapped) return staging;
-  HS_ASSIGN_OR_RETURN(staging.buffer,
-                      Buffer::create(end.transfers->context(), std::max<uint64_t>(end.tensor->size, 4),
-                                     upload ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT : VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                     upload ? MemoryUsage::kUpload : MemoryUsage::kReadback));
+  if (access == HostAccess::kMapped && !permute) return staging;
+  const VkBufferUsageFlags usage = (upload ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT : VK_BUFFER_USAGE_TRANSFER_DST_BIT) |
+                                   (permute ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
+  HS_ASSIGN_OR_RETURN(staging.buffer, Buffer::create(end.transfers->context(), std::max<uint64_t>(end.tensor->size, 4),
+                                                     usage, upload ? MemoryUsage::kUpload : MemoryUsage::kReadback));
   const BufferRange staged{&staging.buffer, 0, end.tensor->size};
-  HS_ASSIGN_OR_RETURN(staging.copy, upload ? end.transfers->record_copy(staged, range_of(*end.tensor))
-                                           : end.transfers->record_copy(range_of(*end.tensor), staged));
+  const Permute4d* p = permute ? &*permute : nullptr;
+  HS_ASSIGN_OR_RETURN(staging.copy, upload ? end.transfers->record_copy(staged, range_of(*end.tensor), p)
+                                           : end.transfers->record_copy(range_of(*end.tensor), staged, p));
   return staging;
+}
+
+// The layout conversion an upload or readback has the GPU make: where the
+// layouts differ and layout_permute.comp moves the elements (32-bit, or an
+// even count of 16-bit). Else none, and the host permutes (1- and 8-byte
+// elements). On a discrete GPU the host's permute wrote the device's
+// write-combined memory element by element: 2-byte elements cost PP-OCR
+// det's f16 input 1x3x640x640 several ms on an H200.
+std::optional<Permute4d> transfer_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
+  Result<std::optional<Permute4d>> permute = gpu_layout_permute(type, from, to);
+  return permute.is_ok() ? *permute : std::nullopt;
 }
 
 class UploadStep final : public StepRunner {
@@ -52,8 +66,10 @@ class UploadStep final : public StepRunner {
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
                                                     std::string label) {
     auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
-    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(to, true));
-    if (step->staging_.copy) step->label_ += " (staged)";
+    step->gpu_permute_ = transfer_permute(type, TensorLayout::kNchw, to.tensor->layout).has_value();
+    HS_ASSIGN_OR_RETURN(step->staging_,
+                        staging_for(to, true, transfer_permute(type, TensorLayout::kNchw, to.tensor->layout)));
+    if (step->staging_.copy) step->label_ += step->gpu_permute_ ? " (staged, permuted on the GPU)" : " (staged)";
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 
@@ -72,7 +88,7 @@ class UploadStep final : public StepRunner {
       state.host_waits++;
     }
     std::byte* dst = staging_.copy ? staging_.buffer.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
-    if (needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
+    if (!gpu_permute_ && needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), true);
     else
       host_copy(dst, src, type_.byte_size());
@@ -100,7 +116,8 @@ class UploadStep final : public StepRunner {
   TensorType type_;
   DeviceEnd to_;
   std::string label_;
-  Staging staging_;  // only for unmapped destinations
+  Staging staging_;  // only for unmapped destinations and GPU permutes
+  bool gpu_permute_ = false;  // staging_.copy converts the layout
 };
 
 class ReadbackStep final : public StepRunner {
@@ -111,8 +128,10 @@ class ReadbackStep final : public StepRunner {
     step->may_poll_ = from.transfers->context().properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     // The CPU reads uncached device memory very slowly (~30 MB/s from an
     // H100's BAR): beyond the measured crossover, copy to host-cached staging first.
-    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(from, false));
-    if (step->staging_.copy) step->label_ += " (staged)";
+    step->gpu_permute_ = transfer_permute(type, from.tensor->layout, TensorLayout::kNchw).has_value();
+    HS_ASSIGN_OR_RETURN(step->staging_,
+                        staging_for(from, false, transfer_permute(type, from.tensor->layout, TensorLayout::kNchw)));
+    if (step->staging_.copy) step->label_ += step->gpu_permute_ ? " (staged, permuted on the GPU)" : " (staged)";
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 
@@ -145,7 +164,7 @@ class ReadbackStep final : public StepRunner {
     state.waited_until = std::chrono::steady_clock::now();
     const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
     std::byte* dst = (*state.slots)[tensor_].host;
-    if (needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
+    if (!gpu_permute_ && needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), false);
     else
       host_copy(dst, src, type_.byte_size());
@@ -183,7 +202,8 @@ class ReadbackStep final : public StepRunner {
     return Status::ok();
   }
 
-  Staging staging_;  // only for sources the host reads slowly
+  Staging staging_;  // only for sources the host reads slowly and GPU permutes
+  bool gpu_permute_ = false;  // staging_.copy converts the layout
   std::chrono::steady_clock::time_point ready_at_{};
   std::chrono::steady_clock::duration expected_{};  // ready to GPU done, last time this lane waited
   bool may_poll_ = false;  // not on CPU devices
@@ -196,10 +216,13 @@ class ReadbackStep final : public StepRunner {
 
 Result<std::optional<Permute4d>> gpu_layout_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
   if (!needs_permute(type, from, to)) return std::optional<Permute4d>();
-  if (dtype_size(type.dtype) != 4) return unsupported("layout conversion on the GPU handles 32-bit elements only");
+  const size_t bytes = dtype_size(type.dtype);
+  if (bytes != 4 && !(bytes == 2 && type.num_elements() % 2 == 0))
+    return unsupported("layout conversion on the GPU handles 32-bit elements and even counts of 16-bit ones, not " +
+                       type.to_string());
   return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
                                             static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
-                                            to == TensorLayout::kNhwc});
+                                            to == TensorLayout::kNhwc, static_cast<uint32_t>(bytes)});
 }
 
 namespace {
@@ -247,6 +270,9 @@ class HostRoundTripStep final : public StepRunner {
   SharedGpuContext* context() const override { return readback_->context(); }
   const std::string& track() const override { return kHandoffTrack; }
   const std::string& label() const override { return label_; }
+  // The readback's GPU side (a staged copy, or the layout permute) is
+  // submitted here, as for a readback of its own: run() only waits for it.
+  Status prepare(RequestState& state, const StepCall& call) override { return readback_->prepare(state, call); }
   Status run(RequestState& state, const StepCall& call, GpuCompletion& done) override {
     HS_RETURN_IF_ERROR(readback_->run(state, call, done));
     return upload_->run(state, StepCall{}, done);

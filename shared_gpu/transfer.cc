@@ -33,7 +33,7 @@ Result<std::unique_ptr<GpuTransfers>> GpuTransfers::create(std::shared_ptr<Share
   desc.name = "layout_permute";
   desc.spirv = kLayoutPermuteSpv;
   desc.storage_buffer_count = 2;
-  desc.push_constant_size = 5 * sizeof(uint32_t);
+  desc.push_constant_size = 6 * sizeof(uint32_t);
   HS_ASSIGN_OR_RETURN(t->permute_, ComputePipeline::create(*t->context_, desc));
   return t;
 }
@@ -88,9 +88,14 @@ Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferR
   if (!fits(src) || !fits(dst) || src.size != dst.size)
     return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
                             "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
-  if (permute && uint64_t{permute->n} * permute->c * permute->h * permute->w * 4 != src.size)
-    return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
-                            " bytes are not a rank-4 tensor of 32-bit elements of the given dims");
+  if (permute) {
+    const uint64_t elements = uint64_t{permute->n} * permute->c * permute->h * permute->w;
+    if ((permute->element_bytes != 4 && permute->element_bytes != 2) || elements * permute->element_bytes != src.size ||
+        (permute->element_bytes == 2 && elements % 2 != 0))
+      return invalid_argument("failed to record GPU layout conversion: " + std::to_string(src.size) +
+                              " bytes are not a rank-4 tensor of the given dims of 32-bit elements or an even count "
+                              "of 16-bit ones (element bytes " + std::to_string(permute->element_bytes) + ")");
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   if (!permute) {
@@ -120,7 +125,8 @@ Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferR
   HS_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(cmd, &begin));
   record_memory_barrier(cmd, kProducerStages, kProducerWrites, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                         VK_ACCESS_SHADER_READ_BIT);
-  const uint32_t params[5] = {permute->n, permute->c, permute->h, permute->w, permute->to_nhwc ? 1u : 0u};
+  const uint32_t params[6] = {permute->n, permute->c, permute->h, permute->w, permute->to_nhwc ? 1u : 0u,
+                              permute->element_bytes == 2 ? 1u : 0u};
   const uint64_t groups = group_count(src.size / 4, 256);
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, 65535));
   const uint32_t gy = static_cast<uint32_t>((groups + gx - 1) / gx);

@@ -1,5 +1,5 @@
 // GpuTransfers: the copies the scheduler's handoffs need on one context —
-// buffer to buffer, with or without an NCHW↔NHWC permute of 32-bit elements,
+// buffer to buffer, with or without an NCHW↔NHWC permute of 32- or 16-bit elements,
 // and to or from host-visible staging — recorded once into command buffers
 // of its own pool and replayed on every run. The scheduler asks for copies
 // by buffer range and shape; it records no Vulkan commands itself.
@@ -41,11 +41,13 @@ struct ForeignTimelinePoint {
   uint64_t value = 0;
 };
 
-// A rank-4 tensor of 32-bit elements with logical dims [n, c, h, w], moved
-// from NCHW to NHWC (to_nhwc) or back.
+// A rank-4 tensor with logical dims [n, c, h, w] of 4-byte elements, or of
+// 2-byte ones (an even count: the shader writes whole words), moved from
+// NCHW to NHWC (to_nhwc) or back.
 struct Permute4d {
   uint32_t n = 0, c = 0, h = 0, w = 0;
   bool to_nhwc = true;
+  uint32_t element_bytes = 4;  // 4 or 2
 };
 
 class GpuTransfers {
