@@ -1,5 +1,7 @@
-// 1x1 convs on the fast GEMM (delegates/cpu/fast/pointwise_conv.cc) against
-// XNNPACK's own conv operator, in one run: the pointwise convs of ResNet
+// Convs on the fast GEMM (delegates/cpu/fast/pointwise_conv.cc) against
+// XNNPACK's own conv operator, in one run: 1x1 ones and, marked "kN", dense
+// NxN ones with pads N/2 (their windows gathered into the GEMM's A;
+// dense_conv_rule.h): the pointwise convs of ResNet
 // bottlenecks, MobileNetV3 / EfficientNet expand and project layers,
 // RegNet, ResNet's stride-2 downsample and odd sizes, NHWC in and out (as
 // between XNNPACK segments). A shape marked "+res" ends like a bottleneck:
@@ -13,7 +15,7 @@
 // (In a network the plan takes a 1x1 conv only as part of a whole segment
 // of such convs, delegates/cpu/fast/fast_plan.h, which this does not see.)
 //
-//   build/bench/pointwise_bench [--threads "1 2"] [--runs 20] [--rounds 5] [--cold] [--shape CINxCOUTxHxW[s2][+res] ...]
+//   build/bench/pointwise_bench [--threads "1 2"] [--runs 20] [--rounds 5] [--cold] [--shape CINxCOUTxHxW[s2][kN][+res] ...]
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/pointwise_conv.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
@@ -40,6 +43,7 @@ struct ConvShape {
   int64_t stride;
   bool residual;
   const char* family;
+  int64_t kernel = 1;  // kernel x kernel, pads kernel / 2 (no residual then)
 };
 
 const std::vector<ConvShape> kShapes = {
@@ -100,8 +104,13 @@ void evict_caches() {
 }
 
 void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
-  const int64_t oh = (s.h - 1) / s.stride + 1, ow = (s.w - 1) / s.stride + 1;
-  const std::vector<float> filter = random_floats(static_cast<size_t>(s.cout * s.cin), 2);  // OI = O11I
+  const int64_t k = s.kernel, pad = k / 2, taps = k * k;
+  const int64_t oh = (s.h + 2 * pad - k) / s.stride + 1, ow = (s.w + 2 * pad - k) / s.stride + 1;
+  const std::vector<float> filter = random_floats(static_cast<size_t>(s.cout * s.cin * taps), 2);  // ONNX OIHW
+  std::vector<float> filter_ohwi(filter.size());  // XNNPACK's order
+  for (int64_t o = 0; o < s.cout; ++o)
+    for (int64_t c = 0; c < s.cin; ++c)
+      for (int64_t t = 0; t < taps; ++t) filter_ohwi[(o * taps + t) * s.cin + c] = filter[(o * s.cin + c) * taps + t];
   const std::vector<float> bias = random_floats(static_cast<size_t>(s.cout), 3);
   std::vector<float> x = random_floats(static_cast<size_t>(s.cin * s.h * s.w) + 64, 1);
   std::vector<float> res = random_floats(static_cast<size_t>(s.cout * oh * ow) + 64, 4);
@@ -113,9 +122,11 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   XnnOp conv, add;
   std::vector<float> y_conv(static_cast<size_t>(s.cout * oh * ow) + 64), y_xnn(y_conv.size());
   const float conv_min = s.residual ? -INFINITY : 0.f;
-  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, 1, 1, static_cast<uint32_t>(s.stride), static_cast<uint32_t>(s.stride),
-                                        1, 1, 1, s.cin, s.cout, s.cin, s.cout, filter.data(), bias.data(), conv_min,
-                                        INFINITY, 0, &conv.op) != xnn_status_success ||
+  const uint32_t p32 = static_cast<uint32_t>(pad), k32 = static_cast<uint32_t>(k);
+  if (xnn_create_convolution2d_nhwc_f32(p32, p32, p32, p32, k32, k32, static_cast<uint32_t>(s.stride),
+                                        static_cast<uint32_t>(s.stride), 1, 1, 1, s.cin, s.cout, s.cin, s.cout,
+                                        filter_ohwi.data(), bias.data(), conv_min, INFINITY, 0,
+                                        &conv.op) != xnn_status_success ||
       xnn_setup_convolution2d_nhwc_f32(conv.op, 1, s.h, s.w, x.data(), y_conv.data(), pool->get()) !=
           xnn_status_success)
     fail("failed to create the XNNPACK conv");
@@ -131,12 +142,14 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   GraphBuilder b("pointwise");
   const ValueId xv = b.input("x", TensorType{DType::kFloat32, {1, s.cin, s.h, s.w}});
   const ValueId rv = s.residual ? b.input("r", TensorType{DType::kFloat32, {1, s.cout, oh, ow}}) : kNoValue;
-  Tensor w(TensorType{DType::kFloat32, {s.cout, s.cin, 1, 1}});
+  Tensor w(TensorType{DType::kFloat32, {s.cout, s.cin, k, k}});
   std::copy(filter.begin(), filter.end(), w.data<float>());
   Tensor bt(TensorType{DType::kFloat32, {s.cout}});
   std::copy(bias.begin(), bias.end(), bt.data<float>());
   ValueId yv = b.op("Conv", {xv, b.constant("w", std::move(w)), b.constant("b", std::move(bt))},
-                    {{"strides", std::vector<int64_t>{s.stride, s.stride}}}, "conv");
+                    {{"strides", std::vector<int64_t>{s.stride, s.stride}}, {"kernel_shape", std::vector<int64_t>{k, k}},
+                     {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
+                    "conv");
   if (s.residual) {
     yv = b.op("Relu", {b.op("Add", {yv, rv}, {}, "add")}, {}, "relu");
   } else {
@@ -150,14 +163,27 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   std::copy(x.begin(), x.begin() + s.cin * s.h * s.w, tensors[xv].data<float>());
   if (s.residual) std::copy(res.begin(), res.begin() + s.cout * oh * ow, tensors[rv].data<float>());
   cpu::fast::TaskPool task_pool(threads);
-  setenv("HETSCHED_POINTWISE", "on", 1);
-  const std::vector<cpu::fast::PointwiseGroup> groups = cpu::fast::find_pointwise_groups(graph);
-  if (groups.size() != 1 || (s.residual && groups[0].activation == kNoNode)) fail("the group was not found");
-  cpu::fast::FastOpContext ctx{graph, graph.node(groups[0].conv), threads > 1 ? &task_pool : nullptr,
-                               [&](ValueId v) -> Tensor& { return tensors[v]; }};
-  ctx.nhwc = true;
-  auto op = cpu::fast::make_pointwise(ctx, groups[0]);
-  unsetenv("HETSCHED_POINTWISE");
+  Result<std::unique_ptr<cpu::fast::FastOp>> op = unavailable("no op");
+  if (k == 1) {
+    setenv("HETSCHED_POINTWISE", "on", 1);
+    const std::vector<cpu::fast::PointwiseGroup> groups = cpu::fast::find_pointwise_groups(graph);
+    if (groups.size() != 1 || (s.residual && groups[0].activation == kNoNode)) fail("the group was not found");
+    cpu::fast::FastOpContext ctx{graph, graph.node(groups[0].conv), threads > 1 ? &task_pool : nullptr,
+                                 [&](ValueId v) -> Tensor& { return tensors[v]; }};
+    ctx.nhwc = true;
+    op = cpu::fast::make_pointwise(ctx, groups[0]);
+    unsetenv("HETSCHED_POINTWISE");
+  } else {
+    if (s.residual) fail("+res is for 1x1 shapes");
+    setenv("HETSCHED_DENSE_CONV", "on", 1);
+    setenv("HETSCHED_WINOGRAD", "off", 1);
+    cpu::fast::FastOpContext ctx{graph, graph.node(graph.find_node("conv")), threads > 1 ? &task_pool : nullptr,
+                                 [&](ValueId v) -> Tensor& { return tensors[v]; }};
+    ctx.nhwc = true;
+    op = cpu::fast::make_fast_op(ctx);
+    unsetenv("HETSCHED_DENSE_CONV");
+    unsetenv("HETSCHED_WINOGRAD");
+  }
   if (!op.is_ok()) fail(op.status().message());
 
   // Both read the same NHWC bytes; check that they agree before timing.
@@ -195,15 +221,17 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
     fast_ms.push_back(median(c));
   }
   const double xm = median(xnn_ms), fm = median(fast_ms);
-  const double gflop = 2.0 * static_cast<double>(s.cin * s.cout * oh * ow) * 1e-9;
+  const double gflop = 2.0 * static_cast<double>(s.cin * s.cout * taps * oh * ow) * 1e-9;
   const cpu::fast::PointwiseShape shape{s.cin, s.cout, oh * ow, s.stride};
   // "fast, Add apart": the conv on the fast GEMM, the Add left to XNNPACK.
-  const char* rule = !cpu::fast::pointwise_pays(shape)                        ? "xnnpack"
-                     : !s.residual || cpu::fast::pointwise_residual_pays(shape) ? "fast"
-                                                                                : "fast, Add apart";
-  std::printf("| %s | %ldx%ldx%ldx%ld%s%s | %d | %.3f (%.0f GF/s) | %.3f (%.0f GF/s) | %.2f | %s |\n", s.family,
+  const char* rule = k > 1 ? (cpu::fast::dense_conv_pays({s.cin, s.cout, taps, oh * ow, s.stride}) ? "fast" : "xnnpack")
+                     : !cpu::fast::pointwise_pays(shape)                          ? "xnnpack"
+                     : !s.residual || cpu::fast::pointwise_residual_pays(shape)   ? "fast"
+                                                                                  : "fast, Add apart";
+  const std::string kernel = k > 1 ? " k" + std::to_string(k) : "";
+  std::printf("| %s | %ldx%ldx%ldx%ld%s%s%s | %d | %.3f (%.0f GF/s) | %.3f (%.0f GF/s) | %.2f | %s |\n", s.family,
               static_cast<long>(s.cin), static_cast<long>(s.cout), static_cast<long>(s.h), static_cast<long>(s.w),
-              s.stride > 1 ? " s2" : "", s.residual ? " +res" : "", threads, xm, gflop / xm * 1e3, fm,
+              s.stride > 1 ? " s2" : "", kernel.c_str(), s.residual ? " +res" : "", threads, xm, gflop / xm * 1e3, fm,
               gflop / fm * 1e3, fm / xm, rule);
   std::fflush(stdout);
 }
@@ -235,15 +263,21 @@ int main(int argc, char** argv) {
       int used = 0;
       const char* spec = argv[++i];
       if (std::sscanf(spec, "%ldx%ldx%ldx%ld%n", &c, &m, &h, &w, &used) != 4 || c <= 0 || m <= 0 || h <= 0 || w <= 0) {
-        std::fprintf(stderr, "pointwise_bench: --shape wants CINxCOUTxHxW[s2][+res], got '%s'\n", spec);
+        std::fprintf(stderr, "pointwise_bench: --shape wants CINxCOUTxHxW[s2][kN][+res], got '%s'\n", spec);
         return 2;
       }
       const std::string rest = spec + used;
+      const size_t kpos = rest.find('k');
+      const int64_t kernel = kpos == std::string::npos ? 1 : std::atol(rest.c_str() + kpos + 1);
+      if (kernel < 1) {
+        std::fprintf(stderr, "pointwise_bench: kN wants a kernel size of 1 or more, got '%s'\n", spec);
+        return 2;
+      }
       shapes.push_back({c, m, h, w, rest.find("s2") != std::string::npos ? 2 : 1,
-                        rest.find("+res") != std::string::npos, "given"});
+                        rest.find("+res") != std::string::npos, "given", kernel});
     } else {
       std::fprintf(stderr,
-                   "usage: pointwise_bench [--threads \"1 2\"] [--runs N] [--rounds N] [--cold] [--shape CINxCOUTxHxW[s2][+res] ...]\n");
+                   "usage: pointwise_bench [--threads \"1 2\"] [--runs N] [--rounds N] [--cold] [--shape CINxCOUTxHxW[s2][kN][+res] ...]\n");
       return 2;
     }
   }

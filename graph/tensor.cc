@@ -90,14 +90,17 @@ AlignedBuffer AlignedBuffer::borrow(std::byte* data, size_t bytes) {
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(kTensorAlignment))));
-  std::memset(data_.get(), 0, bytes);
+  data_.reset(static_cast<std::byte*>(::operator new[](bytes + kReadSlack, std::align_val_t(kTensorAlignment))));
+  std::memset(data_.get(), 0, bytes + kReadSlack);
 }
 
 AlignedBuffer AlignedBuffer::uninitialized(size_t bytes) {
   AlignedBuffer b;
   b.size_ = bytes;
-  if (bytes) b.data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(kTensorAlignment))));
+  if (bytes) {
+    b.data_.reset(static_cast<std::byte*>(::operator new[](bytes + kReadSlack, std::align_val_t(kTensorAlignment))));
+    std::memset(b.data_.get() + bytes, 0, kReadSlack);
+  }
   return b;
 }
 

@@ -65,6 +65,12 @@ class AlignedBuffer {
   std::byte* data() { return data_.get(); }
   const std::byte* data() const { return data_.get(); }
   size_t size() const { return size_; }
+  // A buffer this class allocated (not borrowed) may be read, never
+  // written, up to kReadSlack bytes past size(): its allocation is that much
+  // longer, zeroed. XNNPACK reads up to XNN_EXTRA_BYTES (16) past the end
+  // of its inputs, so a CPU island's tensors can be its inputs in place.
+  static constexpr size_t kReadSlack = 64;
+  bool has_read_slack() const { return data_ && !data_.get_deleter().borrowed; }
 
  private:
   struct Free {
@@ -106,6 +112,9 @@ class Tensor {
 
   std::byte* raw() { return buffer_.data(); }
   const std::byte* raw() const { return buffer_.data(); }
+  // Whether raw() may be read AlignedBuffer::kReadSlack bytes past the end
+  // (the tensor owns its bytes).
+  bool has_read_slack() const { return buffer_.has_read_slack(); }
   template <typename T>
   T* data() { return reinterpret_cast<T*>(buffer_.data()); }
   template <typename T>

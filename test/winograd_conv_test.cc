@@ -135,8 +135,11 @@ TEST(WinogradConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 6, 23, 10}, 48, 16, {1, 0, 1, 0}, FusedActivation{FusedActivation::Kind::kHardSwish});
 }
 
+// (With Winograd off the dense-conv rule may take a 3x3 conv to the fast
+// GEMM instead: dense_conv_test.cc; off here too.)
 TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {
   ScopedWinograd off("off");
+  testing::ScopedEnv dense_off("HETSCHED_DENSE_CONV", "off");
   GraphBuilder b("off");
   const ValueId x = b.input("x", f32_type({1, 64, 28, 28}));
   b.output(add_conv(b, x, 64, 64, 3, {1, 1, 1, 1}, true, {}, "conv", 2));

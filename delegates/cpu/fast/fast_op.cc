@@ -19,7 +19,7 @@ constexpr double kParallelWork = 1 << 20;
 const std::vector<FastOpKind>& kinds() {
   static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind(), where_kind(),
                                                  transpose_kind(), depthwise_conv_kind(), winograd_conv_kind(),
-                                             pointwise_conv_kind()};
+                                             dense_conv_kind(), pointwise_conv_kind()};
   return table;
 }
 
@@ -85,7 +85,8 @@ bool fast_op_beats_lone_segment(const Graph& graph, const Node& node) {
 }
 
 bool fast_op_has_nhwc_kernel(const Graph& graph, const Node& node) {
-  return winograd_conv_leaves_xnnpack(graph, node) || pointwise_conv_leaves_xnnpack(graph, node);
+  return winograd_conv_leaves_xnnpack(graph, node) || dense_conv_leaves_xnnpack(graph, node) ||
+         pointwise_conv_leaves_xnnpack(graph, node);
 }
 
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {

@@ -44,6 +44,9 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
       keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd F(4x4,3x3) kernel";
       nhwc_kernels.insert(n);
+    } else if (dense_conv_leaves_xnnpack(graph, graph.node(n))) {
+      keep_out[n] = "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
+      nhwc_kernels.insert(n);
     }
   }
   std::vector<PointwiseGroup> groups = find_pointwise_groups(graph);

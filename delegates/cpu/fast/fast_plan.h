@@ -30,7 +30,8 @@ struct FastPlan {
 // XNNPACK and the fast kernels together: the linear layers worth taking
 // from XNNPACK are kept out of its segments (linear.h), and so are the
 // depthwise convs XNNPACK has no micro-kernel for (depthwise_conv.cc) and
-// the dense 3x3 convs Winograd runs faster (winograd_conv.cc; these run as
+// the dense 3x3 convs Winograd runs faster (winograd_conv.cc) and the other
+// dense convs the fast GEMM runs faster (dense_conv_rule.h; these run as
 // NHWC steps between segments where their neighbours allow), and the 1x1
 // convs the fast GEMM runs faster with their residual Add and Relu
 // (pointwise_conv.h; only those making up whole segments, and only where

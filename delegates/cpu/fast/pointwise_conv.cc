@@ -1,12 +1,14 @@
-// 1x1 convs on the fast GEMM. On NHWC data (an NHWC step between XNNPACK
-// segments) the conv is C[pixels x Cout] = A[pixels x Cin] . W^T, A being
-// the input itself (stride 1) or its gathered pixels (stride 2: ResNet's
-// downsample), the weights packed into panels once, at init, and the bias,
-// residual and Relu/Clip in the micro-kernel's stores. In the graph's order
-// (NCHW) it is, per image, C[Cout x pixels] = W[Cout x Cin] . X[Cin x
-// pixels]: the input is packed into panels on every run (a 16th of the
-// GEMM's loads) with a row of ones under it, and the bias is W's extra
-// column, so the same micro-kernel adds it.
+// Convs on the fast GEMM: 1x1 ones (pointwise_conv.h's groups) and dense
+// KxK ones (dense_conv_rule.h). On NHWC data (an NHWC step between XNNPACK
+// segments) the conv is C[pixels x Cout] = A[pixels x K] . W^T, K = taps x
+// Cin, A being the input itself (1x1, stride 1) or gathered from it (a
+// strided 1x1: ResNet's downsample; a KxK conv: each output pixel's window,
+// tap by tap, zeros where it hangs over the padding), the weights packed
+// into panels once, at init, and the bias, residual and Relu/Clip in the
+// micro-kernel's stores. In the graph's order (NCHW) it is, per image,
+// C[Cout x pixels] = W[Cout x K] . X[K x pixels]: the input's windows are
+// packed into panels on every run with a row of ones under them, and the
+// bias is W's extra column, so the same micro-kernel adds it.
 //
 // Both split C into tasks of a band of rows (kept in L2) by a run of
 // 32-column blocks, more and narrower tasks only when the threads need
@@ -17,6 +19,7 @@
 #include <limits>
 #include <string>
 
+#include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
 #include "delegates/cpu/fast/vector_math.h"
@@ -73,39 +76,63 @@ GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, 
 
 struct Geometry {
   int64_t batch = 0, cin = 0, cout = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
+  int64_t kernel_h = 1, kernel_w = 1, pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
   int64_t out_pixels() const { return out_h * out_w; }
-  bool strided() const { return stride_h != 1 || stride_w != 1; }
+  int64_t taps() const { return kernel_h * kernel_w; }
+  int64_t depth() const { return taps() * cin; }  // the GEMM's K
+  // NHWC: whether A is gathered from the input rather than the input itself.
+  bool gathers() const { return stride_h != 1 || stride_w != 1 || taps() != 1 || pad_top != 0 || pad_left != 0; }
+  // The input row and column tap (ky, kx) of output pixel (oy, ox) reads;
+  // outside [0, in_h) x [0, in_w) it reads the padding.
+  int64_t in_y(int64_t oy, int64_t ky) const { return oy * stride_h - pad_top + ky * dilation_h; }
+  int64_t in_x(int64_t ox, int64_t kx) const { return ox * stride_w - pad_left + kx * dilation_w; }
 };
 
-class PointwiseConv final : public FastOp {
+class GemmConv final : public FastOp {
  public:
-  PointwiseConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, const float* w,
-                const float* bias, float lo, float hi, FusedActivation post, TaskPool* pool)
+  GemmConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, const float* w,
+           const float* bias, float lo, float hi, FusedActivation post, TaskPool* pool)
       : FastOp(y), x_(x), residual_(residual), g_(g), nhwc_(nhwc), lo_(lo), hi_(hi), post_(post), pool_(pool) {
     const int threads = pool ? pool->threads() : 1;
+    const int64_t depth = g_.depth(), taps = g_.taps();
     if (nhwc_) {
-      split_ = split_gemm(g_.batch * g_.out_pixels(), g_.cin, g_.cout, g_.cin, g_.cout, threads);
-      panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * g_.cin) * sizeof(float));
+      split_ = split_gemm(g_.batch * g_.out_pixels(), depth, g_.cout, depth, g_.cout, threads);
+      // W^T's rows in A's column order: tap by tap, the channels within
+      // (ONNX keeps each channel's taps together).
+      std::vector<float> reordered;
+      if (taps > 1) {
+        reordered.resize(static_cast<size_t>(g_.cout * depth));
+        for (int64_t o = 0; o < g_.cout; ++o)
+          for (int64_t c = 0; c < g_.cin; ++c)
+            for (int64_t t = 0; t < taps; ++t) reordered[(o * taps + t) * g_.cin + c] = w[(o * g_.cin + c) * taps + t];
+        w = reordered.data();
+      }
+      panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * depth) * sizeof(float));
       float* panels = reinterpret_cast<float*>(panels_.data());
-      for (int64_t j = 0; j < g_.cout; j += kPanel) pack_panel(g_.cin, g_.cout, w, g_.cin, true, j, panels + j * g_.cin);
+      for (int64_t j = 0; j < g_.cout; j += kPanel) pack_panel(depth, g_.cout, w, depth, true, j, panels + j * depth);
       bias_.assign(static_cast<size_t>(split_.blocks * kBlockColumns), 0.f);
       if (bias) std::copy(bias, bias + g_.cout, bias_.begin());
-      if (g_.strided())
-        gathered_ = AlignedBuffer(static_cast<size_t>(split_.m * g_.cin) * sizeof(float));
+      if (g_.gathers()) gathered_ = AlignedBuffer(static_cast<size_t>(split_.m * depth) * sizeof(float));
       return;
     }
-    // NCHW: A is W with the bias as an extra column, B the input's pixels
-    // with a row of ones under them.
-    const int64_t k = g_.cin + 1;
+    // NCHW: A is W with the bias as an extra column, B the input's windows
+    // (a row per channel and tap, a column per output pixel) with a row of
+    // ones under them.
+    const int64_t k = depth + 1;
     split_ = split_gemm(g_.cout, k, g_.out_pixels(), k, g_.out_pixels(), threads);
     weights_.assign(static_cast<size_t>(g_.cout * k), 0.f);
     for (int64_t o = 0; o < g_.cout; ++o) {
-      std::copy(w + o * g_.cin, w + (o + 1) * g_.cin, weights_.begin() + o * k);
-      if (bias) weights_[static_cast<size_t>(o * k + g_.cin)] = bias[o];
+      std::copy(w + o * depth, w + (o + 1) * depth, weights_.begin() + o * k);
+      if (bias) weights_[static_cast<size_t>(o * k + depth)] = bias[o];
     }
     panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * k) * sizeof(float));
-    for (int64_t oy = 0; oy < g_.out_h; ++oy)
-      for (int64_t ox = 0; ox < g_.out_w; ++ox) source_.push_back(oy * g_.stride_h * g_.in_w + ox * g_.stride_w);
+    for (int64_t ky = 0; ky < g_.kernel_h; ++ky)
+      for (int64_t kx = 0; kx < g_.kernel_w; ++kx)
+        for (int64_t oy = 0; oy < g_.out_h; ++oy)
+          for (int64_t ox = 0; ox < g_.out_w; ++ox) {
+            const int64_t iy = g_.in_y(oy, ky), ix = g_.in_x(ox, kx);
+            source_.push_back(iy >= 0 && iy < g_.in_h && ix >= 0 && ix < g_.in_w ? iy * g_.in_w + ix : -1);
+          }
   }
 
   Status run() override {
@@ -113,7 +140,7 @@ class PointwiseConv final : public FastOp {
     const float* residual = residual_ ? residual_->data<float>() : nullptr;
     const float* panels = reinterpret_cast<const float*>(panels_.data());
     if (nhwc_) {
-      const float* a = g_.strided() ? gather(x) : x;
+      const float* a = g_.gathers() ? gather(x) : x;
       run_gemm(a, panels, bias_.data(), residual, out());
       return Status::ok();
     }
@@ -126,36 +153,60 @@ class PointwiseConv final : public FastOp {
   }
 
  private:
-  // NHWC, strided: the pixels the conv reads, one row of A each.
+  // NHWC, gathered: each output pixel's window (tap by tap, Cin values
+  // each, zeros over the padding), one row of A each.
   const float* gather(const float* x) {
     float* a = reinterpret_cast<float*>(gathered_.data());
-    const int64_t rows = g_.batch * g_.out_h;
-    const double work = static_cast<double>(split_.m * g_.cin);
+    const int64_t rows = g_.batch * g_.out_h, depth = g_.depth();
+    const double work = static_cast<double>(split_.m * depth);
     parallel_tasks(pool_, static_cast<size_t>(rows), work, [&](size_t r) {
       const int64_t n = static_cast<int64_t>(r) / g_.out_h, oy = static_cast<int64_t>(r) % g_.out_h;
-      const float* src = x + ((n * g_.in_h + oy * g_.stride_h) * g_.in_w) * g_.cin;
-      float* dst = a + static_cast<int64_t>(r) * g_.out_w * g_.cin;
+      const float* image = x + n * g_.in_h * g_.in_w * g_.cin;
+      float* dst = a + static_cast<int64_t>(r) * g_.out_w * depth;
+      // A kernel row wholly inside the input is kernel_w x Cin consecutive
+      // floats of an NHWC row (dilation 1): one copy, not one per tap (a
+      // 7x7 stem on 3 channels copies 21 floats at once instead of 3).
+      const bool rows_whole = g_.dilation_w == 1;
       for (int64_t ox = 0; ox < g_.out_w; ++ox)
-        std::copy(src + ox * g_.stride_w * g_.cin, src + (ox * g_.stride_w + 1) * g_.cin, dst + ox * g_.cin);
+        for (int64_t ky = 0; ky < g_.kernel_h; ++ky) {
+          const int64_t iy = g_.in_y(oy, ky), ix0 = g_.in_x(ox, 0);
+          const bool row_inside = iy >= 0 && iy < g_.in_h;
+          if (row_inside && rows_whole && ix0 >= 0 && ix0 + g_.kernel_w <= g_.in_w) {
+            const float* src = image + (iy * g_.in_w + ix0) * g_.cin;
+            dst = std::copy(src, src + g_.kernel_w * g_.cin, dst);
+            continue;
+          }
+          for (int64_t kx = 0; kx < g_.kernel_w; ++kx, dst += g_.cin) {
+            const int64_t ix = g_.in_x(ox, kx);
+            if (!row_inside || ix < 0 || ix >= g_.in_w) {
+              std::fill(dst, dst + g_.cin, 0.f);
+              continue;
+            }
+            const float* src = image + (iy * g_.in_w + ix) * g_.cin;
+            std::copy(src, src + g_.cin, dst);
+          }
+        }
     });
     return a;
   }
 
-  // NCHW: one image's input as B's panels (k = Cin + 1 rows of 16 pixels).
+  // NCHW: one image's windows as B's panels (k = Cin x taps + 1 rows of 16
+  // pixels; row c x taps + t holds tap t of channel c, as W's columns).
   void pack_input(const float* x) {
     float* panels = reinterpret_cast<float*>(panels_.data());
-    const int64_t k = split_.k, pixels = g_.out_pixels(), in_pixels = g_.in_h * g_.in_w;
+    const int64_t k = split_.k, pixels = g_.out_pixels(), in_pixels = g_.in_h * g_.in_w, taps = g_.taps();
     const double work = static_cast<double>(k * pixels);
     parallel_tasks(pool_, static_cast<size_t>(split_.blocks * 2), work, [&](size_t t) {
       const int64_t j0 = static_cast<int64_t>(t) * kPanel, width = std::max<int64_t>(0, std::min(kPanel, pixels - j0));
       float* panel = panels + static_cast<int64_t>(t) * k * kPanel;
-      for (int64_t p = 0; p < g_.cin; ++p) {
-        const float* channel = x + p * in_pixels;
+      for (int64_t p = 0; p < k - 1; ++p) {
+        const float* channel = x + p / taps * in_pixels;
+        const int64_t* source = source_.data() + p % taps * pixels + j0;
         float* row = panel + p * kPanel;
-        for (int64_t j = 0; j < width; ++j) row[j] = channel[source_[static_cast<size_t>(j0 + j)]];
+        for (int64_t j = 0; j < width; ++j) row[j] = source[j] >= 0 ? channel[source[j]] : 0.f;
         for (int64_t j = width; j < kPanel; ++j) row[j] = 0.f;
       }
-      std::fill(panel + g_.cin * kPanel, panel + k * kPanel, 1.f);
+      std::fill(panel + (k - 1) * kPanel, panel + k * kPanel, 1.f);
     });
   }
 
@@ -196,12 +247,14 @@ class PointwiseConv final : public FastOp {
   GemmSplit split_;
   AlignedBuffer panels_;     // NHWC: W^T packed at init; NCHW: one image's input, packed per run
   std::vector<float> bias_;  // NHWC: [blocks * 32], zero past Cout
-  AlignedBuffer gathered_;   // NHWC, strided: [pixels x Cin]
-  std::vector<float> weights_;  // NCHW: [Cout x (Cin + 1)], the bias last
-  std::vector<int64_t> source_;  // NCHW: each output pixel's input pixel
+  AlignedBuffer gathered_;   // NHWC, gathered: [pixels x taps x Cin]
+  std::vector<float> weights_;  // NCHW: [Cout x (Cin x taps + 1)], the bias last
+  std::vector<int64_t> source_;  // NCHW: by tap, each output pixel's input pixel (-1: padding)
 };
 
-Status shape_supported(const Graph& graph, const Node& node) {
+// What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
+// constant weights and bias, any kernel, stride, dilation and padding.
+Status gemm_conv_supported(const Graph& graph, const Node& node) {
   if (node.op != "Conv") return unsupported("not a Conv");
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");
   const Value& x = graph.value(node.inputs[0]);
@@ -215,11 +268,19 @@ Status shape_supported(const Graph& graph, const Node& node) {
   if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
     return unsupported("the bias is computed at run time");
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
-  const xnnpack::Window2d& win = p.window;
   if (p.groups != 1) return unsupported("a grouped conv");
-  if (win.kernel_h != 1 || win.kernel_w != 1) return unsupported("not a 1x1 kernel");
-  if (win.pad_top || win.pad_left || win.pad_bottom || win.pad_right) return unsupported("a padded 1x1 conv");
   return read_fused_activation(node.attrs).status();
+}
+
+bool is_1x1(const xnnpack::Window2d& win) {
+  return win.kernel_h == 1 && win.kernel_w == 1 && !win.pad_top && !win.pad_left && !win.pad_bottom && !win.pad_right;
+}
+
+// The pointwise groups' convs: 1x1, unpadded.
+Status shape_supported(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(gemm_conv_supported(graph, node));
+  if (!is_1x1(xnnpack::read_conv(graph, node).value().window)) return unsupported("not an unpadded 1x1 kernel");
+  return Status::ok();
 }
 
 PointwiseShape shape_of(const Graph& graph, const Node& node, const xnnpack::Window2d& win) {
@@ -254,6 +315,34 @@ Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
   PointwiseGroup group;  // the conv alone; make_pointwise reads ctx.node
   group.output = ctx.node.outputs[0];
   return make_pointwise(ctx, group);
+}
+
+// A dense conv the fast GEMM takes: not 1x1, not one Winograd takes, and
+// HETSCHED_DENSE_CONV or dense_conv_pays() says so.
+Status dense_supported(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(gemm_conv_supported(graph, node));
+  const xnnpack::Window2d win = xnnpack::read_conv(graph, node).value().window;
+  if (is_1x1(win)) return unsupported("a 1x1 conv (pointwise_conv.h)");
+  if (winograd_conv_leaves_xnnpack(graph, node)) return unsupported("Winograd takes it (winograd_conv.cc)");
+  const DenseConvChoice choice = dense_conv_choice();
+  if (choice == DenseConvChoice::kOff) return unsupported("HETSCHED_DENSE_CONV=off");
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  const DenseConvShape shape{x[1], y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
+                             std::max<int64_t>(win.stride_h, win.stride_w)};
+  if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
+    return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
+  return Status::ok();
+}
+
+Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group);
+
+Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
+  HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
+  PointwiseGroup group;
+  group.conv = kNoNode;
+  group.output = ctx.node.outputs[0];
+  return make_gemm_conv(ctx, group);
 }
 
 }  // namespace
@@ -307,6 +396,13 @@ std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
 
 Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const PointwiseGroup& group) {
   HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  return make_gemm_conv(ctx, group);
+}
+
+namespace {
+
+// The op for ctx.node (checked by the caller) with what `group` fuses.
+Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group) {
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
@@ -334,12 +430,26 @@ Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const P
   g.out_w = out[3];
   g.stride_h = p.window.stride_h;
   g.stride_w = p.window.stride_w;
+  g.kernel_h = p.window.kernel_h;
+  g.kernel_w = p.window.kernel_w;
+  g.pad_top = p.window.pad_top;
+  g.pad_left = p.window.pad_left;
+  g.dilation_h = p.window.dilation_h;
+  g.dilation_w = p.window.dilation_w;
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
-  return std::unique_ptr<FastOp>(new PointwiseConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo,
-                                                   hi, post, ctx.pool));
+  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
+                                              post, ctx.pool));
 }
 
+}  // namespace
+
 FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}; }
+
+FastOpKind dense_conv_kind() { return {"Conv", false, dense_supported, create_dense}; }
+
+bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
+  return node.op == "Conv" && dense_supported(graph, node).is_ok();
+}
 
 }  // namespace hetsched::cpu::fast

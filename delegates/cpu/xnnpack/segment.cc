@@ -56,16 +56,20 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
       b.channels = s[1];
       b.pixels = s[2] * s[3];
     }
-    // XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input,
-    // which the island's exactly-sized tensors do not have.
-    if (is_input || b.nhwc) b.staging = AlignedBuffer(b.tensor->byte_size() + (is_input ? XNN_EXTRA_BYTES : 0));
+    // XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input: an
+    // island tensor that owns its bytes has that slack (graph/tensor.h) and
+    // is read in place; anything else goes through staging.
+    b.in_place = is_input && !b.nhwc && b.tensor->has_read_slack() && XNN_EXTRA_BYTES <= AlignedBuffer::kReadSlack;
+    if ((is_input && !b.in_place) || b.nhwc)
+      b.staging = AlignedBuffer(b.tensor->byte_size() + (is_input ? XNN_EXTRA_BYTES : 0));
     return b;
   };
   std::vector<xnn_external_value> externals_data;
   uint32_t id = 0;
   for (ValueId v : step.inputs) {
     segment->inputs_.push_back(bind(v, true));
-    externals_data.push_back({id++, segment->inputs_.back().staging.data()});
+    Binding& b = segment->inputs_.back();
+    externals_data.push_back({id++, b.in_place ? static_cast<void*>(b.tensor->raw()) : b.staging.data()});
   }
   for (ValueId v : step.outputs) {
     segment->outputs_.push_back(bind(v, false));
@@ -79,7 +83,7 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
 
 float* Segment::adopt_input(ValueId value) {
   for (Binding& b : inputs_)
-    if (b.value == value && !b.nhwc) {
+    if (b.value == value && !b.nhwc && !b.in_place) {
       b.adopted = true;
       return reinterpret_cast<float*>(b.staging.data());
     }
@@ -88,7 +92,7 @@ float* Segment::adopt_input(ValueId value) {
 
 bool Segment::read_input_from(ValueId value, const std::byte* source) {
   for (Binding& b : inputs_)
-    if (b.value == value && !b.adopted) {
+    if (b.value == value && !b.adopted && !b.in_place) {
       b.source = source;
       return true;
     }
@@ -97,7 +101,7 @@ bool Segment::read_input_from(ValueId value, const std::byte* source) {
 
 Status Segment::run() {
   for (Binding& b : inputs_) {
-    if (b.adopted) continue;
+    if (b.adopted || b.in_place) continue;
     const std::byte* src = b.source ? b.source : b.tensor->raw();
     if (b.nhwc)
       nchw_to_nhwc(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(b.staging.data()), b.batch,

@@ -32,20 +32,22 @@ class Segment {
   static Result<std::unique_ptr<Segment>> create(const Graph& graph, const EngineStep& step, pthreadpool_t threadpool,
                                                  const TensorOf& tensor_of);
 
-  // Copies the inputs in (converting NHWC ones), runs the runtime, copies
-  // NHWC outputs back to graph order. One call at a time.
+  // Copies the inputs that are not read in place in (converting NHWC ones),
+  // runs the runtime, copies NHWC outputs back to graph order. One call at
+  // a time.
   Status run();
   // The staging buffer input `value` is read from (bytes of the island's
   // tensor plus XNN_EXTRA_BYTES), for a value whose producer writes there
   // directly; run() then no longer copies it in. nullptr when `value` is no
-  // input read through staging or is converted on the way in.
+  // input read through staging (most are read in place: Binding::in_place)
+  // or is converted on the way in.
   float* adopt_input(ValueId value);
   // From the next run() on, input `value` is read from `source` (graph
   // order, the island tensor's bytes) instead of the island's tensor: an
   // island input the caller already holds needs no copy of its own before
   // the segment's copy into staging. nullptr goes back to the tensor.
-  // false when `value` is no input of this segment or its producer writes
-  // the staging buffer itself.
+  // false when `value` is no input of this segment, is read in place from
+  // the island's tensor, or its producer writes the staging buffer itself.
   bool read_input_from(ValueId value, const std::byte* source);
 
  private:
@@ -54,6 +56,11 @@ class Segment {
     ValueId value = kNoValue;
     Tensor* tensor = nullptr;  // the island's tensor, in graph order
     bool adopted = false;      // inputs: the producer fills `staging` itself
+    // Inputs: XNNPACK reads the island's tensor itself (it has the slack
+    // XNNPACK reads past the end): no staging, no copy. A boundary value
+    // between segments cost a copy per run before (ResNet-50's identity
+    // branches: 3.2 MB a block in its first stage).
+    bool in_place = false;
     const std::byte* source = nullptr;  // inputs: read from here, not `tensor` (read_input_from)
     bool nhwc = false;
     int64_t batch = 0, channels = 0, pixels = 0;  // for NHWC conversion

@@ -1,0 +1,44 @@
+#include "delegates/cpu/fast/dense_conv_rule.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "delegates/cpu/fast/vector_math.h"
+
+namespace hetsched::cpu::fast {
+
+namespace {
+
+// bench/pointwise_bench's kN shapes on the development machine's EPYC
+// (AVX-512), 1 thread, warm and cold (docs/models.md, "Dense convs on the
+// fast GEMM"): with a depth (taps x Cin) of 512 or more and 64 or more
+// output channels the fast GEMM ran 0.75-0.99x XNNPACK's time (ResNet-50's
+// 512-channel 3x3 at 7x7: 0.81-0.83 warm, 0.76 cold; its stride-2 3x3s
+// 0.75-0.92; 1024 channels at 4x4: 0.52), at any map size measured up to
+// 112x112; below, the gather and the 12x32 tile's epilogue weigh on too
+// few FMAs (48 -> 64 at 56x56, K 432: 0.97; a 7x7 stem, K 147: 1.76; a 3x3
+// stem, K 27: 2.8), and 24 output channels fill 32-column blocks badly
+// (96 -> 24 at 160x160: 1.25).
+constexpr int64_t kMinDepth = 512;
+constexpr int64_t kMinOutChannels = 64;
+// The gathered A is one buffer of pixels x depth floats, made at init: a
+// 640x640 map would need hundreds of MB. Past this, XNNPACK keeps it.
+constexpr int64_t kMaxGatheredBytes = int64_t{16} << 20;
+
+}  // namespace
+
+bool dense_conv_pays(const DenseConvShape& s) {
+  if (!cpu_has_avx512f()) return false;
+  const int64_t depth = s.taps * s.cin;
+  return s.taps > 1 && depth >= kMinDepth && s.cout >= kMinOutChannels &&
+         s.pixels * depth * static_cast<int64_t>(sizeof(float)) <= kMaxGatheredBytes;
+}
+
+DenseConvChoice dense_conv_choice() {
+  const char* v = std::getenv("HETSCHED_DENSE_CONV");
+  if (!v) return DenseConvChoice::kRule;
+  const std::string s = v;
+  return s == "off" ? DenseConvChoice::kOff : s == "on" ? DenseConvChoice::kOn : DenseConvChoice::kRule;
+}
+
+}  // namespace hetsched::cpu::fast

@@ -1,0 +1,162 @@
+// Dense KxK convs on the fast GEMM, their windows gathered into the GEMM's
+// A (delegates/cpu/fast/pointwise_conv.cc's GemmConv, dense_conv_rule.h),
+// against the portable kernels (direct loops, double sums): 3x3, 5x5, 7x7
+// and 2x2 kernels, 1x3 and 3x1 ones, symmetric, asymmetric and no
+// padding, strides 1, 2 and (2, 1), dilation 2, batches, no bias, fused
+// activations, channel and pixel counts off the micro-kernel's 12 rows and
+// 32 columns, 1 and 2 threads; in the graph's order (the conv alone in its
+// island) and as an NHWC step between two XNNPACK segments; and the rule's
+// own choice on ResNet's last-stage shapes against its stem.
+//
+// Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
+// A tap, a pad or a window one off gives errors of the output's own size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/fast/dense_conv_rule.h"
+#include "graph/builder.h"
+#include "graph/passes/fused_activation.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace cpu::fast {
+bool cpu_has_avx512f();  // fast_op.cc (vector_math.h needs AVX-512 flags to include)
+}  // namespace cpu::fast
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing::random_tensor;
+using testing::ScopedEnv;
+
+struct Conv {
+  int64_t cout = 8;
+  Ints kernel{3, 3};
+  Ints pads{1, 1, 1, 1};  // top, left, bottom, right (ONNX order)
+  Ints strides{1, 1};
+  Ints dilations{1, 1};
+  bool bias = true;
+  FusedActivation activation{};
+};
+
+ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, const Conv& c, const std::string& name, uint32_t seed) {
+  const float bound = 1.f / std::sqrt(static_cast<float>(cin * c.kernel[0] * c.kernel[1]));
+  std::vector<ValueId> ins{x, b.constant(name + "_w", random_tensor({c.cout, cin, c.kernel[0], c.kernel[1]}, seed,
+                                                                    -bound, bound))};
+  if (c.bias) ins.push_back(b.constant(name + "_b", random_tensor({c.cout}, seed + 1)));
+  const ValueId y = b.op("Conv", ins,
+                         {{"kernel_shape", c.kernel}, {"pads", c.pads}, {"strides", c.strides}, {"dilations", c.dilations}},
+                         name);
+  write_fused_activation(c.activation, b.raw().node(b.raw().find_node(name)).attrs);
+  return y;
+}
+
+TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+// The conv alone in its island: the fast GEMM in the graph's order.
+void expect_lone_agrees(const Shape& x, const Conv& c) {
+  ScopedEnv on("HETSCHED_DENSE_CONV", "on");
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  GraphBuilder b("dense_" + std::to_string(x[1]) + "x" + std::to_string(c.cout) + "_k" + std::to_string(c.kernel[0]) +
+                 "x" + std::to_string(c.kernel[1]));
+  b.output(add_conv(b, b.input("x", f32_type(x)), x[1], c, "conv", 2));
+  testing::expect_fast_cpu_matches_portable(testing::build(b), x, 1, 0, 1e-5f, "dense");
+}
+
+// 1x1 (XNNPACK) -> the dense conv (fast, NHWC) -> 1x1 (XNNPACK).
+void expect_nhwc_agrees(const Shape& x, int64_t mid, const Conv& c) {
+  ScopedEnv on("HETSCHED_DENSE_CONV", "on");
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  GraphBuilder b("dense_nhwc_" + std::to_string(mid) + "x" + std::to_string(c.cout));
+  Conv pre{mid, {1, 1}, {0, 0, 0, 0}};
+  pre.activation = FusedActivation{FusedActivation::Kind::kRelu};
+  const ValueId a = add_conv(b, b.input("x", f32_type(x)), x[1], pre, "pre", 4);
+  const ValueId d = add_conv(b, a, mid, c, "dense", 6);
+  b.output(add_conv(b, d, c.cout, Conv{5, {1, 1}, {0, 0, 0, 0}}, "post", 8));
+  testing::expect_fast_cpu_matches_portable(testing::build(b), x, 1, 2, 1e-5f, "dense");
+}
+
+TEST(DenseConvTest, KernelsAndPaddingsMatchPortable) {
+  expect_lone_agrees({1, 5, 7, 9}, Conv{7});                                   // 3x3, pads 1
+  expect_lone_agrees({1, 3, 11, 13}, Conv{17, {5, 5}, {2, 2, 2, 2}});         // 5x5
+  expect_lone_agrees({1, 4, 9, 8}, Conv{33, {2, 2}, {0, 0, 0, 0}});           // even kernel, no pads
+  expect_lone_agrees({1, 6, 10, 7}, Conv{9, {3, 3}, {0, 2, 1, 0}});           // asymmetric pads
+  expect_lone_agrees({1, 7, 6, 11}, Conv{12, {1, 3}, {0, 1, 0, 1}});          // 1x3
+  expect_lone_agrees({1, 7, 11, 6}, Conv{12, {3, 1}, {1, 0, 1, 0}});          // 3x1
+  expect_lone_agrees({1, 2, 5, 5}, Conv{3, {1, 1}, {1, 1, 1, 1}});            // a padded 1x1
+}
+
+TEST(DenseConvTest, StridesAndDilationsMatchPortable) {
+  Conv s2{21};
+  s2.strides = {2, 2};
+  expect_lone_agrees({1, 9, 13, 11}, s2);
+  Conv stem{16, {7, 7}, {3, 3, 3, 3}, {2, 2}};  // a ResNet stem, small
+  expect_lone_agrees({1, 3, 23, 19}, stem);
+  Conv s21{10};
+  s21.strides = {2, 1};
+  expect_lone_agrees({1, 6, 10, 7}, s21);
+  Conv dilated{14, {3, 3}, {2, 2, 2, 2}};
+  dilated.dilations = {2, 2};
+  expect_lone_agrees({1, 8, 12, 10}, dilated);
+}
+
+TEST(DenseConvTest, BatchesBiasAndActivationsMatchPortable) {
+  Conv c{9};
+  c.bias = false;
+  expect_lone_agrees({3, 6, 10, 5}, c);
+  FusedActivation clip{FusedActivation::Kind::kClip};
+  clip.min = -0.5f;
+  clip.max = 0.75f;
+  for (const FusedActivation& act :
+       {FusedActivation{FusedActivation::Kind::kRelu}, clip, FusedActivation{FusedActivation::Kind::kHardSwish}}) {
+    SCOPED_TRACE(fused_activation_name(act.kind));
+    Conv a{18};
+    a.activation = act;
+    expect_lone_agrees({1, 20, 9, 10}, a);
+  }
+  // Enough work to split over 2 threads: 3x3 at 7x7, 256 -> 96 (K 2304).
+  expect_lone_agrees({1, 256, 7, 7}, Conv{96});
+}
+
+TEST(DenseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
+  expect_nhwc_agrees({1, 3, 15, 17}, 24, Conv{33});
+  Conv s2{40};
+  s2.strides = {2, 2};
+  expect_nhwc_agrees({2, 5, 9, 6}, 19, s2);
+  expect_nhwc_agrees({1, 4, 11, 10}, 13, Conv{7, {5, 5}, {2, 1, 2, 3}});
+  // Enough work to split over 2 threads.
+  Conv wide{130};
+  wide.strides = {2, 2};
+  expect_nhwc_agrees({1, 6, 29, 27}, 128, wide);
+}
+
+TEST(DenseConvTest, OffKeepsEveryConvOnXnnpack) {
+  ScopedEnv off("HETSCHED_DENSE_CONV", "off");
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  GraphBuilder b("off");
+  b.output(add_conv(b, b.input("x", f32_type({1, 512, 7, 7})), 512, Conv{512}, "conv", 2));
+  testing::expect_fast_cpu_matches_portable(testing::build(b), {1, 512, 7, 7}, 0, 1, 1e-5f, "dense");
+}
+
+// Under the rule (AVX-512 only): ResNet-50's last-stage 3x3 (512 channels
+// at 7x7) and its stride-2 3x3s go to the fast GEMM; the 7x7 stem (K 147)
+// and a small early 3x3 stay on XNNPACK.
+TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndLeavesStems) {
+  using cpu::fast::DenseConvShape;
+  using cpu::fast::dense_conv_pays;
+  if (!cpu::fast::cpu_has_avx512f()) {
+    EXPECT_FALSE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1}));
+    GTEST_SKIP() << "the rule takes nothing without AVX-512";
+  }
+  EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1}));
+  EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 2}));
+  EXPECT_TRUE(dense_conv_pays(DenseConvShape{256, 256, 9, 196, 2}));
+  EXPECT_FALSE(dense_conv_pays(DenseConvShape{3, 64, 49, 12544, 2}));
+  EXPECT_FALSE(dense_conv_pays(DenseConvShape{16, 16, 9, 12544, 1}));
+}
+
+}  // namespace
+}  // namespace hetsched
