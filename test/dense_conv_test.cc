@@ -141,6 +141,28 @@ TEST(DenseConvTest, OffKeepsEveryConvOnXnnpack) {
   testing::expect_fast_cpu_matches_portable(testing::build(b), {1, 512, 7, 7}, 0, 1, 1e-5f, "dense");
 }
 
+// Under the rule a dense conv leaves XNNPACK only as an NHWC step between
+// segments: alone in its island (graph order, converted on both sides) it
+// stays; between two XNNPACK 1x1 convs it goes. ResNet-50's last-stage
+// 3x3 (512 channels at 7x7), which the rule takes by its shape.
+TEST(DenseConvRuleTest, OnlyBetweenSegmentsUnderTheRule) {
+  if (!cpu::fast::cpu_has_avx512f()) GTEST_SKIP() << "the rule takes nothing without AVX-512";
+  ScopedEnv rule("HETSCHED_DENSE_CONV", nullptr);
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  {
+    GraphBuilder b("alone");
+    b.output(add_conv(b, b.input("x", f32_type({1, 512, 7, 7})), 512, Conv{512}, "conv", 2));
+    testing::expect_fast_cpu_matches_portable(testing::build(b), {1, 512, 7, 7}, 0, 1, 1e-5f, "dense");
+  }
+  GraphBuilder b("between");
+  Conv pre{512, {1, 1}, {0, 0, 0, 0}};
+  const ValueId a = add_conv(b, b.input("x", f32_type({1, 64, 7, 7})), 64, pre, "pre", 4);
+  const ValueId d = add_conv(b, a, 512, Conv{512}, "dense", 6);
+  b.output(add_conv(b, d, 512, Conv{16, {1, 1}, {0, 0, 0, 0}}, "post", 8));
+  testing::expect_fast_cpu_matches_portable(testing::build(b), {1, 64, 7, 7}, 1, 2, 1e-5f, "dense");
+}
+
 // Under the rule (AVX-512 only): ResNet-50's last-stage 3x3 (512 channels
 // at 7x7) and its stride-2 3x3s go to the fast GEMM; the 7x7 stem (K 147)
 // and a small early 3x3 stay on XNNPACK.
