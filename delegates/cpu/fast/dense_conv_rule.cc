@@ -1,8 +1,5 @@
 #include "delegates/cpu/fast/dense_conv_rule.h"
 
-#include <cstdlib>
-#include <string>
-
 #include "delegates/cpu/fast/vector_math.h"
 
 namespace hetsched::cpu::fast {
@@ -34,11 +31,6 @@ bool dense_conv_pays(const DenseConvShape& s) {
          s.pixels * depth * static_cast<int64_t>(sizeof(float)) <= kMaxGatheredBytes;
 }
 
-DenseConvChoice dense_conv_choice() {
-  const char* v = std::getenv("HETSCHED_DENSE_CONV");
-  if (!v) return DenseConvChoice::kRule;
-  const std::string s = v;
-  return s == "off" ? DenseConvChoice::kOff : s == "on" ? DenseConvChoice::kOn : DenseConvChoice::kRule;
-}
+DenseConvChoice dense_conv_choice() { return rule_choice("HETSCHED_DENSE_CONV"); }
 
 }  // namespace hetsched::cpu::fast

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "delegates/cpu/fast/rule_choice.h"
+
 namespace hetsched::cpu::fast {
 
 struct DenseConvShape {
@@ -32,7 +34,7 @@ bool dense_conv_pays(const DenseConvShape& shape);
 // every one the kernel supports that Winograd does not (tests and
 // benchmarks); unset (or anything else), dense_conv_pays() decides. Read on
 // every call.
-enum class DenseConvChoice { kRule, kOn, kOff };
+using DenseConvChoice = RuleChoice;  // rule_choice.h
 DenseConvChoice dense_conv_choice();
 
 }  // namespace hetsched::cpu::fast

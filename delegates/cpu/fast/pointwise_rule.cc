@@ -1,8 +1,5 @@
 #include "delegates/cpu/fast/pointwise_rule.h"
 
-#include <cstdlib>
-#include <string>
-
 #include "delegates/cpu/fast/vector_math.h"
 
 namespace hetsched::cpu::fast {
@@ -45,11 +42,6 @@ bool pointwise_pays(const PointwiseShape& s) {
   return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.pixels >= kMinPixels;
 }
 
-PointwiseChoice pointwise_choice() {
-  const char* v = std::getenv("HETSCHED_POINTWISE");
-  if (!v) return PointwiseChoice::kRule;
-  const std::string s = v;
-  return s == "off" ? PointwiseChoice::kOff : s == "on" ? PointwiseChoice::kOn : PointwiseChoice::kRule;
-}
+PointwiseChoice pointwise_choice() { return rule_choice("HETSCHED_POINTWISE"); }
 
 }  // namespace hetsched::cpu::fast

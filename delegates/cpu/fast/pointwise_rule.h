@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "delegates/cpu/fast/rule_choice.h"
+
 namespace hetsched::cpu::fast {
 
 struct PointwiseShape {
@@ -29,7 +31,7 @@ bool pointwise_residual_pays(const PointwiseShape& shape);
 // HETSCHED_POINTWISE: "off" keeps every 1x1 conv on XNNPACK, "on" takes
 // every one the kernel supports whatever its shape (benchmarks and tests);
 // unset (or anything else), pointwise_pays() decides. Read on every call.
-enum class PointwiseChoice { kRule, kOn, kOff };
+using PointwiseChoice = RuleChoice;  // rule_choice.h
 PointwiseChoice pointwise_choice();
 
 }  // namespace hetsched::cpu::fast

@@ -1,8 +1,5 @@
 #include "delegates/cpu/fast/winograd_rule.h"
 
-#include <cstdlib>
-#include <string>
-
 namespace hetsched::cpu::fast {
 
 namespace {
@@ -35,11 +32,6 @@ bool winograd_pays(const WinogradShape& s) {
          tiles >= kMinTiles && use >= kMinTileUse;
 }
 
-WinogradChoice winograd_choice() {
-  const char* v = std::getenv("HETSCHED_WINOGRAD");
-  if (!v) return WinogradChoice::kRule;
-  const std::string s = v;
-  return s == "off" ? WinogradChoice::kOff : s == "on" ? WinogradChoice::kOn : WinogradChoice::kRule;
-}
+WinogradChoice winograd_choice() { return rule_choice("HETSCHED_WINOGRAD"); }
 
 }  // namespace hetsched::cpu::fast

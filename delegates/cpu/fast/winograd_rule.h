@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "delegates/cpu/fast/rule_choice.h"
+
 namespace hetsched::cpu::fast {
 
 struct WinogradShape {
@@ -28,7 +30,7 @@ bool winograd_pays(const WinogradShape& shape);
 // dense 3x3 stride-1 conv whatever its shape (benchmarks and tests);
 // unset (or anything else), winograd_pays() decides. Read on every call,
 // so that a benchmark may switch it between sessions.
-enum class WinogradChoice { kRule, kOn, kOff };
+using WinogradChoice = RuleChoice;  // rule_choice.h
 WinogradChoice winograd_choice();
 
 }  // namespace hetsched::cpu::fast
