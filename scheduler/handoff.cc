@@ -22,20 +22,54 @@ BufferRange range_of(const DeviceTensor& t) { return {t.buffer, t.offset, t.size
 
 const std::string kHandoffTrack = "handoffs";
 
+}  // namespace
+
+Result<std::optional<Permute4d>> gpu_layout_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
+  if (!needs_permute(type, from, to)) return std::optional<Permute4d>();
+  const size_t bytes = dtype_size(type.dtype);
+  if (bytes != 4 && !(bytes == 2 && type.num_elements() % 2 == 0))
+    return unsupported("layout conversion on the GPU handles 32-bit elements and even counts of 16-bit ones, not " +
+                       type.to_string());
+  return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
+                                            static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
+                                            to == TensorLayout::kNhwc, static_cast<uint32_t>(bytes)});
+}
+
+namespace {
+
 // A host-visible buffer the size of an island's tensor and a recorded GPU
 // copy between the two: staging → tensor for uploads, tensor → staging
 // (host-cached) for readbacks.
 struct Staging {
   Buffer buffer;
   VkCommandBuffer copy = VK_NULL_HANDLE;  // freed with the transfers
+  bool permutes = false;                  // `copy` converts the layout: the host copies bytes as they are
+
+  // What a step's label adds for it.
+  std::string note() const { return !copy ? "" : permutes ? " (staged, permuted on the GPU)" : " (staged)"; }
 };
 
-// Staging for a handoff that host_access.h says to stage (by memory kind and
-// size), or whose layout the GPU converts (`permute`: the host copies the
-// graph's NCHW bytes as they are, and the recorded copy is the permute); an
-// empty Staging (no copy) where the host reaches the tensor mapped.
-Result<Staging> staging_for(const DeviceEnd& end, bool upload, const std::optional<Permute4d>& permute) {
+// The layout conversion an upload or readback of `type` has the GPU make:
+// where the layouts differ and layout_permute.comp moves the elements
+// (32-bit, or an even count of 16-bit). Else none, and the host permutes
+// (1- and 8-byte elements). On a discrete GPU the host's permute wrote the
+// device's write-combined memory element by element: 2-byte elements cost
+// PP-OCR det's f16 input 1x3x640x640 several ms on an H200.
+std::optional<Permute4d> transfer_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
+  Result<std::optional<Permute4d>> permute = gpu_layout_permute(type, from, to);
+  return permute.is_ok() ? *permute : std::nullopt;
+}
+
+// Staging for a handoff of `type` that host_access.h says to stage (by
+// memory kind and size), or whose layout the GPU converts (the host copies
+// the graph's NCHW bytes as they are, and the recorded copy is the
+// permute); an empty Staging (no copy) where the host reaches the tensor
+// mapped and copies it as it is, or permutes it itself.
+Result<Staging> staging_for(const TensorType& type, const DeviceEnd& end, bool upload) {
+  const std::optional<Permute4d> permute = upload ? transfer_permute(type, TensorLayout::kNchw, end.tensor->layout)
+                                                  : transfer_permute(type, end.tensor->layout, TensorLayout::kNchw);
   Staging staging;
+  staging.permutes = permute.has_value();
   const HostAccessPolicy policy = host_access_policy(end.transfers->context(), *end.tensor->buffer);
   const HostAccess access = upload ? choose_upload(policy, end.tensor->size) : choose_readback(policy, end.tensor->size);
   if (access == HostAccess::kMapped && !permute) return staging;
@@ -50,26 +84,13 @@ Result<Staging> staging_for(const DeviceEnd& end, bool upload, const std::option
   return staging;
 }
 
-// The layout conversion an upload or readback has the GPU make: where the
-// layouts differ and layout_permute.comp moves the elements (32-bit, or an
-// even count of 16-bit). Else none, and the host permutes (1- and 8-byte
-// elements). On a discrete GPU the host's permute wrote the device's
-// write-combined memory element by element: 2-byte elements cost PP-OCR
-// det's f16 input 1x3x640x640 several ms on an H200.
-std::optional<Permute4d> transfer_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
-  Result<std::optional<Permute4d>> permute = gpu_layout_permute(type, from, to);
-  return permute.is_ok() ? *permute : std::nullopt;
-}
-
 class UploadStep final : public StepRunner {
  public:
   static Result<std::unique_ptr<StepRunner>> create(int tensor, const TensorType& type, DeviceEnd to,
                                                     std::string label) {
     auto step = std::unique_ptr<UploadStep>(new UploadStep(tensor, type, to, std::move(label)));
-    step->gpu_permute_ = transfer_permute(type, TensorLayout::kNchw, to.tensor->layout).has_value();
-    HS_ASSIGN_OR_RETURN(step->staging_,
-                        staging_for(to, true, transfer_permute(type, TensorLayout::kNchw, to.tensor->layout)));
-    if (step->staging_.copy) step->label_ += step->gpu_permute_ ? " (staged, permuted on the GPU)" : " (staged)";
+    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(type, to, true));
+    step->label_ += step->staging_.note();
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 
@@ -88,7 +109,7 @@ class UploadStep final : public StepRunner {
       state.host_waits++;
     }
     std::byte* dst = staging_.copy ? staging_.buffer.mapped() : to_.tensor->buffer->mapped() + to_.tensor->offset;
-    if (!gpu_permute_ && needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
+    if (!staging_.permutes && needs_permute(type_, TensorLayout::kNchw, to_.tensor->layout))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), true);
     else
       host_copy(dst, src, type_.byte_size());
@@ -117,7 +138,6 @@ class UploadStep final : public StepRunner {
   DeviceEnd to_;
   std::string label_;
   Staging staging_;  // only for unmapped destinations and GPU permutes
-  bool gpu_permute_ = false;  // staging_.copy converts the layout
 };
 
 class ReadbackStep final : public StepRunner {
@@ -128,10 +148,8 @@ class ReadbackStep final : public StepRunner {
     step->may_poll_ = from.transfers->context().properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     // The CPU reads uncached device memory very slowly (~30 MB/s from an
     // H100's BAR): beyond the measured crossover, copy to host-cached staging first.
-    step->gpu_permute_ = transfer_permute(type, from.tensor->layout, TensorLayout::kNchw).has_value();
-    HS_ASSIGN_OR_RETURN(step->staging_,
-                        staging_for(from, false, transfer_permute(type, from.tensor->layout, TensorLayout::kNchw)));
-    if (step->staging_.copy) step->label_ += step->gpu_permute_ ? " (staged, permuted on the GPU)" : " (staged)";
+    HS_ASSIGN_OR_RETURN(step->staging_, staging_for(type, from, false));
+    step->label_ += step->staging_.note();
     return std::unique_ptr<StepRunner>(std::move(step));
   }
 
@@ -164,7 +182,7 @@ class ReadbackStep final : public StepRunner {
     state.waited_until = std::chrono::steady_clock::now();
     const std::byte* src = staging_.copy ? staging_.buffer.mapped() : from_.tensor->buffer->mapped() + from_.tensor->offset;
     std::byte* dst = (*state.slots)[tensor_].host;
-    if (!gpu_permute_ && needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
+    if (!staging_.permutes && needs_permute(type_, from_.tensor->layout, TensorLayout::kNchw))
       permute_layout(src, dst, type_.shape, dtype_size(type_.dtype), false);
     else
       host_copy(dst, src, type_.byte_size());
@@ -203,7 +221,6 @@ class ReadbackStep final : public StepRunner {
   }
 
   Staging staging_;  // only for sources the host reads slowly and GPU permutes
-  bool gpu_permute_ = false;  // staging_.copy converts the layout
   std::chrono::steady_clock::time_point ready_at_{};
   std::chrono::steady_clock::duration expected_{};  // ready to GPU done, last time this lane waited
   bool may_poll_ = false;  // not on CPU devices
@@ -211,21 +228,6 @@ class ReadbackStep final : public StepRunner {
   // set the value its copy to staging signals.
   uint64_t copied_value_ = 0;
 };
-
-}  // namespace
-
-Result<std::optional<Permute4d>> gpu_layout_permute(const TensorType& type, TensorLayout from, TensorLayout to) {
-  if (!needs_permute(type, from, to)) return std::optional<Permute4d>();
-  const size_t bytes = dtype_size(type.dtype);
-  if (bytes != 4 && !(bytes == 2 && type.num_elements() % 2 == 0))
-    return unsupported("layout conversion on the GPU handles 32-bit elements and even counts of 16-bit ones, not " +
-                       type.to_string());
-  return std::optional<Permute4d>(Permute4d{static_cast<uint32_t>(type.shape[0]), static_cast<uint32_t>(type.shape[1]),
-                                            static_cast<uint32_t>(type.shape[2]), static_cast<uint32_t>(type.shape[3]),
-                                            to == TensorLayout::kNhwc, static_cast<uint32_t>(bytes)});
-}
-
-namespace {
 
 class DeviceCopyStep final : public StepRunner {
  public:

@@ -53,20 +53,20 @@ void record_plain_copy(VkCommandBuffer cmd, const BufferRange& src, const Buffer
   vkCmdCopyBuffer(cmd, handle_of(src), handle_of(dst), 1, &region);
 }
 
-}  // namespace
-
-namespace {
-
 VkDescriptorBufferInfo descriptor_of(const BufferRange& r) {
   return r.buffer ? r.buffer->descriptor(r.offset, r.size) : VkDescriptorBufferInfo{r.foreign, r.offset, r.size};
+}
+
+Status check_ranges(const BufferRange& src, const BufferRange& dst) {
+  if (fits(src) && fits(dst) && src.size == dst.size) return Status::ok();
+  return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
+                          "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
 }
 
 }  // namespace
 
 Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange dst, const Permute4d* permute) {
-  if (!fits(src) || !fits(dst) || src.size != dst.size)
-    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
-                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  HS_RETURN_IF_ERROR(check_ranges(src, dst));
   HS_ASSIGN_OR_RETURN(VkCommandBuffer cmd, pool_.allocate());
   recorded_.push_back(cmd);
   if (permute) {
@@ -85,9 +85,7 @@ Result<VkCommandBuffer> GpuTransfers::record_copy(BufferRange src, BufferRange d
 }
 
 Status GpuTransfers::rerecord_copy(VkCommandBuffer cmd, BufferRange src, BufferRange dst, const Permute4d* permute) {
-  if (!fits(src) || !fits(dst) || src.size != dst.size)
-    return invalid_argument("failed to record GPU copy: source and destination ranges must fit their buffers and "
-                            "be equally long (" + std::to_string(src.size) + " vs " + std::to_string(dst.size) + " bytes)");
+  HS_RETURN_IF_ERROR(check_ranges(src, dst));
   if (permute) {
     const uint64_t elements = uint64_t{permute->n} * permute->c * permute->h * permute->w;
     if ((permute->element_bytes != 4 && permute->element_bytes != 2) || elements * permute->element_bytes != src.size ||

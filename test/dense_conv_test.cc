@@ -17,14 +17,12 @@
 #include <vector>
 
 #include "delegates/cpu/fast/dense_conv_rule.h"
+#include "delegates/cpu/fast/gemm.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
 #include "test/test_util.h"
 
 namespace hetsched {
-namespace cpu::fast {
-bool cpu_has_avx512f();  // fast_op.cc (vector_math.h needs AVX-512 flags to include)
-}  // namespace cpu::fast
 namespace {
 
 using Ints = std::vector<int64_t>;
@@ -52,6 +50,9 @@ ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, const Conv& c, const s
   write_fused_activation(c.activation, b.raw().node(b.raw().find_node(name)).attrs);
   return y;
 }
+
+// The rule's CPU test, as the fast GEMM picks its kernel (HETSCHED_FAST_ISA caps it).
+bool has_avx512() { return std::string(cpu::fast::gemm_isa()) == "avx512f"; }
 
 TensorType f32_type(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
@@ -146,7 +147,7 @@ TEST(DenseConvTest, OffKeepsEveryConvOnXnnpack) {
 // stays; between two XNNPACK 1x1 convs it goes. ResNet-50's last-stage
 // 3x3 (512 channels at 7x7), which the rule takes by its shape.
 TEST(DenseConvRuleTest, OnlyBetweenSegmentsUnderTheRule) {
-  if (!cpu::fast::cpu_has_avx512f()) GTEST_SKIP() << "the rule takes nothing without AVX-512";
+  if (!has_avx512()) GTEST_SKIP() << "the rule takes nothing without AVX-512";
   ScopedEnv rule("HETSCHED_DENSE_CONV", nullptr);
   ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
@@ -169,7 +170,7 @@ TEST(DenseConvRuleTest, OnlyBetweenSegmentsUnderTheRule) {
 TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndLeavesStems) {
   using cpu::fast::DenseConvShape;
   using cpu::fast::dense_conv_pays;
-  if (!cpu::fast::cpu_has_avx512f()) {
+  if (!has_avx512()) {
     EXPECT_FALSE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1}));
     GTEST_SKIP() << "the rule takes nothing without AVX-512";
   }

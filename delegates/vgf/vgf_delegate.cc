@@ -144,12 +144,10 @@ class VgfDelegate final : public Delegate {
     return blob;
   }
 
-  // Whether init stores the intermediates as f16 depends on the device
-  // (resolve_storage); 16-bit storage halves them, but the arena planner
-  // may place smaller blocks differently, so the larger scratch of the
-  // files init may run is reserved, and init's always fits the block the
-  // session planned. (The tensor cores change no intermediate: their
-  // split-K sums are the runtime's own buffer.)
+  // Init stores the intermediates as f16 exactly when the profile says
+  // storage fp16 (resolve_storage; a device without the feature refuses
+  // it), so the scratch is planned for that file. (The tensor cores change
+  // no intermediate: their split-K sums are the runtime's own buffer.)
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
     const std::string what = "failed to plan the VGF island's memory: ";
     Result<VgfFile> file = decode_vgf(blob);
@@ -157,26 +155,15 @@ class VgfDelegate final : public Delegate {
     if (Status s = check_vgf(*file); !s.is_ok()) return s.with_context(what);
     Result<GpuSettings> settings = settings_for(specs);
     if (!settings.is_ok()) return settings.status().with_context(what);
-    std::optional<DeviceMemoryNeeds> needs;
-    for (const bool half : {false, true}) {
-      if ((settings->storage == "fp32" && half) || (settings->storage == "fp16" && !half)) continue;
-      const VgfFile planned = half ? with_half_storage(*file) : *file;
-      Result<TransientLayout> transients = plan_transients(planned);
-      if (!transients.is_ok()) return transients.status().with_context(what);
-      if (!needs) {
-        needs = vgf_memory_needs(planned, *transients);
-        continue;
-      }
-      needs->scratch_bytes = std::max(needs->scratch_bytes, transients->bytes);
-      needs->scratch_lower_bound = std::max(needs->scratch_lower_bound, transients->lower_bound);
-    }
-    return *needs;
+    const VgfFile planned = settings->storage == "fp16" ? with_half_storage(*file) : *file;
+    Result<TransientLayout> transients = plan_transients(planned);
+    if (!transients.is_ok()) return transients.status().with_context(what);
+    return vgf_memory_needs(planned, *transients);
   }
 
   // What VgfSession records: its dispatch plan and barriers, without a
   // device. 16-bit storage keeps the dispatches; its transients' places,
-  // and so the barriers, follow it where storage fp16 says it is on (auto
-  // is counted as f32, as the Vulkan delegate counts it).
+  // and so the barriers, follow it where storage is fp16.
   Result<CommandStreamCounts> command_stream(const Blob& blob, const CompileSpecs& specs) const override {
     const std::string what = "failed to plan the VGF island's dispatches: ";
     Result<VgfFile> decoded = decode_vgf(blob);

@@ -181,9 +181,10 @@ class VulkanDelegate final : public Delegate {
   // Lowering is host-only: the scratch block is known without a device.
   // What init lowers depends on the device (lowering_for): where the
   // precision may put convs on the tensor cores their tiles are smaller and
-  // split-K's partial sums may take more scratch, and 16-bit storage halves
-  // the intermediates. The largest scratch of the lowerings init may pick is
-  // reserved, so init's always fits the block the session planned.
+  // split-K's partial sums may take more scratch. The largest scratch of the
+  // lowerings init may pick is reserved, so init's always fits the block the
+  // session planned. Storage does not depend on the device: f16 (halved
+  // intermediates) exactly when the profile says fp16 (resolve_storage).
   Result<DeviceMemoryNeeds> device_memory(const Blob& blob, const CompileSpecs& specs) const override {
     const std::string prefix = "failed to plan the Vulkan island's memory: ";
     Result<Graph> graph = decode_island_blob(blob);
@@ -193,13 +194,10 @@ class VulkanDelegate final : public Delegate {
     std::vector<LoweringOptions> candidates;
     for (const bool tensor_cores : {false, true}) {
       if ((settings->precision == "fp32" && tensor_cores) || (settings->precision == "fp16" && !tensor_cores)) continue;
-      for (const bool half : {false, true}) {
-        if ((settings->storage == "fp32" && half) || (settings->storage == "fp16" && !half)) continue;
-        LoweringOptions options = settings->lowering;
-        if (tensor_cores) options.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
-        options.half_storage = half;
-        candidates.push_back(options);
-      }
+      LoweringOptions options = settings->lowering;
+      if (tensor_cores) options.coopmat = CoopMatConv{};  // the tiling does not depend on the fragment shape
+      options.half_storage = settings->storage == "fp16";
+      candidates.push_back(options);
     }
     std::optional<DeviceMemoryNeeds> needs;
     for (const LoweringOptions& options : candidates) {

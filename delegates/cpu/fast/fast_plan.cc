@@ -55,11 +55,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // graph order, ran 22% slower taken out). HETSCHED_DENSE_CONV=on keeps
   // every one (tests of the graph-order path).
   const bool dense_forced = dense_conv_choice() == DenseConvChoice::kOn;
+  const char* const kDenseReason =
+      "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
   for (bool changed = !dense_forced; changed && !dense.empty();) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
     for (NodeId n : dense) {
-      out[n] = "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
+      out[n] = kDenseReason;
       nhwc.insert(n);
     }
     changed = false;
@@ -68,7 +70,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
         for (NodeId n : step.nodes) changed = dense.erase(n) > 0 || changed;
   }
   for (NodeId n : dense) {
-    keep_out[n] = "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
+    keep_out[n] = kDenseReason;
     nhwc_kernels.insert(n);
   }
   std::vector<PointwiseGroup> groups = find_pointwise_groups(graph);

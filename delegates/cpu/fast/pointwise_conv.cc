@@ -264,6 +264,47 @@ class GemmConv final : public FastOp {
   std::vector<int64_t> source_;  // NCHW: by tap, each output pixel's input pixel (-1: padding)
 };
 
+// The op for ctx.node (checked by the caller) with what `group` fuses.
+Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group) {
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (post.kind == FusedActivation::Kind::kRelu || post.kind == FusedActivation::Kind::kClip) {
+    lo = post.kind == FusedActivation::Kind::kRelu ? 0.f : post.min;
+    hi = post.kind == FusedActivation::Kind::kRelu ? hi : post.max;
+    post = FusedActivation{};
+  }
+  if (group.activation != kNoNode) {
+    if (post.kind != FusedActivation::Kind::kNone) return invalid_argument("a pointwise group with two activations");
+    HS_ASSIGN_OR_RETURN(const xnnpack::Clamp clamp, xnnpack::read_clamp(ctx.graph, ctx.graph.node(group.activation)));
+    lo = std::max(lo, clamp.min);
+    hi = std::min(hi, clamp.max);
+  }
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.tensor_of(group.output);
+  Geometry g;
+  g.batch = x.shape()[0];
+  g.cin = x.shape()[1];
+  g.in_h = x.shape()[2];
+  g.in_w = x.shape()[3];
+  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
+  g.cout = out[1];
+  g.out_h = out[2];
+  g.out_w = out[3];
+  g.stride_h = p.window.stride_h;
+  g.stride_w = p.window.stride_w;
+  g.kernel_h = p.window.kernel_h;
+  g.kernel_w = p.window.kernel_w;
+  g.pad_top = p.window.pad_top;
+  g.pad_left = p.window.pad_left;
+  g.dilation_h = p.window.dilation_h;
+  g.dilation_w = p.window.dilation_w;
+  const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
+  const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
+  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
+                                              post, ctx.pool));
+}
+
 // What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
 // constant weights and bias, any kernel, stride, dilation and padding.
 Status gemm_conv_supported(const Graph& graph, const Node& node) {
@@ -347,12 +388,9 @@ Status dense_supported(const Graph& graph, const Node& node) {
   return Status::ok();
 }
 
-Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group);
-
 Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
   HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
-  PointwiseGroup group;
-  group.conv = kNoNode;
+  PointwiseGroup group;  // the conv alone
   group.output = ctx.node.outputs[0];
   return make_gemm_conv(ctx, group);
 }
@@ -410,51 +448,6 @@ Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const P
   HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
   return make_gemm_conv(ctx, group);
 }
-
-namespace {
-
-// The op for ctx.node (checked by the caller) with what `group` fuses.
-Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group) {
-  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
-  HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (post.kind == FusedActivation::Kind::kRelu || post.kind == FusedActivation::Kind::kClip) {
-    lo = post.kind == FusedActivation::Kind::kRelu ? 0.f : post.min;
-    hi = post.kind == FusedActivation::Kind::kRelu ? hi : post.max;
-    post = FusedActivation{};
-  }
-  if (group.activation != kNoNode) {
-    if (post.kind != FusedActivation::Kind::kNone) return invalid_argument("a pointwise group with two activations");
-    HS_ASSIGN_OR_RETURN(const xnnpack::Clamp clamp, xnnpack::read_clamp(ctx.graph, ctx.graph.node(group.activation)));
-    lo = std::max(lo, clamp.min);
-    hi = std::min(hi, clamp.max);
-  }
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.tensor_of(group.output);
-  Geometry g;
-  g.batch = x.shape()[0];
-  g.cin = x.shape()[1];
-  g.in_h = x.shape()[2];
-  g.in_w = x.shape()[3];
-  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
-  g.cout = out[1];
-  g.out_h = out[2];
-  g.out_w = out[3];
-  g.stride_h = p.window.stride_h;
-  g.stride_w = p.window.stride_w;
-  g.kernel_h = p.window.kernel_h;
-  g.kernel_w = p.window.kernel_w;
-  g.pad_top = p.window.pad_top;
-  g.pad_left = p.window.pad_left;
-  g.dilation_h = p.window.dilation_h;
-  g.dilation_w = p.window.dilation_w;
-  const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
-  const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
-  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
-                                              post, ctx.pool));
-}
-
-}  // namespace
 
 FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}; }
 

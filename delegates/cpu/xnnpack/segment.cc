@@ -59,7 +59,8 @@ Result<std::unique_ptr<Segment>> Segment::create(const Graph& graph, const Engin
     // XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input: an
     // island tensor that owns its bytes has that slack (graph/tensor.h) and
     // is read in place; anything else goes through staging.
-    b.in_place = is_input && !b.nhwc && b.tensor->has_read_slack() && XNN_EXTRA_BYTES <= AlignedBuffer::kReadSlack;
+    static_assert(XNN_EXTRA_BYTES <= AlignedBuffer::kReadSlack, "an island tensor's slack covers XNNPACK's overreads");
+    b.in_place = is_input && !b.nhwc && b.tensor->has_read_slack();
     if ((is_input && !b.in_place) || b.nhwc)
       b.staging = AlignedBuffer(b.tensor->byte_size() + (is_input ? XNN_EXTRA_BYTES : 0));
     return b;
