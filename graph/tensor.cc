@@ -81,10 +81,10 @@ void AlignedBuffer::Free::operator()(std::byte* p) const {
   if (!borrowed) ::operator delete[](p, std::align_val_t(kTensorAlignment));
 }
 
-AlignedBuffer AlignedBuffer::borrow(std::byte* data, size_t bytes) {
+AlignedBuffer AlignedBuffer::borrow(std::byte* data, size_t bytes, bool read_slack) {
   AlignedBuffer b;
   b.size_ = bytes;
-  b.data_ = std::unique_ptr<std::byte[], Free>(data, Free{true});
+  b.data_ = std::unique_ptr<std::byte[], Free>(data, Free{true, read_slack});
   return b;
 }
 
@@ -122,10 +122,11 @@ Tensor Tensor::uninitialized(TensorType type) {
   return t;
 }
 
-Tensor Tensor::borrow(TensorType type, void* data) {
+Tensor Tensor::borrow(TensorType type, void* data, bool read_slack) {
   Tensor t;
   t.type_ = std::move(type);
-  t.buffer_ = AlignedBuffer::borrow(static_cast<std::byte*>(data), t.type_.is_static() ? t.type_.byte_size() : 0);
+  t.buffer_ = AlignedBuffer::borrow(static_cast<std::byte*>(data), t.type_.is_static() ? t.type_.byte_size() : 0,
+                                    read_slack);
   return t;
 }
 

@@ -56,7 +56,9 @@ class AlignedBuffer {
   static AlignedBuffer uninitialized(size_t bytes);
   // The caller's `bytes` at `data`, not owned and never freed here: the
   // public API's views (include/hetsched/hetsched.h). A copy owns its bytes.
-  static AlignedBuffer borrow(std::byte* data, size_t bytes);
+  // `read_slack`: the caller's memory may be read kReadSlack bytes past the
+  // end (a tensor placed in an arena that has that slack after its end).
+  static AlignedBuffer borrow(std::byte* data, size_t bytes, bool read_slack = false);
   AlignedBuffer(const AlignedBuffer& other);
   AlignedBuffer& operator=(const AlignedBuffer& other);
   AlignedBuffer(AlignedBuffer&&) noexcept = default;
@@ -70,7 +72,7 @@ class AlignedBuffer {
   // longer, zeroed. XNNPACK reads up to XNN_EXTRA_BYTES (16) past the end
   // of its inputs, so a CPU island's tensors can be its inputs in place.
   static constexpr size_t kReadSlack = 64;
-  bool has_read_slack() const { return data_ && !data_.get_deleter().borrowed; }
+  bool has_read_slack() const { return data_ && (!data_.get_deleter().borrowed || data_.get_deleter().read_slack); }
 
  private:
   struct Free {
@@ -78,6 +80,7 @@ class AlignedBuffer {
     // a nested class's initializer would not make it default-constructible
     // inside AlignedBuffer.
     bool borrowed;
+    bool read_slack;  // borrowed only: see borrow()
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte[], Free> data_;
@@ -94,8 +97,9 @@ class Tensor {
   // A tensor of `type` (static) whose bytes the caller writes before reading.
   static Tensor uninitialized(TensorType type);
   // A tensor of `type` (static) over the caller's bytes (type.byte_size() of
-  // them), which must outlive it; copies of it own their bytes.
-  static Tensor borrow(TensorType type, void* data);
+  // them), which must outlive it; copies of it own their bytes. `read_slack`
+  // as for AlignedBuffer::borrow.
+  static Tensor borrow(TensorType type, void* data, bool read_slack = false);
 
   template <typename T>
   static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values) {

@@ -6,7 +6,7 @@
 file(GLOB hetsched_cpu_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc
      ${CMAKE_CURRENT_LIST_DIR}/kernels/*.cc ${CMAKE_CURRENT_LIST_DIR}/xnnpack/*.cc ${CMAKE_CURRENT_LIST_DIR}/fast/*.cc)
 hetsched_library(hetsched_cpu_delegate SOURCES ${hetsched_cpu_sources}
-                 DEPS hetsched_delegate_contract hetsched_graph spdlog::spdlog)
+                 DEPS hetsched_delegate_contract hetsched_graph hetsched_memory spdlog::spdlog)
 
 find_path(XNNPACK_INCLUDE_DIR xnnpack.h REQUIRED)
 find_library(XNNPACK_LIBRARY XNNPACK REQUIRED)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/fast_plan.h"
+#include "delegates/cpu/island_arena.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/thread_pool.h"
 #include "delegates/cpu/xnnpack/coverage.h"
@@ -153,6 +155,7 @@ class CpuIslandHandle final : public IslandHandle {
     fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
     xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
     const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
+    if (engine == CpuEngine::kXnnpack) HS_RETURN_IF_ERROR(place_in_arena(plan, fast_plan));
     auto pool = threadpool();
     if (pool.is_ok()) {
       threadpool_ = std::move(pool).value();
@@ -192,7 +195,12 @@ class CpuIslandHandle final : public IslandHandle {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
-        if (fast_plan.in_pointwise.count(step.nodes[0])) continue;  // runs with its group's conv
+        if (fast_plan.in_pointwise.count(step.nodes[0]) || fast_plan.in_silu.count(step.nodes[0]))
+          continue;  // runs with its group's conv or Mul
+        if (auto g = fast_plan.silu_at.find(step.nodes[0]); g != fast_plan.silu_at.end()) {
+          HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], true, i, plan, segments, step_of, tensor_of));
+          continue;
+        }
         if (auto g = fast_plan.pointwise_at.find(step.nodes[0]); g != fast_plan.pointwise_at.end()) {
           HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], true, i, plan, segments, step_of, tensor_of));
           continue;
@@ -220,7 +228,12 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
-        if (fast_plan.in_linear.count(n) || fast_plan.in_pointwise.count(n)) continue;  // runs with its group's first node
+        if (fast_plan.in_linear.count(n) || fast_plan.in_pointwise.count(n) || fast_plan.in_silu.count(n))
+          continue;  // runs with its group's first node
+        if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
+          HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], false, i, plan, segments, step_of, tensor_of));
+          continue;
+        }
         if (auto g = fast_plan.pointwise_at.find(n); g != fast_plan.pointwise_at.end()) {
           HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], false, i, plan, segments, step_of, tensor_of));
           continue;
@@ -272,6 +285,35 @@ class CpuIslandHandle final : public IslandHandle {
     steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});
     coverage_.portable_ops += static_cast<int>(nodes.size());
     coverage_.fast_ops += static_cast<int>(nodes.size());
+    return Status::ok();
+  }
+
+  // The intermediate tensors island_arena.h places, created before any
+  // step binds them. HETSCHED_CPU_ARENA=off gives every one its own buffer
+  // (to measure what the arena buys).
+  Status place_in_arena(const xnnpack::EnginePlan& plan, const fast::FastPlan& fast_plan) {
+    static const char* env = std::getenv("HETSCHED_CPU_ARENA");
+    if (env && std::string(env) == "off") return Status::ok();
+    HS_ASSIGN_OR_RETURN(const IslandArena arena, plan_island_arena(graph_, plan, fast_plan));
+    arena_ = AlignedBuffer(static_cast<size_t>(arena.bytes));
+    for (const auto& [v, offset] : arena.placed)
+      tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
+    spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes", island_id_, arena.placed.size(),
+                  arena.bytes);
+    return Status::ok();
+  }
+
+  // A SiLU's Sigmoid and Mul as one pass (fast/silu.h) at plan step `i`.
+  Status add_silu(const fast::SiluGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
+                  std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments, const std::vector<int>& step_of,
+                  const std::function<Tensor&(ValueId)>& tensor_of) {
+    fast::FastOpContext ctx{graph_, graph_.node(group.mul), pool_, tensor_of};
+    ctx.nhwc = nhwc;
+    HS_ASSIGN_OR_RETURN(auto op, fast::make_silu(ctx, group));
+    if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
+    steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
+    coverage_.portable_ops += 2;
+    coverage_.fast_ops += 2;
     return Status::ok();
   }
 
@@ -372,6 +414,7 @@ class CpuIslandHandle final : public IslandHandle {
   Graph graph_;
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
+  AlignedBuffer arena_;  // before tensors_, whose arena tensors borrow it
   std::unordered_map<ValueId, Tensor> tensors_;
   // The delegate's one pool, shared with its other islands; null where the
   // system refused a thread. pool_ is the same pool, for the fast and

@@ -73,6 +73,37 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     keep_out[n] = kDenseReason;
     nhwc_kernels.insert(n);
   }
+  // A SiLU leaves XNNPACK for its one-pass kernel. A rank-4 one only where
+  // it then runs as NHWC steps, between segments that keep its tensors
+  // NHWC: in the graph's order, the segments around it would convert them.
+  std::vector<SiluGroup> silu = find_silu_groups(graph);
+  const auto keep_silu_out = [](const SiluGroup& g, std::map<NodeId, std::string>& out, std::set<NodeId>& nhwc) {
+    out[g.sigmoid] = "a SiLU's Sigmoid, in one pass with its Mul (silu.cc)";
+    out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";
+    nhwc.insert(g.sigmoid);
+    nhwc.insert(g.mul);
+  };
+  for (bool changed = !silu.empty(); changed;) {
+    std::map<NodeId, std::string> out = keep_out;
+    std::set<NodeId> nhwc = nhwc_kernels;
+    for (const SiluGroup& g : silu) keep_silu_out(g, out, nhwc);
+    std::vector<bool> on_nhwc(graph.num_nodes(), false);
+    for (const xnnpack::EngineStep& step : xnnpack::plan_engine(graph, out, nhwc).steps)
+      for (NodeId n : step.nodes) on_nhwc[n] = step.nhwc;
+    const size_t before = silu.size();
+    silu.erase(std::remove_if(silu.begin(), silu.end(),
+                              [&](const SiluGroup& g) {
+                                return graph.value(g.x).type.rank() == 4 && !(on_nhwc[g.sigmoid] && on_nhwc[g.mul]);
+                              }),
+               silu.end());
+    changed = silu.size() != before;
+  }
+  for (const SiluGroup& g : silu) keep_silu_out(g, keep_out, nhwc_kernels);
+  plan_out.silu = silu;
+  for (size_t i = 0; i < silu.size(); ++i) {
+    plan_out.silu_at[silu[i].mul] = i;
+    plan_out.in_silu.insert(silu[i].sigmoid);
+  }
   std::vector<PointwiseGroup> groups = find_pointwise_groups(graph);
   const bool forced = pointwise_choice() == PointwiseChoice::kOn;
   if (!forced && !groups.empty()) {

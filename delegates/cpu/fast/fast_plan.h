@@ -9,6 +9,7 @@
 
 #include "delegates/cpu/fast/linear.h"
 #include "delegates/cpu/fast/pointwise_conv.h"
+#include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/graph.h"
 
@@ -21,6 +22,9 @@ struct FastPlan {
   std::vector<PointwiseGroup> pointwise;  // 1x1 convs on the fast GEMM, with what they fuse
   std::map<NodeId, size_t> pointwise_at;  // a group's conv -> its index in `pointwise`
   std::set<NodeId> in_pointwise;          // the groups' Adds and activations (run with their conv)
+  std::vector<SiluGroup> silu;            // Sigmoid -> Mul pairs run as one pass (silu.h)
+  std::map<NodeId, size_t> silu_at;       // a group's Mul -> its index in `silu`
+  std::set<NodeId> in_silu;               // the groups' Sigmoids (run with their Mul)
   // By node: a portable step's node with a fast kernel, or an NHWC step's
   // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).
   std::vector<bool> on_fast_kernel;
@@ -35,7 +39,8 @@ struct FastPlan {
 // NHWC steps between segments where their neighbours allow), and the 1x1
 // convs the fast GEMM runs faster with their residual Add and Relu
 // (pointwise_conv.h; only those making up whole segments, and only where
-// they then run as NHWC steps, unless HETSCHED_POINTWISE=on); a segment of one
+// they then run as NHWC steps, unless HETSCHED_POINTWISE=on), and the SiLUs
+// (silu.h; a rank-4 one only where it then runs as NHWC steps); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

@@ -1,0 +1,131 @@
+// The CPU island's arena (delegates/cpu/island_arena.h): which values it
+// places, over which steps each lives, and that no two values alive at one
+// step share a byte, on hand-made plans; and that a model split into many
+// steps over the arena still matches the portable kernels run after run.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "delegates/cpu/island_arena.h"
+#include "graph/builder.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using cpu::IslandArena;
+using cpu::xnnpack::EnginePlan;
+using cpu::xnnpack::EngineStep;
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+EngineStep segment(std::vector<NodeId> nodes) { return EngineStep{true, false, std::move(nodes), {}, {}, {}, {}}; }
+EngineStep portable(std::vector<NodeId> nodes) { return EngineStep{false, false, std::move(nodes), {}, {}, {}, {}}; }
+
+std::map<ValueId, uint64_t> offsets_of(const IslandArena& arena) {
+  return std::map<ValueId, uint64_t>(arena.placed.begin(), arena.placed.end());
+}
+
+bool overlap(const Graph& g, const std::map<ValueId, uint64_t>& at, ValueId a, ValueId b) {
+  const uint64_t a0 = at.at(a), a1 = a0 + g.value(a).type.byte_size();
+  const uint64_t b0 = at.at(b), b1 = b0 + g.value(b).type.byte_size();
+  return a0 < b1 && b0 < a1;
+}
+
+// x -> n0 (segment) -> v0 -> n1 (fast) -> v1 -> n2 (segment, n3 inside it)
+//   -> v3 -> n4 (portable) -> v4 -> n5 (fast) -> y
+TEST(IslandArenaTest, PlacesValuesCrossingStepsAndSharesBytesOnlyBetweenDisjointLifetimes) {
+  GraphBuilder b("chain");
+  const ValueId x = b.input("x", f32({1, 64}));
+  const ValueId v0 = b.op("Relu", {x}, {}, "n0");
+  const ValueId v1 = b.op("Relu", {v0}, {}, "n1");
+  const ValueId v2 = b.op("Relu", {v1}, {}, "n2");
+  const ValueId v3 = b.op("Relu", {v2}, {}, "n3");
+  const ValueId v4 = b.op("Relu", {v3}, {}, "n4");
+  b.output(b.op("Relu", {v4}, {}, "n5"));
+  const Graph g = testing::build(b);
+  EnginePlan plan;
+  plan.steps = {segment({0}), portable({1}), segment({2, 3}), portable({4}), portable({5})};
+  cpu::fast::FastPlan fast;
+  fast.on_fast_kernel = {false, true, false, false, false, true};
+  const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
+  ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+  const auto at = offsets_of(*arena);
+  // v2 lives inside one segment; v4 is a portable kernel's output (which may
+  // count on a zeroed buffer); y is the island's output: none is placed.
+  EXPECT_EQ(at.size(), 3u);
+  ASSERT_TRUE(at.count(v0) && at.count(v1) && at.count(v3));
+  EXPECT_FALSE(at.count(v2) || at.count(v4));
+  EXPECT_FALSE(overlap(g, at, v0, v1));  // both alive at step 1
+  EXPECT_FALSE(overlap(g, at, v1, v3));  // both alive at step 2
+  // v0 (steps 0-1) and v3 (steps 2-3) never live together: the arena is two
+  // values' size, not three.
+  EXPECT_EQ(arena->bytes, 2u * 64 * sizeof(float));
+  for (const auto& [v, offset] : at) EXPECT_EQ(offset % 64, 0u) << "value " << v;
+}
+
+// A 1x1 conv group runs its Add at the conv's step: the group's output is
+// written there, before the Add's own plan step, and must not share bytes
+// with a value that dies in between.
+TEST(IslandArenaTest, AGroupsOutputLivesFromTheStepItRunsAt) {
+  GraphBuilder b("group");
+  const ValueId x = b.input("x", f32({1, 256}));
+  const ValueId r = b.op("Relu", {x}, {}, "n0");        // the residual
+  const ValueId c = b.op("Relu", {r}, {}, "n1_conv");   // stands for the group's conv
+  const ValueId t = b.op("Relu", {r}, {}, "n2");        // dies at step 3
+  const ValueId u = b.op("Relu", {t}, {}, "n3");
+  const ValueId s = b.op("Add", {c, r}, {}, "n4_add");  // the group's Add, run with n1
+  b.output(b.op("Add", {s, u}, {}, "n5"));
+  const Graph g = testing::build(b);
+  EnginePlan plan;
+  plan.steps = {segment({0}), portable({1}), segment({2}), segment({3}), portable({4}), segment({5})};
+  cpu::fast::FastPlan fast;
+  fast.on_fast_kernel.assign(6, false);
+  cpu::fast::PointwiseGroup group;
+  group.conv = 1;
+  group.add = 4;
+  group.residual = r;
+  group.output = s;
+  fast.pointwise = {group};
+  fast.pointwise_at[1] = 0;
+  fast.in_pointwise.insert(4);
+  const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
+  ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+  const auto at = offsets_of(*arena);
+  ASSERT_TRUE(at.count(s) && at.count(t) && at.count(r) && at.count(u));
+  EXPECT_FALSE(at.count(c));  // written and read at step 1 only, never materialised
+  EXPECT_FALSE(overlap(g, at, s, t));  // s written at step 1, t alive over steps 2-3
+  EXPECT_FALSE(overlap(g, at, s, r));
+}
+
+// A model the fast kernels split into many steps (SiLUs between XNNPACK
+// segments), run three times on one island: the arena's reuse must not
+// leak one run's or one value's bytes into another.
+TEST(IslandArenaTest, ASplitModelMatchesPortableRunAfterRun) {
+  GraphBuilder b("split");
+  ValueId v = b.input("x", f32({1, 6, 11, 9}));
+  int64_t cin = 6;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t cout = 8 + 5 * i;
+    const std::string name = "conv" + std::to_string(i);
+    v = b.op("Conv", {v, b.constant(name + "_w", testing::random_tensor({cout, cin, 1, 1}, 7 + i, -0.5f, 0.5f))},
+             {{"kernel_shape", std::vector<int64_t>{1, 1}}}, name);
+    v = b.op("Mul", {v, b.op("Sigmoid", {v}, {}, name + "_sig")}, {}, name + "_mul");
+    cin = cout;
+  }
+  b.output(v);
+  const Graph g = testing::build(b);
+  const Tensor x = testing::random_tensor({1, 6, 11, 9}, 3, -2.f, 2.f);
+  auto want = testing::run_cpu_island(g, {x}, {{"engine", "portable"}, {"threads", "1"}});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  testing::ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  auto got = testing::run_cpu_island(g, {x}, {{"engine", "xnnpack"}, {"threads", "2"}}, 3);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_EQ(got->coverage.xnnpack_segments, 4);
+  const Tensor& y = got->outputs[0];
+  for (int64_t i = 0; i < y.num_elements(); ++i)
+    ASSERT_NEAR(y.data<float>()[i], want->outputs[0].data<float>()[i], 1e-5f) << "element " << i;
+}
+
+}  // namespace
+}  // namespace hetsched
