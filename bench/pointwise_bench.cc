@@ -12,8 +12,9 @@
 // TaskPool, both with `--threads` threads, in alternating rounds so that
 // other load on the machine slows both alike. Prints per shape the median
 // of each side, the ratio and what pointwise_rule.h decides.
-// (In a network the plan takes a 1x1 conv only as part of a whole segment
-// of such convs, delegates/cpu/fast/fast_plan.h, which this does not see.)
+// (In a network the plan takes a 1x1 conv only where it then runs as an
+// NHWC step between segments, delegates/cpu/fast/fast_plan.h, which this
+// does not see.)
 //
 //   build/bench/pointwise_bench [--threads "1 2"] [--runs 20] [--rounds 5] [--cold] [--shape CINxCOUTxHxW[s2][kN][+res] ...]
 #include <xnnpack.h>

@@ -183,11 +183,9 @@ TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
 // BatchNorm + Relu, then twice 1x1 128 -> 96 + BatchNorm + Relu, 3x3 96 ->
 // 96 + BatchNorm + Relu, 1x1 96 -> 128 + BatchNorm, Add(the block's
 // input), Relu; a 1x1 head to 8 channels. On AVX-512 the 3x3 convs go to
-// Winograd, cutting the rest into segments [stem, conv 1], [conv 3, Add,
-// Relu, conv 1'], [conv 3', Add, Relu, head]; the rule takes the middle one
-// whole to the fast GEMM (its 1x1 convs are wide enough, the Add and Relu
-// fuse into conv 3) and leaves the other two, whose stem and narrow head
-// XNNPACK keeps, as they are.
+// Winograd and the rule takes every 1x1 conv wide enough to the fast GEMM
+// (the Adds and Relus fuse into conv 3 and 3'), leaving the stem and the
+// narrow head to XNNPACK, each a segment of its own.
 TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
   using namespace onnx_test;
   ScopedEnv rule("HETSCHED_POINTWISE", nullptr);
@@ -233,9 +231,9 @@ TEST(PointwiseConvTest, ImportedBottleneckPicksTheFastGemmAndMatchesPortable) {
     expect_matches_portable(*graph, {1, 3, h, w}, 2, 3);
     return;
   }
-  // Winograd twice, conv 3 + Add + Relu, conv 1'; segments [stem, conv 1]
-  // and [conv 3', Add, Relu, head].
-  expect_matches_portable(*graph, {1, 3, h, w}, 6, 2);
+  // Winograd twice, conv 1 twice, conv 3 + Add + Relu twice; segments
+  // [stem] and [head].
+  expect_matches_portable(*graph, {1, 3, h, w}, 10, 2);
 }
 
 }  // namespace

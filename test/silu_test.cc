@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "delegates/cpu/fast/gemm.h"
 #include "graph/builder.h"
 #include "test/test_util.h"
 
@@ -42,6 +44,24 @@ TEST(SiluTest, BetweenSegmentsOnNhwcDataMatchesPortable) {
     // Two segments, and the SiLU's two nodes on the fast kernel between them.
     testing::expect_fast_cpu_matches_portable(testing::build(b), {2, 5, 9, 7}, 2, 2, 1e-5f, "silu");
   }
+}
+
+// A 1x1 conv wide enough for the fast GEMM (pointwise_rule.h) takes the
+// SiLU reading its output into its epilogue: one fast step of three nodes
+// between the stem's and the head's segments.
+TEST(SiluTest, InAPointwiseConvsEpilogueMatchesPortable) {
+  ScopedEnv pointwise("HETSCHED_POINTWISE", nullptr);
+  GraphBuilder b("silu_epilogue");
+  const ValueId stem = conv1x1(b, b.input("x", f32({1, 3, 9, 7})), 3, 128, "stem", 3);
+  const ValueId mid = conv1x1(b, stem, 128, 64, "mid", 5);
+  b.output(conv1x1(b, silu(b, mid, "act"), 64, 8, "head", 7));
+  const Graph g = testing::build(b);
+  if (std::string(cpu::fast::gemm_isa()) != "avx512f") {
+    // Without AVX-512 the 1x1 conv stays on XNNPACK and the SiLU runs alone.
+    testing::expect_fast_cpu_matches_portable(g, {1, 3, 9, 7}, 2, 2, 1e-5f, "silu");
+    return;
+  }
+  testing::expect_fast_cpu_matches_portable(g, {1, 3, 9, 7}, 3, 2, 1e-5f, "silu");
 }
 
 TEST(SiluTest, AloneOnARank3TensorMatchesPortable) {

@@ -73,62 +73,24 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     keep_out[n] = kDenseReason;
     nhwc_kernels.insert(n);
   }
-  // A SiLU leaves XNNPACK for its one-pass kernel. A rank-4 one only where
-  // it then runs as NHWC steps, between segments that keep its tensors
-  // NHWC: in the graph's order, the segments around it would convert them.
-  std::vector<SiluGroup> silu = find_silu_groups(graph);
-  const auto keep_silu_out = [](const SiluGroup& g, std::map<NodeId, std::string>& out, std::set<NodeId>& nhwc) {
-    out[g.sigmoid] = "a SiLU's Sigmoid, in one pass with its Mul (silu.cc)";
-    out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";
-    nhwc.insert(g.sigmoid);
-    nhwc.insert(g.mul);
-  };
-  for (bool changed = !silu.empty(); changed;) {
-    std::map<NodeId, std::string> out = keep_out;
-    std::set<NodeId> nhwc = nhwc_kernels;
-    for (const SiluGroup& g : silu) keep_silu_out(g, out, nhwc);
-    std::vector<bool> on_nhwc(graph.num_nodes(), false);
-    for (const xnnpack::EngineStep& step : xnnpack::plan_engine(graph, out, nhwc).steps)
-      for (NodeId n : step.nodes) on_nhwc[n] = step.nhwc;
-    const size_t before = silu.size();
-    silu.erase(std::remove_if(silu.begin(), silu.end(),
-                              [&](const SiluGroup& g) {
-                                return graph.value(g.x).type.rank() == 4 && !(on_nhwc[g.sigmoid] && on_nhwc[g.mul]);
-                              }),
-               silu.end());
-    changed = silu.size() != before;
-  }
-  for (const SiluGroup& g : silu) keep_silu_out(g, keep_out, nhwc_kernels);
-  plan_out.silu = silu;
-  for (size_t i = 0; i < silu.size(); ++i) {
-    plan_out.silu_at[silu[i].mul] = i;
-    plan_out.in_silu.insert(silu[i].sigmoid);
-  }
+  // The 1x1 convs the fast GEMM runs faster, with what they fuse, and the
+  // SiLUs no 1x1 conv takes into its epilogue, which leave XNNPACK for their
+  // one-pass kernel: all of them only where they then run as NHWC steps,
+  // between segments that keep their tensors NHWC (in the graph's order the
+  // segments around them would convert those), except a SiLU of rank other
+  // than 4 (no layout at stake) and, under HETSCHED_POINTWISE=on, the 1x1
+  // convs themselves. Taking them out of the middle of a segment costs
+  // nothing since the island's tensors share one arena (island_arena.h):
+  // under a rule that took only whole segments of them, EfficientNet-B0,
+  // DenseNet-121 and SqueezeNet 1.1 ran 12-14% slower at 1 thread.
   std::vector<PointwiseGroup> groups = find_pointwise_groups(graph);
   const bool forced = pointwise_choice() == PointwiseChoice::kOn;
-  if (!forced && !groups.empty()) {
-    // Only whole segments: a 1x1 group taken from the middle of a segment
-    // splits it, and the values then crossing between the two live in the
-    // island's own tensors instead of XNNPACK's reused workspace
-    // (EfficientNet-B0, one segment of 223 nodes, ran 1.4 ms slower at 1
-    // thread with its 1x1 convs taken out, though each ran faster). A
-    // segment made only of the groups' convs, Adds and Relus (ResNet's
-    // between two Winograd convs: conv 3, Add, Relu, the next conv 1) goes
-    // wholly to the fast GEMM, which leaves one segment fewer.
-    std::set<NodeId> members;
-    for (const PointwiseGroup& g : groups)
-      for (NodeId n : g.nodes()) members.insert(n);
-    std::set<NodeId> whole;
-    for (const xnnpack::EngineStep& step : xnnpack::plan_engine(graph, keep_out, nhwc_kernels).steps)
-      if (step.xnnpack && std::all_of(step.nodes.begin(), step.nodes.end(), [&](NodeId n) { return members.count(n) > 0; }))
-        whole.insert(step.nodes.begin(), step.nodes.end());
-    groups.erase(std::remove_if(groups.begin(), groups.end(),
-                                [&](const PointwiseGroup& g) {
-                                  const std::vector<NodeId> nodes = g.nodes();
-                                  return !std::all_of(nodes.begin(), nodes.end(), [&](NodeId n) { return whole.count(n) > 0; });
-                                }),
-                 groups.end());
-  }
+  std::set<NodeId> grouped;
+  for (const PointwiseGroup& g : groups)
+    for (NodeId n : g.nodes()) grouped.insert(n);
+  std::vector<SiluGroup> silu;
+  for (const SiluGroup& g : find_silu_groups(graph))
+    if (!grouped.count(g.sigmoid)) silu.push_back(g);
   xnnpack::EnginePlan plan;
   for (bool changed = true; changed;) {
     std::map<NodeId, std::string> out = keep_out;
@@ -137,7 +99,17 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
       if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
       if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
+      if (g.silu_sigmoid != kNoNode) {
+        out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its 1x1 conv's epilogue on the fast GEMM";
+        out[g.silu_mul] = "a SiLU's Mul, in its 1x1 conv's epilogue on the fast GEMM";
+      }
       for (NodeId n : g.nodes()) nhwc.insert(n);
+    }
+    for (const SiluGroup& g : silu) {
+      out[g.sigmoid] = "a SiLU's Sigmoid, in one pass with its Mul (silu.cc)";
+      out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";
+      nhwc.insert(g.sigmoid);
+      nhwc.insert(g.mul);
     }
     plan = xnnpack::plan_engine(graph, out, nhwc);
     std::vector<bool> nhwc_step(graph.num_nodes(), false);
@@ -145,8 +117,9 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (step.nhwc)
         for (NodeId n : step.nodes) nhwc_step[n] = true;
     // A group not all on NHWC steps goes back to XNNPACK (under the rule)
-    // or, its Add and activation not on NHWC steps with its conv, loses
-    // them (HETSCHED_POINTWISE=on: every 1x1 conv stays on the fast GEMM).
+    // or, its Add, activation and SiLU not on NHWC steps with its conv,
+    // loses them (HETSCHED_POINTWISE=on: every 1x1 conv stays on the fast
+    // GEMM); a SiLU it loses is a candidate of its own.
     changed = false;
     for (auto it = groups.begin(); it != groups.end();) {
       const std::vector<NodeId> nodes = it->nodes();
@@ -156,6 +129,8 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
         continue;
       }
       changed = true;
+      if (it->silu_mul != kNoNode)
+        silu.push_back(SiluGroup{it->silu_sigmoid, it->silu_mul, graph.node(it->conv).outputs[0], it->output});
       if (!forced) {
         it = groups.erase(it);
         continue;
@@ -163,14 +138,26 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       *it = PointwiseGroup{it->conv, kNoNode, kNoNode, kNoValue, graph.node(it->conv).outputs[0]};
       ++it;
     }
+    const size_t before = silu.size();
+    silu.erase(std::remove_if(silu.begin(), silu.end(),
+                              [&](const SiluGroup& g) {
+                                return graph.value(g.x).type.rank() == 4 && !(nhwc_step[g.sigmoid] && nhwc_step[g.mul]);
+                              }),
+               silu.end());
+    changed = changed || silu.size() != before;
     if (!changed)
       for (const PointwiseGroup& g : groups) nhwc_kernels.insert(g.conv);
+  }
+  plan_out.silu = silu;
+  for (size_t i = 0; i < silu.size(); ++i) {
+    plan_out.silu_at[silu[i].mul] = i;
+    plan_out.in_silu.insert(silu[i].sigmoid);
   }
   plan_out.pointwise = groups;
   for (size_t i = 0; i < groups.size(); ++i) {
     plan_out.pointwise_at[groups[i].conv] = i;
-    if (groups[i].add != kNoNode) plan_out.in_pointwise.insert(groups[i].add);
-    if (groups[i].activation != kNoNode) plan_out.in_pointwise.insert(groups[i].activation);
+    for (NodeId n : groups[i].nodes())
+      if (n != groups[i].conv) plan_out.in_pointwise.insert(n);
   }
   prefer_fast_for_lone_nodes(graph, plan);
   plan_out.on_fast_kernel.assign(graph.num_nodes(), false);

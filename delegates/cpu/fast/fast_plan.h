@@ -37,10 +37,10 @@ struct FastPlan {
 // the dense 3x3 convs Winograd runs faster (winograd_conv.cc) and the other
 // dense convs the fast GEMM runs faster (dense_conv_rule.h; these run as
 // NHWC steps between segments where their neighbours allow), and the 1x1
-// convs the fast GEMM runs faster with their residual Add and Relu
-// (pointwise_conv.h; only those making up whole segments, and only where
-// they then run as NHWC steps, unless HETSCHED_POINTWISE=on), and the SiLUs
-// (silu.h; a rank-4 one only where it then runs as NHWC steps); a segment of one
+// convs the fast GEMM runs faster with their residual Add and Relu or SiLU
+// (pointwise_conv.h; only where they then run as NHWC steps, unless
+// HETSCHED_POINTWISE=on), and the other SiLUs (silu.h; a rank-4 one only
+// where it then runs as NHWC steps); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

@@ -19,6 +19,7 @@
 #include <limits>
 #include <string>
 
+#include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
@@ -103,7 +104,7 @@ struct Geometry {
 class GemmConv final : public FastOp {
  public:
   GemmConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, const float* w,
-           const float* bias, float lo, float hi, FusedActivation post, TaskPool* pool)
+           const float* bias, float lo, float hi, ActivationPass post, TaskPool* pool)
       : FastOp(y), x_(x), residual_(residual), g_(g), nhwc_(nhwc), lo_(lo), hi_(hi), post_(post), pool_(pool) {
     const int threads = pool ? pool->threads() : 1;
     const int64_t depth = g_.depth(), taps = g_.taps();
@@ -241,11 +242,10 @@ class GemmConv final : public FastOp {
         gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a + i0 * s.lda, s.lda, panels + j0 * s.k, e,
                    c + i0 * s.ldc + j0, s.ldc);
       }
-      if (post_.kind == FusedActivation::Kind::kNone) return;
-      // The activations that are not a clamp (HardSwish, Sigmoid...), on
-      // the part of C this task wrote, still in cache.
-      for (int64_t i = i0; i < i0 + rows; ++i)
-        for (float* e = c + i * s.ldc + c0; e < c + i * s.ldc + c1; ++e) *e = post_.apply(*e);
+      if (post_.empty()) return;
+      // The activations that are not a clamp (HardSwish, Sigmoid, SiLU...),
+      // on the part of C this task wrote, still in cache.
+      for (int64_t i = i0; i < i0 + rows; ++i) post_.run(c + i * s.ldc + c0, c1 - c0);
     });
   }
 
@@ -254,7 +254,7 @@ class GemmConv final : public FastOp {
   Geometry g_;
   bool nhwc_;
   float lo_, hi_;          // the fused Relu or Clip (after the residual)
-  FusedActivation post_;   // any other fused activation, after the GEMM
+  ActivationPass post_;    // any other activation (fused, or a SiLU), after the GEMM
   TaskPool* pool_;
   GemmSplit split_;
   AlignedBuffer panels_;     // NHWC: W^T packed at init; NCHW: one image's input, packed per run
@@ -274,8 +274,10 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const P
     hi = post.kind == FusedActivation::Kind::kRelu ? hi : post.max;
     post = FusedActivation{};
   }
-  if (group.activation != kNoNode) {
+  if (group.activation != kNoNode || group.silu_mul != kNoNode) {
     if (post.kind != FusedActivation::Kind::kNone) return invalid_argument("a pointwise group with two activations");
+  }
+  if (group.activation != kNoNode) {
     HS_ASSIGN_OR_RETURN(const xnnpack::Clamp clamp, xnnpack::read_clamp(ctx.graph, ctx.graph.node(group.activation)));
     lo = std::max(lo, clamp.min);
     hi = std::min(hi, clamp.max);
@@ -302,7 +304,8 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const P
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
   return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
-                                              post, ctx.pool));
+                                              group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass(post),
+                                              ctx.pool));
 }
 
 // What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
@@ -401,6 +404,8 @@ std::vector<NodeId> PointwiseGroup::nodes() const {
   std::vector<NodeId> n{conv};
   if (add != kNoNode) n.push_back(add);
   if (activation != kNoNode) n.push_back(activation);
+  if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);
+  if (silu_mul != kNoNode) n.push_back(silu_mul);
   return n;
 }
 
@@ -439,6 +444,12 @@ std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
         }
       }
     }
+    if (g.add == kNoNode && own.is_ok() && own->kind == FusedActivation::Kind::kNone)
+      if (const std::optional<SiluGroup> silu = silu_reading(graph, g.output)) {
+        g.silu_sigmoid = silu->sigmoid;
+        g.silu_mul = silu->mul;
+        g.output = silu->output;
+      }
     groups.push_back(g);
   }
   return groups;

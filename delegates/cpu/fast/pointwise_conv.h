@@ -1,6 +1,6 @@
 // 1x1 convs (group 1, no pads, any stride) on the fast GEMM (gemm.h), with
-// the bias, the fused activation and a residual Add -> Relu/Clip after them
-// in the GEMM's epilogue (pointwise_conv.cc).
+// the bias, the fused activation and a residual Add -> Relu/Clip or a SiLU
+// after them in the GEMM's epilogue (pointwise_conv.cc).
 //
 // A ResNet bottleneck ends conv1x1 -> BatchNorm (folded into the conv) ->
 // Add(identity) -> Relu; an inverted residual (MobileNetV2/V3,
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/silu.h"
 
 namespace hetsched::cpu::fast {
 
@@ -21,6 +22,10 @@ struct PointwiseGroup {
   NodeId activation = kNoNode;  // Relu or Clip of the Add's output, or kNoNode
   ValueId residual = kNoValue;
   ValueId output = kNoValue;  // the last node's output
+  // Without an Add: the SiLU (Sigmoid and Mul, silu.h) of the conv's
+  // output, or kNoNode.
+  NodeId silu_sigmoid = kNoNode;
+  NodeId silu_mul = kNoNode;
 
   std::vector<NodeId> nodes() const;
 };
@@ -31,7 +36,8 @@ struct PointwiseGroup {
 // Add alone, the other operand has the output's type and exists before the
 // conv runs (the group runs at the conv's place), and with the Relu or
 // Clip when it is the Add's only reader; under the rule, only where
-// pointwise_residual_pays().
+// pointwise_residual_pays(). Without an Add, with the SiLU that alone reads
+// the conv's output (EfficientNet's expand convs).
 std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph);
 
 // The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;

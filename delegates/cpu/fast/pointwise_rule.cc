@@ -18,10 +18,9 @@ constexpr int64_t kMinInChannels = 96;
 constexpr int64_t kMinOutChannels = 16;
 // A squeeze-and-excitation block's FCs (MobileNetV3, EfficientNet, RegNetY)
 // are 1x1 convs on one pixel: 2 flops per weight read, nothing for the
-// GEMM to win, while taking one out splits its segment in two
-// (EfficientNet-B0 with its 1x1 convs taken out ran 1.3 ms slower at 1
-// thread, 1.5-1.7 ms with its SE FCs too; fast_plan.cc now takes whole
-// segments only).
+// GEMM to win (and before the island's arena, island_arena.h, taking one
+// out of its segment cost a cold copy of its neighbours: EfficientNet-B0
+// with its SE FCs taken out ran 1.5-1.7 ms slower at 1 thread).
 constexpr int64_t kMinPixels = 16;
 
 // The residual is read in the epilogue, 12 rows at a time across the row

@@ -5,6 +5,7 @@
 // reading two; here it is one read and one write.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
@@ -24,6 +25,10 @@ struct SiluGroup {
 // Sigmoid's own input (same static shape, no broadcast) and is no graph
 // output.
 std::vector<SiluGroup> find_silu_groups(const Graph& graph);
+
+// The SiLU of `x` when it is all that reads `x` (x no graph output): a
+// producer of x can then apply it in its epilogue (pointwise_conv.h).
+std::optional<SiluGroup> silu_reading(const Graph& graph, ValueId x);
 
 // The op running `group`. It is elementwise, so it runs alike on the
 // graph's order and on NHWC data (ctx.nhwc); ctx.node is the group's Mul.
