@@ -81,14 +81,14 @@ TEST(IslandArenaTest, AGroupsOutputLivesFromTheStepItRunsAt) {
   plan.steps = {segment({0}), portable({1}), segment({2}), segment({3}), portable({4}), segment({5})};
   cpu::fast::FastPlan fast;
   fast.on_fast_kernel.assign(6, false);
-  cpu::fast::PointwiseGroup group;
+  cpu::fast::ConvGroup group;
   group.conv = 1;
   group.add = 4;
   group.residual = r;
   group.output = s;
-  fast.pointwise = {group};
-  fast.pointwise_at[1] = 0;
-  fast.in_pointwise.insert(4);
+  fast.conv_groups = {group};
+  fast.conv_group_at[1] = 0;
+  fast.in_conv_group.insert(4);
   const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
   ASSERT_TRUE(arena.is_ok()) << arena.status().message();
   const auto at = offsets_of(*arena);

@@ -195,14 +195,14 @@ class CpuIslandHandle final : public IslandHandle {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
-        if (fast_plan.in_pointwise.count(step.nodes[0]) || fast_plan.in_silu.count(step.nodes[0]))
+        if (fast_plan.in_conv_group.count(step.nodes[0]) || fast_plan.in_silu.count(step.nodes[0]))
           continue;  // runs with its group's conv or Mul
         if (auto g = fast_plan.silu_at.find(step.nodes[0]); g != fast_plan.silu_at.end()) {
           HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], true, i, plan, segments, step_of, tensor_of));
           continue;
         }
-        if (auto g = fast_plan.pointwise_at.find(step.nodes[0]); g != fast_plan.pointwise_at.end()) {
-          HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], true, i, plan, segments, step_of, tensor_of));
+        if (auto g = fast_plan.conv_group_at.find(step.nodes[0]); g != fast_plan.conv_group_at.end()) {
+          HS_RETURN_IF_ERROR(add_conv_group(fast_plan.conv_groups[g->second], true, i, plan, segments, step_of, tensor_of));
           continue;
         }
         if (on_fast[step.nodes[0]]) {
@@ -228,14 +228,14 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
-        if (fast_plan.in_linear.count(n) || fast_plan.in_pointwise.count(n) || fast_plan.in_silu.count(n))
+        if (fast_plan.in_linear.count(n) || fast_plan.in_conv_group.count(n) || fast_plan.in_silu.count(n))
           continue;  // runs with its group's first node
         if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
           HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], false, i, plan, segments, step_of, tensor_of));
           continue;
         }
-        if (auto g = fast_plan.pointwise_at.find(n); g != fast_plan.pointwise_at.end()) {
-          HS_RETURN_IF_ERROR(add_pointwise(fast_plan.pointwise[g->second], false, i, plan, segments, step_of, tensor_of));
+        if (auto g = fast_plan.conv_group_at.find(n); g != fast_plan.conv_group_at.end()) {
+          HS_RETURN_IF_ERROR(add_conv_group(fast_plan.conv_groups[g->second], false, i, plan, segments, step_of, tensor_of));
           continue;
         }
         if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
@@ -272,14 +272,14 @@ class CpuIslandHandle final : public IslandHandle {
   }
 
   // A 1x1 conv on the fast GEMM with the Add and activation it fuses
-  // (fast/pointwise_conv.h), at plan step `i`, on NHWC data between
+  // (fast/conv_group.h), at plan step `i`, on NHWC data between
   // segments or in the graph's order.
-  Status add_pointwise(const fast::PointwiseGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
+  Status add_conv_group(const fast::ConvGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
                        std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
                        const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
     fast::FastOpContext ctx{graph_, graph_.node(group.conv), pool_, tensor_of};
     ctx.nhwc = nhwc;
-    HS_ASSIGN_OR_RETURN(auto op, fast::make_pointwise(ctx, group));
+    HS_ASSIGN_OR_RETURN(auto op, fast::make_conv_group(ctx, group));
     if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
     const std::vector<NodeId> nodes = group.nodes();
     steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});

@@ -26,7 +26,7 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
     for (NodeId n : nodes) run_step[n] = run_step[lead];
   };
   for (const fast::LinearGroup& g : fast.linear) join(g.nodes(), g.matmul);
-  for (const fast::PointwiseGroup& g : fast.pointwise) join(g.nodes(), g.conv);
+  for (const fast::ConvGroup& g : fast.conv_groups) join(g.nodes(), g.conv);
   for (const fast::SiluGroup& g : fast.silu) join(g.nodes(), g.mul);
 
   // Nodes whose kernel is a portable one (which may rely on its output
@@ -36,7 +36,7 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
     if (step.xnnpack || step.nhwc) continue;
     for (NodeId n : step.nodes)
       portable_kernel[n] = !fast.on_fast_kernel[n] && !fast.linear_at.count(n) && !fast.in_linear.count(n) &&
-                           !fast.pointwise_at.count(n) && !fast.in_pointwise.count(n) && !fast.silu_at.count(n) &&
+                           !fast.conv_group_at.count(n) && !fast.in_conv_group.count(n) && !fast.silu_at.count(n) &&
                            !fast.in_silu.count(n);
   }
 

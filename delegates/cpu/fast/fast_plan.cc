@@ -83,10 +83,10 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // nothing since the island's tensors share one arena (island_arena.h):
   // under a rule that took only whole segments of them, EfficientNet-B0,
   // DenseNet-121 and SqueezeNet 1.1 ran 12-14% slower at 1 thread.
-  std::vector<PointwiseGroup> groups = find_pointwise_groups(graph);
+  std::vector<ConvGroup> groups = find_conv_groups(graph);
   const bool forced = pointwise_choice() == PointwiseChoice::kOn;
   std::set<NodeId> grouped;
-  for (const PointwiseGroup& g : groups)
+  for (const ConvGroup& g : groups)
     for (NodeId n : g.nodes()) grouped.insert(n);
   std::vector<SiluGroup> silu;
   for (const SiluGroup& g : find_silu_groups(graph))
@@ -95,13 +95,14 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (bool changed = true; changed;) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
-    for (const PointwiseGroup& g : groups) {
-      out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
+    for (const ConvGroup& g : groups) {
+      out[g.conv] = g.depthwise ? "a depthwise conv with a SiLU after it; on its NHWC kernel (depthwise_nhwc.cc)"
+                                : "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
       if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
       if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
       if (g.silu_sigmoid != kNoNode) {
-        out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its 1x1 conv's epilogue on the fast GEMM";
-        out[g.silu_mul] = "a SiLU's Mul, in its 1x1 conv's epilogue on the fast GEMM";
+        out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its conv's epilogue";
+        out[g.silu_mul] = "a SiLU's Mul, in its conv's epilogue";
       }
       for (NodeId n : g.nodes()) nhwc.insert(n);
     }
@@ -116,26 +117,27 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     for (const xnnpack::EngineStep& step : plan.steps)
       if (step.nhwc)
         for (NodeId n : step.nodes) nhwc_step[n] = true;
-    // A group not all on NHWC steps goes back to XNNPACK (under the rule)
-    // or, its Add, activation and SiLU not on NHWC steps with its conv,
-    // loses them (HETSCHED_POINTWISE=on: every 1x1 conv stays on the fast
-    // GEMM); a SiLU it loses is a candidate of its own.
+    // A group not all on NHWC steps goes back to XNNPACK (under the rule,
+    // and a depthwise one always) or, its Add, activation and SiLU not on
+    // NHWC steps with its conv, loses them (HETSCHED_POINTWISE=on: every
+    // 1x1 conv stays on the fast GEMM); a SiLU it loses is a candidate of
+    // its own.
     changed = false;
     for (auto it = groups.begin(); it != groups.end();) {
       const std::vector<NodeId> nodes = it->nodes();
       const size_t on_nhwc = static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](NodeId n) { return nhwc_step[n]; }));
-      if (on_nhwc == nodes.size() || (forced && on_nhwc == 0)) {
+      if (on_nhwc == nodes.size() || (forced && !it->depthwise && on_nhwc == 0)) {
         ++it;
         continue;
       }
       changed = true;
       if (it->silu_mul != kNoNode)
         silu.push_back(SiluGroup{it->silu_sigmoid, it->silu_mul, graph.node(it->conv).outputs[0], it->output});
-      if (!forced) {
+      if (!forced || it->depthwise) {
         it = groups.erase(it);
         continue;
       }
-      *it = PointwiseGroup{it->conv, kNoNode, kNoNode, kNoValue, graph.node(it->conv).outputs[0]};
+      *it = ConvGroup{it->conv, kNoNode, kNoNode, kNoValue, graph.node(it->conv).outputs[0]};
       ++it;
     }
     const size_t before = silu.size();
@@ -146,18 +148,18 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
                silu.end());
     changed = changed || silu.size() != before;
     if (!changed)
-      for (const PointwiseGroup& g : groups) nhwc_kernels.insert(g.conv);
+      for (const ConvGroup& g : groups) nhwc_kernels.insert(g.conv);
   }
   plan_out.silu = silu;
   for (size_t i = 0; i < silu.size(); ++i) {
     plan_out.silu_at[silu[i].mul] = i;
     plan_out.in_silu.insert(silu[i].sigmoid);
   }
-  plan_out.pointwise = groups;
+  plan_out.conv_groups = groups;
   for (size_t i = 0; i < groups.size(); ++i) {
-    plan_out.pointwise_at[groups[i].conv] = i;
+    plan_out.conv_group_at[groups[i].conv] = i;
     for (NodeId n : groups[i].nodes())
-      if (n != groups[i].conv) plan_out.in_pointwise.insert(n);
+      if (n != groups[i].conv) plan_out.in_conv_group.insert(n);
   }
   prefer_fast_for_lone_nodes(graph, plan);
   plan_out.on_fast_kernel.assign(graph.num_nodes(), false);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "delegates/cpu/fast/linear.h"
-#include "delegates/cpu/fast/pointwise_conv.h"
+#include "delegates/cpu/fast/conv_group.h"
 #include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/graph.h"
@@ -19,9 +19,9 @@ struct FastPlan {
   std::vector<LinearGroup> linear;        // linear layers on the fast GEMM
   std::map<NodeId, size_t> linear_at;     // a group's first node -> its index in `linear`
   std::set<NodeId> in_linear;             // the groups' other nodes (run with their first)
-  std::vector<PointwiseGroup> pointwise;  // 1x1 convs on the fast GEMM, with what they fuse
-  std::map<NodeId, size_t> pointwise_at;  // a group's conv -> its index in `pointwise`
-  std::set<NodeId> in_pointwise;          // the groups' Adds and activations (run with their conv)
+  std::vector<ConvGroup> conv_groups;      // 1x1 and depthwise convs with what they fuse (conv_group.h)
+  std::map<NodeId, size_t> conv_group_at;  // a group's conv -> its index in `conv_groups`
+  std::set<NodeId> in_conv_group;          // the groups' other nodes (run with their conv)
   std::vector<SiluGroup> silu;            // Sigmoid -> Mul pairs run as one pass (silu.h)
   std::map<NodeId, size_t> silu_at;       // a group's Mul -> its index in `silu`
   std::set<NodeId> in_silu;               // the groups' Sigmoids (run with their Mul)
@@ -38,8 +38,9 @@ struct FastPlan {
 // dense convs the fast GEMM runs faster (dense_conv_rule.h; these run as
 // NHWC steps between segments where their neighbours allow), and the 1x1
 // convs the fast GEMM runs faster with their residual Add and Relu or SiLU
-// (pointwise_conv.h; only where they then run as NHWC steps, unless
-// HETSCHED_POINTWISE=on), and the other SiLUs (silu.h; a rank-4 one only
+// and the depthwise convs followed by a SiLU (conv_group.h; only where
+// they then run as NHWC steps, unless HETSCHED_POINTWISE=on for the 1x1
+// convs), and the other SiLUs (silu.h; a rank-4 one only
 // where it then runs as NHWC steps); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.

@@ -23,6 +23,7 @@
 #include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
+#include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
 #include "graph/passes/fused_activation.h"
@@ -265,7 +266,7 @@ class GemmConv final : public FastOp {
 };
 
 // The op for ctx.node (checked by the caller) with what `group` fuses.
-Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const PointwiseGroup& group) {
+Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const ConvGroup& group) {
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
@@ -368,7 +369,7 @@ NodeId sole_reader(const Graph& graph, ValueId v) {
 }
 
 Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
-  PointwiseGroup group;  // the conv alone; make_pointwise reads ctx.node
+  ConvGroup group;  // the conv alone; make_pointwise reads ctx.node
   group.output = ctx.node.outputs[0];
   return make_pointwise(ctx, group);
 }
@@ -393,32 +394,23 @@ Status dense_supported(const Graph& graph, const Node& node) {
 
 Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
   HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
-  PointwiseGroup group;  // the conv alone
+  ConvGroup group;  // the conv alone
   group.output = ctx.node.outputs[0];
   return make_gemm_conv(ctx, group);
 }
 
 }  // namespace
 
-std::vector<NodeId> PointwiseGroup::nodes() const {
-  std::vector<NodeId> n{conv};
-  if (add != kNoNode) n.push_back(add);
-  if (activation != kNoNode) n.push_back(activation);
-  if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);
-  if (silu_mul != kNoNode) n.push_back(silu_mul);
-  return n;
-}
-
 bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
   return node.op == "Conv" && supports(graph, node).is_ok();
 }
 
-std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
-  std::vector<PointwiseGroup> groups;
+std::vector<ConvGroup> find_pointwise_groups(const Graph& graph) {
+  std::vector<ConvGroup> groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& conv = graph.node(id);
     if (!pointwise_conv_leaves_xnnpack(graph, conv)) continue;
-    PointwiseGroup g;
+    ConvGroup g;
     g.conv = id;
     g.output = conv.outputs[0];
     const Result<FusedActivation> own = read_fused_activation(conv.attrs);
@@ -455,7 +447,7 @@ std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph) {
   return groups;
 }
 
-Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const PointwiseGroup& group) {
+Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const ConvGroup& group) {
   HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
   return make_gemm_conv(ctx, group);
 }

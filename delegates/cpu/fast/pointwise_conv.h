@@ -11,25 +11,10 @@
 
 #include <vector>
 
+#include "delegates/cpu/fast/conv_group.h"
 #include "delegates/cpu/fast/fast_op.h"
-#include "delegates/cpu/fast/silu.h"
 
 namespace hetsched::cpu::fast {
-
-struct PointwiseGroup {
-  NodeId conv = kNoNode;
-  NodeId add = kNoNode;         // Add(conv's output, residual), or kNoNode
-  NodeId activation = kNoNode;  // Relu or Clip of the Add's output, or kNoNode
-  ValueId residual = kNoValue;
-  ValueId output = kNoValue;  // the last node's output
-  // Without an Add: the SiLU (Sigmoid and Mul, silu.h) of the conv's
-  // output, or kNoNode.
-  NodeId silu_sigmoid = kNoNode;
-  NodeId silu_mul = kNoNode;
-
-  std::vector<NodeId> nodes() const;
-};
-
 
 // A group for every Conv pointwise_conv_leaves_xnnpack() takes, with the Add
 // when the conv has no activation of its own, its output is read by that
@@ -38,10 +23,10 @@ struct PointwiseGroup {
 // Clip when it is the Add's only reader; under the rule, only where
 // pointwise_residual_pays(). Without an Add, with the SiLU that alone reads
 // the conv's output (EfficientNet's expand convs).
-std::vector<PointwiseGroup> find_pointwise_groups(const Graph& graph);
+std::vector<ConvGroup> find_pointwise_groups(const Graph& graph);
 
 // The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;
 // ctx.node is the group's conv.
-Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const PointwiseGroup& group);
+Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const ConvGroup& group);
 
 }  // namespace hetsched::cpu::fast

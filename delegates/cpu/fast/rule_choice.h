@@ -1,5 +1,6 @@
 // How an environment variable overrides one of the fast kernels' shape
-// rules (winograd_rule.h, pointwise_rule.h, dense_conv_rule.h): "off"
+// rules (winograd_rule.h, pointwise_rule.h, dense_conv_rule.h,
+// HETSCHED_DEPTHWISE in conv_group.h, where "on" is the rule): "off"
 // keeps every such op on XNNPACK, "on" takes every one the kernel supports
 // (tests and benchmarks), unset or anything else leaves it to the rule.
 // Read on every call, so that a benchmark may switch it between sessions.

@@ -1,0 +1,54 @@
+#include "delegates/cpu/fast/conv_group.h"
+
+#include <optional>
+
+#include "delegates/cpu/fast/depthwise_nhwc.h"
+#include "delegates/cpu/fast/pointwise_conv.h"
+#include "delegates/cpu/fast/rule_choice.h"
+#include "delegates/cpu/fast/silu.h"
+#include "delegates/cpu/fast/vector_math.h"
+#include "graph/passes/fused_activation.h"
+
+namespace hetsched::cpu::fast {
+
+std::vector<NodeId> ConvGroup::nodes() const {
+  std::vector<NodeId> n{conv};
+  if (add != kNoNode) n.push_back(add);
+  if (activation != kNoNode) n.push_back(activation);
+  if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);
+  if (silu_mul != kNoNode) n.push_back(silu_mul);
+  return n;
+}
+
+std::vector<ConvGroup> find_conv_groups(const Graph& graph) {
+  std::vector<ConvGroup> groups = find_pointwise_groups(graph);
+  if (rule_choice("HETSCHED_DEPTHWISE") == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+    const Node& conv = graph.node(id);
+    if (!depthwise_nhwc_supported(graph, conv).is_ok()) continue;
+    const Result<FusedActivation> own = read_fused_activation(conv.attrs);
+    if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) continue;
+    // Only with a SiLU to take in: with a clamp or nothing after it,
+    // XNNPACK's own kernel measured as fast or faster (MobileNetV3,
+    // RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with every depthwise
+    // conv here; only MnasNet gained).
+    const std::optional<SiluGroup> silu = silu_reading(graph, conv.outputs[0]);
+    if (!silu) continue;
+    ConvGroup g;
+    g.conv = id;
+    g.silu_sigmoid = silu->sigmoid;
+    g.silu_mul = silu->mul;
+    g.output = silu->output;
+    g.depthwise = true;
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const ConvGroup& group) {
+  if (!group.depthwise) return make_pointwise(ctx, group);
+  if (!ctx.nhwc) return invalid_argument("a depthwise conv group runs on NHWC data only");
+  return make_depthwise_nhwc(ctx, group.output, group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass());
+}
+
+}  // namespace hetsched::cpu::fast

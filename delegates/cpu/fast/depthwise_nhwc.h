@@ -1,0 +1,32 @@
+// Depthwise convs (one output channel per input channel) on NHWC data, as
+// an NHWC step between XNNPACK segments, so that the SiLU reading the
+// conv's output runs in its epilogue: an inverted-residual block with SiLU
+// (EfficientNet, MnasNet-style searches, MobileViT) is depthwise conv ->
+// BatchNorm (folded) -> SiLU, and XNNPACK's depthwise conv (this snapshot)
+// has only a clamp to fuse, leaving the SiLU a pass of its own over the
+// block's largest tensor.
+//
+// Each task computes whole output rows: per output pixel, the channels in
+// runs of 64 whose accumulators stay in registers over the taps inside
+// the input (the padding is skipped, not read), then the bias and the
+// activation over the row while it is in cache. Any kernel size, stride,
+// dilation and padding.
+#pragma once
+
+#include <memory>
+
+#include "delegates/cpu/fast/activation_pass.h"
+#include "delegates/cpu/fast/fast_op.h"
+
+namespace hetsched::cpu::fast {
+
+// ok when `node` is a depthwise Conv this kernel runs: static f32 rank-4
+// X, one output channel per input channel, constant f32 weights and bias.
+Status depthwise_nhwc_supported(const Graph& graph, const Node& node);
+
+// The op for ctx.node on NHWC data, writing `output` (the node's own
+// output, or that of what its epilogue takes in) with the node's fused
+// activation, or `post` when that is not empty.
+Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post);
+
+}  // namespace hetsched::cpu::fast

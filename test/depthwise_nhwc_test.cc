@@ -1,0 +1,107 @@
+// Depthwise convs with a SiLU after them on the NHWC kernel
+// (delegates/cpu/fast/depthwise_nhwc.h, taken by conv_group.h) against
+// the portable kernels: 3x3, 5x5, 7x7 and 1x3 kernels, strides 1, 2 and
+// (2, 1), dilation 2, symmetric, asymmetric and no padding, channel counts
+// below, at and between the kernel's runs of 16, 32 and 64 (7, 16, 40, 96,
+// 200) and a filter too big for the pixel-by-pixel order (5x5 x 672),
+// batches, no bias; 1 and 2 threads, between two XNNPACK segments.
+// HETSCHED_DEPTHWISE=off leaves them on XNNPACK.
+//
+// Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
+// A tap or a pad one off, or a channel run read at the wrong offset,
+// gives errors of the output's own size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "delegates/cpu/fast/gemm.h"
+#include "graph/builder.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing::random_tensor;
+using testing::ScopedEnv;
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+struct Depthwise {
+  Ints kernel{3, 3};
+  Ints pads{1, 1, 1, 1};
+  Ints strides{1, 1};
+  Ints dilations{1, 1};
+  bool bias = true;
+};
+
+ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed) {
+  return b.op("Conv", {x, b.constant(name + "_w", random_tensor({cout, cin, 1, 1}, seed, -0.5f, 0.5f))},
+              {{"kernel_shape", Ints{1, 1}}}, name);
+}
+
+// x -> 1x1 (XNNPACK) -> depthwise -> SiLU -> 1x1 (XNNPACK).
+Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::string& name) {
+  GraphBuilder b(name);
+  const ValueId a = conv1x1(b, b.input("x", f32(x)), x[1], channels, "pre", 3);
+  std::vector<ValueId> ins{a, b.constant("dw_w", random_tensor({channels, 1, d.kernel[0], d.kernel[1]}, 5, -0.4f, 0.4f))};
+  if (d.bias) ins.push_back(b.constant("dw_b", random_tensor({channels}, 6)));
+  const ValueId c = b.op("Conv", ins,
+                         {{"kernel_shape", d.kernel},
+                          {"pads", d.pads},
+                          {"strides", d.strides},
+                          {"dilations", d.dilations},
+                          {"group", channels}},
+                         "dw");
+  const ValueId s = b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
+  b.output(conv1x1(b, s, channels, 5, "post", 7));
+  return testing::build(b);
+}
+
+void expect_agrees(const Shape& x, int64_t channels, const Depthwise& d) {
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv depthwise("HETSCHED_DEPTHWISE", nullptr);
+  const std::string name = "dw" + std::to_string(channels) + "_k" + std::to_string(d.kernel[0]) + "x" +
+                           std::to_string(d.kernel[1]) + "_s" + std::to_string(d.strides[0]) +
+                           std::to_string(d.strides[1]);
+  // Without AVX2 the kernel is not used (conv_group.h), and what runs the
+  // conv is other kernels' business.
+  if (std::string(cpu::fast::gemm_isa()) == "plain") return;
+  testing::expect_fast_cpu_matches_portable(block(x, channels, d, name), x, 3, 2, 1e-5f, "depthwise");
+}
+
+TEST(DepthwiseNhwcTest, KernelsStridesAndPaddingsMatchPortable) {
+  expect_agrees({1, 3, 9, 11}, 40, Depthwise{});
+  expect_agrees({1, 3, 12, 10}, 96, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}});
+  expect_agrees({1, 3, 9, 8}, 16, Depthwise{{5, 5}, {2, 2, 2, 2}});
+  expect_agrees({1, 3, 13, 9}, 7, Depthwise{{7, 7}, {3, 3, 3, 3}});
+  expect_agrees({1, 3, 8, 11}, 33, Depthwise{{1, 3}, {0, 1, 0, 1}});
+  expect_agrees({1, 3, 9, 10}, 40, Depthwise{{3, 3}, {0, 2, 1, 0}});         // asymmetric pads
+  expect_agrees({1, 3, 7, 9}, 24, Depthwise{{3, 3}, {0, 0, 0, 0}});          // no padding
+  expect_agrees({1, 3, 11, 9}, 48, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 1}});  // stride (2, 1)
+  Depthwise dilated{{3, 3}, {2, 2, 2, 2}};
+  dilated.dilations = {2, 2};
+  expect_agrees({1, 3, 10, 12}, 40, dilated);
+}
+
+TEST(DepthwiseNhwcTest, ChannelRunsBatchesAndBigFiltersMatchPortable) {
+  expect_agrees({1, 3, 6, 7}, 200, Depthwise{});                           // 3 x 64 + 8
+  expect_agrees({1, 3, 7, 7}, 672, Depthwise{{5, 5}, {2, 2, 2, 2}});       // 67 KB of weights: run by run
+  expect_agrees({1, 3, 9, 9}, 240, Depthwise{{5, 5}, {2, 2, 2, 2}, {2, 2}});
+  Depthwise no_bias;
+  no_bias.bias = false;
+  expect_agrees({3, 3, 5, 6}, 40, no_bias);
+}
+
+TEST(DepthwiseNhwcTest, OffKeepsTheConvOnXnnpack) {
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv off("HETSCHED_DEPTHWISE", "off");
+  // The SiLU alone leaves, between the segments of the 1x1s and the conv.
+  testing::expect_fast_cpu_matches_portable(block({1, 3, 9, 11}, 40, Depthwise{}, "dw_off"), {1, 3, 9, 11}, 2, 2, 1e-5f,
+                                            "depthwise");
+}
+
+}  // namespace
+}  // namespace hetsched
