@@ -20,6 +20,23 @@ std::vector<NodeId> ConvGroup::nodes() const {
   return n;
 }
 
+Result<xnnpack::ConvParams> read_fast_conv(const Graph& graph, const Node& node) {
+  if (node.op != "Conv") return unsupported("not a Conv");
+  if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& w = graph.value(node.inputs[1]);
+  const Value& y = graph.value(node.outputs[0]);
+  if (x.is_constant()) return unsupported("the input is a constant");
+  if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() != 4)
+    return unsupported("X is not a static rank-4 f32 tensor");
+  if (!y.type_known || !y.type.is_static()) return unsupported("the output has no static shape");
+  if (!w.is_constant() || w.constant->dtype() != DType::kFloat32) return unsupported("W is not an f32 constant");
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
+    return unsupported("the bias is computed at run time");
+  HS_RETURN_IF_ERROR(read_fused_activation(node.attrs).status());
+  return xnnpack::read_conv(graph, node);
+}
+
 std::vector<ConvGroup> find_conv_groups(const Graph& graph) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph);
   if (rule_choice("HETSCHED_DEPTHWISE") == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;

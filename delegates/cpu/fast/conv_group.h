@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/xnnpack/op_params.h"
 
 namespace hetsched::cpu::fast {
 
@@ -33,6 +34,12 @@ struct ConvGroup {
 // (on CPUs with AVX2 and FMA or AVX-512; HETSCHED_DEPTHWISE=off keeps them
 // all on XNNPACK).
 std::vector<ConvGroup> find_conv_groups(const Graph& graph);
+
+// What every fast conv kernel asks of its node (GemmConv, the NHWC
+// depthwise conv): a Conv of a static rank-4 f32 X with constant f32
+// weights and bias, a static output and a fused activation it knows. Its
+// parameters, or kUnsupported with the reason.
+Result<xnnpack::ConvParams> read_fast_conv(const Graph& graph, const Node& node);
 
 // The op running `group` (ctx.node is its conv; ctx.nhwc for NHWC data).
 Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const ConvGroup& group);

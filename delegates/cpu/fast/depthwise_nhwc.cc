@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "delegates/cpu/fast/conv_group.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
 #include "graph/passes/fused_activation.h"
@@ -163,20 +164,9 @@ class DepthwiseNhwc final : public FastOp {
 }  // namespace
 
 Status depthwise_nhwc_supported(const Graph& graph, const Node& node) {
-  if (node.op != "Conv" || node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not a Conv of X and W");
-  const Value& x = graph.value(node.inputs[0]);
-  const Value& w = graph.value(node.inputs[1]);
-  const Value& y = graph.value(node.outputs[0]);
-  if (x.is_constant()) return unsupported("the input is a constant");
-  if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() != 4)
-    return unsupported("X is not a static rank-4 f32 tensor");
-  if (!y.type_known || !y.type.is_static()) return unsupported("the output has no static shape");
-  if (!w.is_constant() || w.constant->dtype() != DType::kFloat32) return unsupported("W is not an f32 constant");
-  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
-    return unsupported("the bias is computed at run time");
-  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_fast_conv(graph, node));
   if (!p.depthwise || p.out_channels != p.in_channels) return unsupported("not a depthwise conv of one output per channel");
-  return read_fused_activation(node.attrs).status();
+  return Status::ok();
 }
 
 Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post) {

@@ -312,21 +312,9 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
 // What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
 // constant weights and bias, any kernel, stride, dilation and padding.
 Status gemm_conv_supported(const Graph& graph, const Node& node) {
-  if (node.op != "Conv") return unsupported("not a Conv");
-  if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");
-  const Value& x = graph.value(node.inputs[0]);
-  const Value& w = graph.value(node.inputs[1]);
-  const Value& y = graph.value(node.outputs[0]);
-  if (x.is_constant()) return unsupported("the input is a constant");
-  if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() != 4)
-    return unsupported("X is not a static rank-4 f32 tensor");
-  if (!y.type_known || !y.type.is_static()) return unsupported("the output has no static shape");
-  if (!w.is_constant() || w.constant->dtype() != DType::kFloat32) return unsupported("W is not an f32 constant");
-  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !graph.value(node.inputs[2]).is_constant())
-    return unsupported("the bias is computed at run time");
-  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_fast_conv(graph, node));
   if (p.groups != 1) return unsupported("a grouped conv");
-  return read_fused_activation(node.attrs).status();
+  return Status::ok();
 }
 
 bool is_1x1(const xnnpack::Window2d& win) {
