@@ -167,7 +167,7 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   Result<std::unique_ptr<cpu::fast::FastOp>> op = unavailable("no op");
   if (k == 1) {
     setenv("HETSCHED_POINTWISE", "on", 1);
-    const std::vector<cpu::fast::ConvGroup> groups = cpu::fast::find_conv_groups(graph);
+    const std::vector<cpu::fast::ConvGroup> groups = cpu::fast::find_pointwise_groups(graph);
     if (groups.size() != 1 || (s.residual && groups[0].activation == kNoNode)) fail("the group was not found");
     cpu::fast::FastOpContext ctx{graph, graph.node(groups[0].conv), threads > 1 ? &task_pool : nullptr,
                                  [&](ValueId v) -> Tensor& { return tensors[v]; }};

@@ -64,6 +64,25 @@ TEST(SiluTest, InAPointwiseConvsEpilogueMatchesPortable) {
   testing::expect_fast_cpu_matches_portable(g, {1, 3, 9, 7}, 3, 2, 1e-5f, "silu");
 }
 
+// A 3x3 conv on Winograd, or on the fast GEMM with its windows gathered,
+// between two XNNPACK segments takes the SiLU after it into its epilogue.
+TEST(SiluTest, InWinogradAndDenseConvEpiloguesMatchesPortable) {
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  for (bool winograd : {true, false}) {
+    SCOPED_TRACE(winograd ? "winograd" : "dense");
+    ScopedEnv w("HETSCHED_WINOGRAD", winograd ? "on" : "off");
+    ScopedEnv d("HETSCHED_DENSE_CONV", winograd ? "off" : "on");
+    GraphBuilder b(winograd ? "silu_winograd" : "silu_dense");
+    const ValueId pre = conv1x1(b, b.input("x", f32({2, 5, 11, 9})), 5, 24, "pre", 3);
+    const ValueId mid = b.op("Conv", {pre, b.constant("mid_w", random_tensor({40, 24, 3, 3}, 5, -0.2f, 0.2f)),
+                                      b.constant("mid_b", random_tensor({40}, 6))},
+                             {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                             "mid");
+    b.output(conv1x1(b, silu(b, mid, "act"), 40, 6, "post", 7));
+    testing::expect_fast_cpu_matches_portable(testing::build(b), {2, 5, 11, 9}, 3, 2, 1e-5f, "silu");
+  }
+}
+
 TEST(SiluTest, AloneOnARank3TensorMatchesPortable) {
   GraphBuilder b("silu_rank3");
   b.output(silu(b, b.input("x", f32({3, 7, 4099})), "act"));

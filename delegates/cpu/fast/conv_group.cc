@@ -37,35 +37,58 @@ Result<xnnpack::ConvParams> read_fast_conv(const Graph& graph, const Node& node)
   return xnnpack::read_conv(graph, node);
 }
 
-std::vector<ConvGroup> find_conv_groups(const Graph& graph) {
+namespace {
+
+// The SiLU that alone reads `conv`'s output, when the conv has no
+// activation of its own.
+std::optional<SiluGroup> silu_after(const Graph& graph, const Node& conv) {
+  const Result<FusedActivation> own = read_fused_activation(conv.attrs);
+  if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) return std::nullopt;
+  return silu_reading(graph, conv.outputs[0]);
+}
+
+ConvGroup with_silu(NodeId conv, const SiluGroup& silu, ConvGroup::Kernel kernel) {
+  ConvGroup g;
+  g.conv = conv;
+  g.silu_sigmoid = silu.sigmoid;
+  g.silu_mul = silu.mul;
+  g.output = silu.output;
+  g.kernel = kernel;
+  return g;
+}
+
+}  // namespace
+
+std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph);
+  for (NodeId id : nhwc_convs)
+    if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
+      groups.push_back(with_silu(id, *silu, winograd_conv_leaves_xnnpack(graph, graph.node(id)) ? ConvGroup::Kernel::kWinograd
+                                                                                                 : ConvGroup::Kernel::kDense));
   if (rule_choice("HETSCHED_DEPTHWISE") == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& conv = graph.node(id);
     if (!depthwise_nhwc_supported(graph, conv).is_ok()) continue;
-    const Result<FusedActivation> own = read_fused_activation(conv.attrs);
-    if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) continue;
     // Only with a SiLU to take in: with a clamp or nothing after it,
     // XNNPACK's own kernel measured as fast or faster (MobileNetV3,
     // RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with every depthwise
     // conv here; only MnasNet gained).
-    const std::optional<SiluGroup> silu = silu_reading(graph, conv.outputs[0]);
-    if (!silu) continue;
-    ConvGroup g;
-    g.conv = id;
-    g.silu_sigmoid = silu->sigmoid;
-    g.silu_mul = silu->mul;
-    g.output = silu->output;
-    g.depthwise = true;
-    groups.push_back(g);
+    if (const std::optional<SiluGroup> silu = silu_after(graph, conv))
+      groups.push_back(with_silu(id, *silu, ConvGroup::Kernel::kDepthwise));
   }
   return groups;
 }
 
 Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const ConvGroup& group) {
-  if (!group.depthwise) return make_pointwise(ctx, group);
-  if (!ctx.nhwc) return invalid_argument("a depthwise conv group runs on NHWC data only");
-  return make_depthwise_nhwc(ctx, group.output, group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass());
+  if (group.nhwc_only() && !ctx.nhwc) return invalid_argument("this conv group runs on NHWC data only");
+  const ActivationPass silu = group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass();
+  switch (group.kernel) {
+    case ConvGroup::Kernel::kPointwise: return make_pointwise(ctx, group);
+    case ConvGroup::Kernel::kDense: return make_dense_conv_group(ctx, group);
+    case ConvGroup::Kernel::kWinograd: return make_winograd(ctx, group.output, silu);
+    case ConvGroup::Kernel::kDepthwise: return make_depthwise_nhwc(ctx, group.output, silu);
+  }
+  return invalid_argument("unknown conv group kernel");
 }
 
 }  // namespace hetsched::cpu::fast

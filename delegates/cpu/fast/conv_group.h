@@ -1,10 +1,12 @@
 // A conv on a fast kernel together with what its epilogue takes in from the
 // nodes after it, run as one step at the conv's place: 1x1 convs on the
 // fast GEMM (pointwise_conv.h) with a residual Add -> Relu/Clip or a SiLU,
-// and depthwise convs on NHWC data (depthwise_nhwc.h) with a SiLU.
+// and, on NHWC data, the Winograd and gathered dense convs (winograd_conv.cc,
+// pointwise_conv.cc) and depthwise convs (depthwise_nhwc.h) with a SiLU.
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
@@ -22,18 +24,22 @@ struct ConvGroup {
   // output, or kNoNode.
   NodeId silu_sigmoid = kNoNode;
   NodeId silu_mul = kNoNode;
-  // A depthwise conv (depthwise_nhwc.h), which runs on NHWC data only;
-  // else a 1x1 conv on the fast GEMM, in either order.
-  bool depthwise = false;
+  // Which kernel runs the conv: a 1x1 conv's fast GEMM runs in either
+  // order, the others' groups on NHWC data only.
+  enum class Kernel { kPointwise, kWinograd, kDense, kDepthwise };
+  Kernel kernel = Kernel::kPointwise;
+  bool nhwc_only() const { return kernel != Kernel::kPointwise; }
 
   std::vector<NodeId> nodes() const;
 };
 
-// Every group the fast kernels take: the 1x1 convs' (find_pointwise_groups)
-// and a depthwise conv's for each one whose output is read by a SiLU alone
-// (on CPUs with AVX2 and FMA or AVX-512; HETSCHED_DEPTHWISE=off keeps them
-// all on XNNPACK).
-std::vector<ConvGroup> find_conv_groups(const Graph& graph);
+// Every group the fast kernels take: the 1x1 convs' (find_pointwise_groups);
+// for each of `nhwc_convs` (the Winograd and dense convs the plan keeps out
+// of XNNPACK) whose output a SiLU alone reads, the conv with that SiLU; and
+// a depthwise conv's for each one whose output is read by a SiLU alone (on
+// CPUs with AVX2 and FMA or AVX-512; HETSCHED_DEPTHWISE=off keeps them all
+// on XNNPACK).
+std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs);
 
 // What every fast conv kernel asks of its node (GemmConv, the NHWC
 // depthwise conv): a Conv of a static rank-4 f32 X with constant f32

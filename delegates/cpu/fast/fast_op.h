@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/task_pool.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
@@ -129,6 +130,11 @@ bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 // winograd_rule.h's rule decide. Its kernel reads and writes NHWC as well
 // as the graph's order, so it runs as an NHWC step between segments.
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+
+// The Winograd op for ctx.node writing `output` (the node's own output, or
+// that of the SiLU its epilogue takes in), with `post` after the sums
+// instead of the node's fused activation when not empty.
+Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post);
 
 // Whether `node` is a 1x1 Conv that leaves XNNPACK for the fast GEMM
 // (pointwise_conv.h). Its kernel reads and writes NHWC too.

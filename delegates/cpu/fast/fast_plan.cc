@@ -83,7 +83,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // nothing since the island's tensors share one arena (island_arena.h):
   // under a rule that took only whole segments of them, EfficientNet-B0,
   // DenseNet-121 and SqueezeNet 1.1 ran 12-14% slower at 1 thread.
-  std::vector<ConvGroup> groups = find_conv_groups(graph);
+  std::vector<ConvGroup> groups = find_conv_groups(graph, nhwc_kernels);
   const bool forced = pointwise_choice() == PointwiseChoice::kOn;
   std::set<NodeId> grouped;
   for (const ConvGroup& g : groups)
@@ -96,8 +96,10 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
     for (const ConvGroup& g : groups) {
-      out[g.conv] = g.depthwise ? "a depthwise conv with a SiLU after it; on its NHWC kernel (depthwise_nhwc.cc)"
-                                : "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
+      if (g.kernel == ConvGroup::Kernel::kDepthwise)
+        out[g.conv] = "a depthwise conv with a SiLU after it; on its NHWC kernel (depthwise_nhwc.cc)";
+      else if (g.kernel == ConvGroup::Kernel::kPointwise)
+        out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
       if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
       if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
       if (g.silu_sigmoid != kNoNode) {
@@ -118,7 +120,8 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (step.nhwc)
         for (NodeId n : step.nodes) nhwc_step[n] = true;
     // A group not all on NHWC steps goes back to XNNPACK (under the rule,
-    // and a depthwise one always) or, its Add, activation and SiLU not on
+    // and an NHWC-only one always; a Winograd or dense conv stays on its
+    // kernel alone) or, its Add, activation and SiLU not on
     // NHWC steps with its conv, loses them (HETSCHED_POINTWISE=on: every
     // 1x1 conv stays on the fast GEMM); a SiLU it loses is a candidate of
     // its own.
@@ -126,14 +129,14 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     for (auto it = groups.begin(); it != groups.end();) {
       const std::vector<NodeId> nodes = it->nodes();
       const size_t on_nhwc = static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](NodeId n) { return nhwc_step[n]; }));
-      if (on_nhwc == nodes.size() || (forced && !it->depthwise && on_nhwc == 0)) {
+      if (on_nhwc == nodes.size() || (forced && !it->nhwc_only() && on_nhwc == 0)) {
         ++it;
         continue;
       }
       changed = true;
       if (it->silu_mul != kNoNode)
         silu.push_back(SiluGroup{it->silu_sigmoid, it->silu_mul, graph.node(it->conv).outputs[0], it->output});
-      if (!forced || it->depthwise) {
+      if (!forced || it->nhwc_only()) {
         it = groups.erase(it);
         continue;
       }

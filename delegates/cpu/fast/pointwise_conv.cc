@@ -440,6 +440,11 @@ Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const C
   return make_gemm_conv(ctx, group);
 }
 
+Result<std::unique_ptr<FastOp>> make_dense_conv_group(const FastOpContext& ctx, const ConvGroup& group) {
+  HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
+  return make_gemm_conv(ctx, group);
+}
+
 FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}; }
 
 FastOpKind dense_conv_kind() { return {"Conv", false, dense_supported, create_dense}; }

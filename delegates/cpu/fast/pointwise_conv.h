@@ -29,4 +29,7 @@ std::vector<ConvGroup> find_pointwise_groups(const Graph& graph);
 // ctx.node is the group's conv.
 Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const ConvGroup& group);
 
+// The same for a dense KxK conv's group (dense_conv_leaves_xnnpack()).
+Result<std::unique_ptr<FastOp>> make_dense_conv_group(const FastOpContext& ctx, const ConvGroup& group);
+
 }  // namespace hetsched::cpu::fast

@@ -235,19 +235,14 @@ AlignedBuffer transform_filter(const float* w, int64_t cin, int64_t cout, int64_
 
 class WinogradConv final : public FastOp {
  public:
-  WinogradConv(const Tensor& x, Tensor& y, const Geometry& g, AlignedBuffer filter, std::vector<float> bias,
-               FusedActivation activation, TaskPool* pool)
-      : FastOp(y), x_(x), g_(g), filter_(std::move(filter)), bias_(std::move(bias)), activation_(activation), pool_(pool) {
+  // `lo`, `hi`: the fused Relu or Clip; `post`: any other activation.
+  WinogradConv(const Tensor& x, Tensor& y, const Geometry& g, AlignedBuffer filter, std::vector<float> bias, float lo,
+               float hi, ActivationPass post, TaskPool* pool)
+      : FastOp(y), x_(x), g_(g), filter_(std::move(filter)), bias_(std::move(bias)), lo_(lo), hi_(hi), post_(post),
+        pool_(pool) {
     column_blocks_ = (g_.cout + kBlockColumns - 1) / kBlockColumns;
     v_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldv) * sizeof(float));
     m_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldm) * sizeof(float));
-    if (activation_.kind == FusedActivation::Kind::kRelu) lo_ = 0.f;
-    if (activation_.kind == FusedActivation::Kind::kClip) {
-      lo_ = activation_.min;
-      hi_ = activation_.max;
-    }
-    clamp_only_ = activation_.kind == FusedActivation::Kind::kNone || activation_.kind == FusedActivation::Kind::kRelu ||
-                  activation_.kind == FusedActivation::Kind::kClip;
   }
 
   Status run() override {
@@ -277,27 +272,30 @@ class WinogradConv final : public FastOp {
       parallel_tasks(pool_, static_cast<size_t>(chunks), out_work, [&](size_t c) {
         const int64_t first = static_cast<int64_t>(c) * count / chunks, last = static_cast<int64_t>(c + 1) * count / chunks;
         out_fn(m, &g_, bias_.data(), lo_, hi_, base, first, last, y);
-        if (!clamp_only_) apply_activation(base + first, base + last, y);
+        if (!post_.empty()) apply_activation(base + first, base + last, y);
       });
     }
     return Status::ok();
   }
 
  private:
-  // The fused activations that are not a clamp, over the pixels of tiles
-  // [first, last) (rare on dense 3x3 convs: Sigmoid, HardSwish, LeakyRelu...).
+  // The activation that is not a clamp (a SiLU after the conv, HardSwish,
+  // Sigmoid...) over the pixels of tiles [first, last), still in cache: in
+  // NHWC each pixel's channels are one run, in NCHW each channel's tile row.
   void apply_activation(int64_t first, int64_t last, float* y) const {
     const int64_t per_image = g_.tiles_h * g_.tiles_w;
     for (int64_t tile = first; tile < last; ++tile) {
       const int64_t n = tile / per_image, r = tile % per_image;
       float* image = y + n * g_.out_h * g_.out_w * g_.cout;
       const int64_t oy0 = r / g_.tiles_w * kTile, ox0 = r % g_.tiles_w * kTile;
-      for (int64_t oy = oy0; oy < std::min(oy0 + kTile, g_.out_h); ++oy)
-        for (int64_t ox = ox0; ox < std::min(ox0 + kTile, g_.out_w); ++ox)
-          for (int64_t c = 0; c < g_.cout; ++c) {
-            float& e = image[(oy * g_.out_w + ox) * g_.out_pixel + c * g_.out_channel];
-            e = activation_.apply(e);
-          }
+      const int64_t oy1 = std::min(oy0 + kTile, g_.out_h), ox1 = std::min(ox0 + kTile, g_.out_w);
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        if (g_.out_channel == 1) {
+          for (int64_t ox = ox0; ox < ox1; ++ox) post_.run(image + (oy * g_.out_w + ox) * g_.out_pixel, g_.cout);
+        } else {
+          for (int64_t c = 0; c < g_.cout; ++c) post_.run(image + c * g_.out_channel + oy * g_.out_w + ox0, ox1 - ox0);
+        }
+      }
     }
   }
 
@@ -305,11 +303,9 @@ class WinogradConv final : public FastOp {
   Geometry g_;
   AlignedBuffer filter_;     // U, packed per point (transform_filter)
   std::vector<float> bias_;  // [ldm], zero past cout
-  FusedActivation activation_;
+  float lo_, hi_;  // the fused Relu or Clip, in the output transform
+  ActivationPass post_;
   TaskPool* pool_;
-  float lo_ = -std::numeric_limits<float>::infinity();
-  float hi_ = std::numeric_limits<float>::infinity();
-  bool clamp_only_ = true;
   int64_t column_blocks_ = 0;
   AlignedBuffer v_;  // [kPoints][block][ldv]: the transformed input of one block of tiles
   AlignedBuffer m_;  // [kPoints][block][ldm]: the GEMMs' products
@@ -351,19 +347,39 @@ Status supports(const Graph& graph, const Node& node) {
 }
 
 Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
+  return make_winograd(ctx, ctx.node.outputs[0], ActivationPass());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post) {
   HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const FusedActivation activation, read_fused_activation(ctx.node.attrs));
+  if (!post.empty() && activation.kind != FusedActivation::Kind::kNone)
+    return invalid_argument("a Winograd conv with two activations");
+  // Relu and Clip clamp in the output transform; the others run after it.
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  ActivationPass after = post;
+  if (activation.kind == FusedActivation::Kind::kRelu) {
+    lo = 0.f;
+  } else if (activation.kind == FusedActivation::Kind::kClip) {
+    lo = activation.min;
+    hi = activation.max;
+  } else if (post.empty()) {
+    after = ActivationPass(activation);
+  }
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0);
+  Tensor& y = ctx.tensor_of(output);
+  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
   Geometry g;
   g.batch = x.shape()[0];
   g.cin = x.shape()[1];
   g.in_h = x.shape()[2];
   g.in_w = x.shape()[3];
-  g.cout = y.shape()[1];
-  g.out_h = y.shape()[2];
-  g.out_w = y.shape()[3];
+  g.cout = out[1];
+  g.out_h = out[2];
+  g.out_w = out[3];
   g.pad_top = p.window.pad_top;
   g.pad_left = p.window.pad_left;
   g.tiles_h = (g.out_h + kTile - 1) / kTile;
@@ -391,10 +407,8 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
     const Tensor& b = ctx.input(2);
     std::copy(b.data<float>(), b.data<float>() + g.cout, bias.begin());
   }
-  return std::unique_ptr<FastOp>(new WinogradConv(x, y, g, std::move(filter), std::move(bias), activation, ctx.pool));
+  return std::unique_ptr<FastOp>(new WinogradConv(x, y, g, std::move(filter), std::move(bias), lo, hi, after, ctx.pool));
 }
-
-}  // namespace
 
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
   return node.op == "Conv" && supports(graph, node).is_ok();
