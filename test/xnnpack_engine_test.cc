@@ -272,6 +272,41 @@ TEST(XnnpackEngineTest, ShuffleUnitRunsInNhwcAndMatchesPortable) {
   expect_close(out, portable_run->outputs[0]);
 }
 
+// A YOLOv8 C2f block as the current exporters write it: a conv, its output
+// Split in two along the channels (opset 18's num_outputs; uneven sizes
+// through opset 13's split input), a conv on the second part, and a Concat
+// of all three parts before the last conv. The Split runs on its NHWC
+// kernel, writing both outputs, and nothing between the convs converts.
+TEST(XnnpackEngineTest, SplitAlongTheChannelsRunsInNhwcAndMatchesPortable) {
+  for (bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "split input 6, 10" : "num_outputs 2");
+    GraphBuilder b(uneven ? "c2f_uneven" : "c2f");
+    b.raw().set_opset(uneven ? 13 : 18);
+    const ValueId x = b.input("x", f32({2, 4, 7, 9}));
+    const ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({16, 4, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}});
+    const std::vector<ValueId> parts =
+        uneven ? b.op_multi("Split", {y, b.constant_i64("sizes", {2}, {6, 10})}, 2, {{"axis", int64_t{1}}}, "split")
+               : b.op_multi("Split", {y}, 2, {{"axis", int64_t{-3}}, {"num_outputs", int64_t{2}}}, "split");
+    const int64_t second = uneven ? 10 : 8;
+    const ValueId z = b.op("Relu", {b.op("Conv", {parts[1], b.constant("w1", random_tensor({second, second, 3, 3}, 2))},
+                                        {{"pads", Ints{1, 1, 1, 1}}})});
+    const ValueId cat = b.op("Concat", {parts[0], parts[1], z}, {{"axis", int64_t{1}}}, "concat");
+    b.output(b.op("Conv", {cat, b.constant("w2", random_tensor({5, 16 + second, 1, 1}, 3))}));
+    const Graph graph = testing::build(b);
+    const EnginePlan plan = plan_engine(graph);
+    std::vector<std::string> nhwc;
+    for (const auto& step : plan.steps)
+      if (step.nhwc) nhwc.push_back(graph.node(step.nodes[0]).name);
+    EXPECT_EQ(nhwc, (std::vector<std::string>{"split", "concat"}));
+    const std::vector<Tensor> in{random_tensor({2, 4, 7, 9}, 6)};
+    auto fast = run_engine(graph, in, "xnnpack");
+    ASSERT_TRUE(fast.is_ok()) << fast.status().message();
+    auto portable_run = run_engine(graph, in, "portable");
+    ASSERT_TRUE(portable_run.is_ok()) << portable_run.status().message();
+    expect_close(fast->outputs[0], portable_run->outputs[0]);
+  }
+}
+
 // A shuffle of 4 groups between two convs: the NHWC kernel's general path
 // (not the interleave of two halves).
 TEST(XnnpackEngineTest, ShuffleOfFourGroupsMatchesPortable) {

@@ -219,8 +219,9 @@ class CpuIslandHandle final : public IslandHandle {
           continue;
         }
         HS_ASSIGN_OR_RETURN(auto node, xnnpack::NhwcNode::create(graph_, nhwc_node, threadpool_.get(), tensor_of));
-        if (float* staging = sole_reader_staging(graph_.node(step.nodes[0]).outputs[0], i, plan, segments, step_of))
-          node->write_to(staging);
+        if (nhwc_node.outputs.size() == 1)
+          if (float* staging = sole_reader_staging(nhwc_node.outputs[0], i, plan, segments, step_of))
+            node->write_to(staging);
         steps_.push_back(Step{{}, nullptr, std::move(node), nullptr, {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,

@@ -120,9 +120,32 @@ bool has_runtime_input(const Graph& graph, const Node& node) {
   return !node.inputs.empty() && node.inputs[0] != kNoValue && !graph.value(node.inputs[0]).is_constant();
 }
 
+// Split along the channels: the outputs' static shapes say how many each
+// takes (whichever form gave them: `split` attribute or input, or
+// num_outputs), so only that they tile the input's channels is checked.
+Status split_supported(const Graph& graph, const Node& node) {
+  if (!has_runtime_input(graph, node)) return unsupported("no run-time input");
+  const ValueId x = node.inputs[0];
+  if (!is_f32_rank4(graph, x)) return unsupported("only rank-4 f32 has an NHWC kernel");
+  HS_ASSIGN_OR_RETURN(const int64_t attr_axis, node.attrs.get_int("axis", 0));
+  HS_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(attr_axis, 4));
+  if (axis != 1) return unsupported("only Split along the channels has an NHWC kernel");
+  const Shape& xs = graph.value(x).type.shape;
+  int64_t channels = 0;
+  for (ValueId y : node.outputs) {
+    if (y == kNoValue || !is_f32_rank4(graph, y)) return unsupported("only rank-4 f32 outputs have an NHWC kernel");
+    const Shape& ys = graph.value(y).type.shape;
+    if (ys[0] != xs[0] || ys[2] != xs[2] || ys[3] != xs[3]) return unsupported("a Split whose outputs do not match");
+    channels += ys[1];
+  }
+  if (channels != xs[1]) return unsupported("a Split whose outputs do not tile the channels");
+  return Status::ok();
+}
+
 }  // namespace
 
 Status nhwc_kernel_supports(const Graph& graph, const Node& node) {
+  if (node.op == "Split") return split_supported(graph, node);
   if (node.outputs.size() != 1) return unsupported("not one output");
   if (node.op == "Resize") {
     if (node.inputs.empty() || node.inputs[0] == kNoValue || graph.value(node.inputs[0]).is_constant())
@@ -150,6 +173,18 @@ Result<std::unique_ptr<NhwcNode>> NhwcNode::create(const Graph& graph, const Nod
   HS_RETURN_IF_ERROR(nhwc_kernel_supports(graph, node));
   auto n = std::unique_ptr<NhwcNode>(new NhwcNode());
   n->pool_ = pool;
+  if (node.op == "Split") {
+    const Shape& xs = graph.value(node.inputs[0]).type.shape;
+    n->kind_ = Kind::kSplit;
+    n->inputs_.push_back(&tensor_of(node.inputs[0]));
+    n->out_channels_ = xs[1];  // the input's, the row each pixel's outputs take from
+    n->pixels_ = xs[0] * xs[2] * xs[3];
+    for (ValueId y : node.outputs) {
+      n->outs_.push_back(tensor_of(y).data<float>());
+      n->channels_.push_back(graph.value(y).type.shape[1]);
+    }
+    return n;
+  }
   n->out_ = tensor_of(node.outputs[0]).data<float>();
   const Shape& ys = graph.value(node.outputs[0]).type.shape;
   n->batch_ = ys[0];
@@ -225,6 +260,20 @@ void NhwcNode::slice_rows(void* context, size_t pixel_block) {
     std::memcpy(n.out_ + p * out_c, in + p * in_c, static_cast<size_t>(out_c) * sizeof(float));
 }
 
+void NhwcNode::split_rows(void* context, size_t pixel_block) {
+  const NhwcNode& n = *static_cast<const NhwcNode*>(context);
+  const int64_t p0 = static_cast<int64_t>(pixel_block) * kPixelBlock;
+  const int64_t p1 = std::min(n.pixels_, p0 + kPixelBlock);
+  const float* in = n.inputs_[0]->data<float>();
+  int64_t offset = 0;
+  for (size_t i = 0; i < n.outs_.size(); ++i) {
+    const int64_t c = n.channels_[i];
+    for (int64_t p = p0; p < p1; ++p)
+      std::memcpy(n.outs_[i] + p * c, in + p * n.out_channels_ + offset, static_cast<size_t>(c) * sizeof(float));
+    offset += c;
+  }
+}
+
 // Output channel j*g + i of a pixel reads channel i*(C/g) + j of the
 // inputs' concatenation (shuffle_source_).
 void NhwcNode::shuffle_rows(void* context, size_t pixel_block) {
@@ -272,6 +321,7 @@ Status NhwcNode::run() {
                                  : static_cast<size_t>(batch_ * out_h_);
   auto fn = kind_ == Kind::kConcat  ? &NhwcNode::concat_rows
             : kind_ == Kind::kSlice ? &NhwcNode::slice_rows
+            : kind_ == Kind::kSplit ? &NhwcNode::split_rows
             : kind_ == Kind::kShuffle ? &NhwcNode::shuffle_rows
                                       : &NhwcNode::resize_row;
   if (pool_) {

@@ -1,6 +1,7 @@
 // Portable ops run on NHWC data between two XNNPACK segments, so that the
 // values around them need no NCHW <-> NHWC conversion: Concat along the
-// channels, Slice of a channel range, ShuffleNet's channel shuffle
+// channels, Slice of a channel range, Split along the channels (YOLOv8's
+// C2f blocks, as exporters write its chunk), ShuffleNet's channel shuffle
 // (graph/passes/fuse_channel_shuffle.h) and nearest Resize, which this
 // XNNPACK snapshot lacks.
 #pragma once
@@ -20,8 +21,10 @@ namespace hetsched::cpu::xnnpack {
 
 // Whether `node` has an NHWC kernel here: Concat of rank-4 f32 run-time
 // values along axis 1, Slice of a rank-4 f32 value along axis 1 only (step
-// 1, opset 10 and later), the channel shuffle of rank-4 f32 values, or
-// nearest Resize of a rank-4 f32 value on H and W (opset 11 and later).
+// 1, opset 10 and later), Split of a rank-4 f32 value along axis 1 into
+// outputs of static shape (the only NHWC node with several outputs), the
+// channel shuffle of rank-4 f32 values, or nearest Resize of a rank-4 f32
+// value on H and W (opset 11 and later).
 // kUnsupported with the reason otherwise.
 Status nhwc_kernel_supports(const Graph& graph, const Node& node);
 
@@ -37,7 +40,8 @@ class NhwcNode {
   Status run();
   // Writes the output to `dst` (as many bytes as the output tensor) instead
   // of the island's tensor: the staging buffer of the one segment reading
-  // it (Segment::adopt_input), which then skips its copy.
+  // it (Segment::adopt_input), which then skips its copy. Nodes of one
+  // output only (not Split).
   void write_to(float* dst) { out_ = dst; }
 
  private:
@@ -46,12 +50,14 @@ class NhwcNode {
   static void slice_rows(void* context, size_t pixel_block);
   static void shuffle_rows(void* context, size_t pixel_block);
   static void resize_row(void* context, size_t row);
+  static void split_rows(void* context, size_t pixel_block);
 
-  enum class Kind { kConcat, kSlice, kShuffle, kResize };
+  enum class Kind { kConcat, kSlice, kSplit, kShuffle, kResize };
   Kind kind_ = Kind::kResize;
   pthreadpool_t pool_ = nullptr;
   std::vector<const Tensor*> inputs_;
-  std::vector<int64_t> channels_;  // per input (Concat; Slice and shuffle: the one input's)
+  std::vector<int64_t> channels_;  // per input (Concat; Slice and shuffle: the one input's; Split: per output)
+  std::vector<float*> outs_;       // Split: every output
   int64_t first_channel_ = 0;      // Slice
   int64_t group_ = 1;              // channel shuffle
   std::vector<std::pair<int32_t, int32_t>> shuffle_source_;  // by output channel: input, its channel

@@ -242,7 +242,8 @@ void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_
     changed = false;
     for (auto it = candidates.begin(); it != candidates.end();) {
       const Node& node = graph.node(*it);
-      bool all = resident(node.outputs[0]);
+      bool all = true;
+      for (ValueId v : node.outputs) all = all && v != kNoValue && resident(v);
       for (ValueId v : activations(graph, node)) all = all && resident(v);
       if (all) {
         ++it;
