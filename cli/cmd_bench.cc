@@ -1,5 +1,6 @@
 // hetsched bench MODEL: many requests through the resource scheduler —
 // latency percentiles, throughput and how busy each resource was.
+#include <string>
 #include <unistd.h>
 
 #include <algorithm>
@@ -301,8 +302,19 @@ void register_bench(CLI::App& app, std::function<int()>& run) {
                 "Inputs uploaded once to the model's GPU and outputs left there (run_on_vulkan_buffers' path): "
                 "each request timed from submit to the GPU's completion, no host copies; for models whose "
                 "inputs and outputs only GPU islands touch");
-  cmd->add_option("--op-rows", options->op_rows, "With --profile-ops: pieces shown per island, longest first (default 12)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--op-rows", options->op_rows,
+                  "With --profile-ops: pieces shown per island, longest first (default 12; 0: only the totals by op "
+                  "type)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              size_t used = 0;
+              if (std::stoi(text, &used) >= 0 && used == text.size()) return "";
+            } catch (const std::exception&) {
+            }
+            return "wants a count of 0 or more, got '" + text + "'";
+          },
+          "COUNT"));
   add_common_options(*cmd, options->common);
   cmd->callback([options, &run] { run = [options] { return run_bench(*options); }; });
 }

@@ -72,6 +72,13 @@ TEST(BenchCliTest, ProfileOpsShowsWhereTheTimeGoes) {
   EXPECT_NE(r.output.find("ops (p50 of 3 requests"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("island 0 (cpu) on cpu: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("by op type"), std::string::npos) << r.output;
+  // --op-rows 0: the totals by op type alone; a negative count is refused by name.
+  r = run_cli("bench " + example_model() + " --profile-ops -n 2 --warmup 0 --threads 1 --op-rows 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("by op type"), std::string::npos) << r.output;
+  r = run_cli("bench " + example_model() + " --profile-ops -n 2 --op-rows -1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--op-rows: wants a count of 0 or more, got '-1'"), std::string::npos) << r.output;
   // Without the flag: no op table.
   r = run_cli("bench " + example_model() + " -n 2 --warmup 0 --threads 1");
   EXPECT_EQ(r.output.find("by op type"), std::string::npos) << r.output;
