@@ -135,10 +135,13 @@ def main():
     model, x = build(a.model, a)
     model.eval()
     kwargs = dict(opset_version=a.opset, input_names=["x"], output_names=["y"])
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        kwargs["dynamo"] = a.dynamo
-    elif a.dynamo:
-        raise SystemExit("this PyTorch has no dynamo exporter")
+    # Without --dynamo, PyTorch's own default: the TorchScript exporter up to
+    # 2.8, dynamo from 2.9 (where the TorchScript one no longer exports
+    # nn.TransformerEncoderLayer: "is_causal must be bool, not Tensor").
+    if a.dynamo:
+        if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+            raise SystemExit("this PyTorch has no dynamo exporter")
+        kwargs["dynamo"] = True
     # Gradients stay on: under no_grad, PyTorch 1.13's TransformerEncoderLayer
     # takes its fused fast path (aten::_transformer_encoder_layer_fwd), which
     # has no ONNX export.
