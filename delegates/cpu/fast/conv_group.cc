@@ -59,6 +59,28 @@ ConvGroup with_silu(NodeId conv, const SiluGroup& silu, ConvGroup::Kernel kernel
 
 }  // namespace
 
+ConvShape conv_shape(const Graph& graph, const Node& node, const xnnpack::ConvParams& p) {
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  ConvShape s;
+  s.batch = x[0];
+  s.cin = x[1];
+  s.in_h = x[2];
+  s.in_w = x[3];
+  s.cout = y[1];
+  s.out_h = y[2];
+  s.out_w = y[3];
+  s.kernel_h = p.window.kernel_h;
+  s.kernel_w = p.window.kernel_w;
+  s.stride_h = p.window.stride_h;
+  s.stride_w = p.window.stride_w;
+  s.dilation_h = p.window.dilation_h;
+  s.dilation_w = p.window.dilation_w;
+  s.pad_top = p.window.pad_top;
+  s.pad_left = p.window.pad_left;
+  return s;
+}
+
 std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph);
   for (NodeId id : nhwc_convs)

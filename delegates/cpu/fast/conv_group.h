@@ -47,6 +47,16 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
 // parameters, or kUnsupported with the reason.
 Result<xnnpack::ConvParams> read_fast_conv(const Graph& graph, const Node& node);
 
+// A conv's sizes in the graph's (NCHW) terms, whatever order the kernel
+// reads: what the fast conv kernels' geometries start from.
+struct ConvShape {
+  int64_t batch = 0, cin = 0, cout = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+};
+// Of `node` (read_fast_conv() passed, `p` its result).
+ConvShape conv_shape(const Graph& graph, const Node& node, const xnnpack::ConvParams& p);
+
 // The op running `group` (ctx.node is its conv; ctx.nhwc for NHWC data).
 Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const ConvGroup& group);
 

@@ -19,9 +19,8 @@ constexpr int64_t kRun = 16;
 // larger ones run by run of channels along the row (row_body).
 constexpr int64_t kSmallFilterBytes = 16 * 1024;
 
-struct Geometry {
-  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
-  int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, pad_top = 0, pad_left = 0;
+// ConvShape's cin is the channel count (cout equals it).
+struct Geometry : ConvShape {
   int64_t padded = 0;  // channels rounded up to kRun: the weights' and bias's row length
 };
 
@@ -46,8 +45,8 @@ HETSCHED_FAST_INLINE void channels(const Geometry& g, const float* x, const floa
   for (int v = 0; v < V; ++v) acc[v] = load_lanes(bias + v * kLanes);
   for (int64_t ky = 0; ky < rows; ++ky)
     for (int64_t kx = 0; kx < cols; ++kx) {
-      const float* xt = x + (ky * g.dh * g.in_w + kx * g.dw) * g.channels;
-      const float* wt = w + (ky * g.kw + kx) * g.padded;
+      const float* xt = x + (ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin;
+      const float* wt = w + (ky * g.kernel_w + kx) * g.padded;
       for (int v = 0; v < V; ++v) acc[v] += load_lanes(wt + v * kLanes) * load_lanes(xt + v * kLanes);
     }
   for (int v = 0; v < V; ++v) __builtin_memcpy(out + v * kLanes, &acc[v], sizeof(Lanes));
@@ -69,10 +68,10 @@ HETSCHED_FAST_INLINE void columns(const Geometry& g, const RowTaps& t, const flo
                                   int64_t ox_first, int64_t ox_last, float* out) {
   for (int64_t ox = ox_first; ox < ox_last; ++ox) {
     const int64_t kx0 = t.kx_range[2 * ox], kx1 = t.kx_range[2 * ox + 1];
-    const int64_t ix = ox * g.sw - g.pad_left + kx0 * g.dw;
-    const float* x = t.image + ((t.iy0 + t.ky0 * g.dh) * g.in_w + ix) * g.channels + c;
-    channels<V>(g, x, w + (t.ky0 * g.kw + kx0) * g.padded + c, bias + c, t.ky1 - t.ky0, kx1 - kx0,
-                out + ox * g.channels + c);
+    const int64_t ix = ox * g.stride_w - g.pad_left + kx0 * g.dilation_w;
+    const float* x = t.image + ((t.iy0 + t.ky0 * g.dilation_h) * g.in_w + ix) * g.cin + c;
+    channels<V>(g, x, w + (t.ky0 * g.kernel_w + kx0) * g.padded + c, bias + c, t.ky1 - t.ky0, kx1 - kx0,
+                out + ox * g.cin + c);
   }
 }
 
@@ -81,26 +80,26 @@ HETSCHED_FAST_INLINE void columns(const Geometry& g, const RowTaps& t, const flo
 HETSCHED_FAST_INLINE void runs(const Geometry& g, const RowTaps& t, const float* w, const float* bias,
                                int64_t ox_first, int64_t ox_last, float* out) {
   int64_t c = 0;
-  for (; c + 4 * kLanes <= g.channels; c += 4 * kLanes) columns<4>(g, t, w, bias, c, ox_first, ox_last, out);
-  if (c + 2 * kLanes <= g.channels) {
+  for (; c + 4 * kLanes <= g.cin; c += 4 * kLanes) columns<4>(g, t, w, bias, c, ox_first, ox_last, out);
+  if (c + 2 * kLanes <= g.cin) {
     columns<2>(g, t, w, bias, c, ox_first, ox_last, out);
     c += 2 * kLanes;
   }
-  if (c + kLanes <= g.channels) {
+  if (c + kLanes <= g.cin) {
     columns<1>(g, t, w, bias, c, ox_first, ox_last, out);
     c += kLanes;
   }
-  for (; c < g.channels; ++c)
+  for (; c < g.cin; ++c)
     for (int64_t ox = ox_first; ox < ox_last; ++ox) {
       const int64_t kx0 = t.kx_range[2 * ox], kx1 = t.kx_range[2 * ox + 1];
-      const int64_t ix = ox * g.sw - g.pad_left + kx0 * g.dw;
-      const float* x = t.image + ((t.iy0 + t.ky0 * g.dh) * g.in_w + ix) * g.channels + c;
-      const float* wt = w + (t.ky0 * g.kw + kx0) * g.padded + c;
+      const int64_t ix = ox * g.stride_w - g.pad_left + kx0 * g.dilation_w;
+      const float* x = t.image + ((t.iy0 + t.ky0 * g.dilation_h) * g.in_w + ix) * g.cin + c;
+      const float* wt = w + (t.ky0 * g.kernel_w + kx0) * g.padded + c;
       float acc = bias[c];
       for (int64_t ky = 0; ky < t.ky1 - t.ky0; ++ky)
         for (int64_t kx = 0; kx < kx1 - kx0; ++kx)
-          acc += wt[(ky * g.kw + kx) * g.padded] * x[(ky * g.dh * g.in_w + kx * g.dw) * g.channels];
-      out[ox * g.channels + c] = acc;
+          acc += wt[(ky * g.kernel_w + kx) * g.padded] * x[(ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin];
+      out[ox * g.cin + c] = acc;
     }
 }
 
@@ -115,9 +114,9 @@ HETSCHED_FAST_INLINE void runs(const Geometry& g, const RowTaps& t, const float*
 HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, const float* image, const float* w,
                                    const float* bias, int64_t oy, float* out) {
   const Geometry& g = *gp;
-  RowTaps t{image, kx_range, 0, 0, oy * g.sh - g.pad_top};
-  inside(t.iy0, g.kh, g.dh, g.in_h, t.ky0, t.ky1);
-  if (g.kh * g.kw * g.padded * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes) {
+  RowTaps t{image, kx_range, 0, 0, oy * g.stride_h - g.pad_top};
+  inside(t.iy0, g.kernel_h, g.dilation_h, g.in_h, t.ky0, t.ky1);
+  if (g.kernel_h * g.kernel_w * g.padded * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes) {
     for (int64_t ox = 0; ox < g.out_w; ++ox) runs(g, t, w, bias, ox, ox + 1, out);
   } else {
     runs(g, t, w, bias, 0, g.out_w, out);
@@ -133,19 +132,19 @@ class DepthwiseNhwc final : public FastOp {
     // division per pixel cost as much as a small conv's sums.
     kx_range_.resize(static_cast<size_t>(2 * g_.out_w));
     for (int64_t ox = 0; ox < g_.out_w; ++ox)
-      inside(ox * g_.sw - g_.pad_left, g_.kw, g_.dw, g_.in_w, kx_range_[2 * ox], kx_range_[2 * ox + 1]);
+      inside(ox * g_.stride_w - g_.pad_left, g_.kernel_w, g_.dilation_w, g_.in_w, kx_range_[2 * ox], kx_range_[2 * ox + 1]);
   }
 
   Status run() override {
     static const auto body = Clones<row_body>::best();
-    const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.channels;
-    const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kh * g_.kw);
+    const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.cin;
+    const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kernel_h * g_.kernel_w);
     const float* x = x_.data<float>();
     float* y = out();
     parallel_tasks(pool_, static_cast<size_t>(rows), work, [&](size_t r) {
       const int64_t image = static_cast<int64_t>(r) / g_.out_h, oy = static_cast<int64_t>(r) % g_.out_h;
       float* row = y + static_cast<int64_t>(r) * row_floats;
-      body(&g_, kx_range_.data(), x + image * g_.in_h * g_.in_w * g_.channels, w_.data(), bias_.data(), oy, row);
+      body(&g_, kx_range_.data(), x + image * g_.in_h * g_.in_w * g_.cin, w_.data(), bias_.data(), oy, row);
       post_.run(row, row_floats);
     });
     return Status::ok();
@@ -176,32 +175,18 @@ Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, Va
   if (post.empty()) post = ActivationPass(fused);
   else if (fused.kind != FusedActivation::Kind::kNone) return invalid_argument("a depthwise conv with two activations");
   const Tensor& x = ctx.input(0);
-  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
   Geometry g;
-  g.batch = x.shape()[0];
-  g.channels = x.shape()[1];
-  g.in_h = x.shape()[2];
-  g.in_w = x.shape()[3];
-  g.out_h = out[2];
-  g.out_w = out[3];
-  g.kh = p.window.kernel_h;
-  g.kw = p.window.kernel_w;
-  g.sh = p.window.stride_h;
-  g.sw = p.window.stride_w;
-  g.dh = p.window.dilation_h;
-  g.dw = p.window.dilation_w;
-  g.pad_top = p.window.pad_top;
-  g.pad_left = p.window.pad_left;
-  g.padded = (g.channels + kRun - 1) / kRun * kRun;
+  static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
+  g.padded = (g.cin + kRun - 1) / kRun * kRun;
   // ONNX's [C, 1, kh, kw] to [tap][channel], zeros past C.
   const float* filter = ctx.input(1).data<float>();
-  const int64_t taps = g.kh * g.kw;
+  const int64_t taps = g.kernel_h * g.kernel_w;
   std::vector<float> w(static_cast<size_t>(taps * g.padded), 0.f);
-  for (int64_t c = 0; c < g.channels; ++c)
+  for (int64_t c = 0; c < g.cin; ++c)
     for (int64_t t = 0; t < taps; ++t) w[static_cast<size_t>(t * g.padded + c)] = filter[c * taps + t];
   std::vector<float> bias(static_cast<size_t>(g.padded), 0.f);
   if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue)
-    std::copy_n(ctx.input(2).data<float>(), g.channels, bias.begin());
+    std::copy_n(ctx.input(2).data<float>(), g.cin, bias.begin());
   return std::unique_ptr<FastOp>(
       new DepthwiseNhwc(x, ctx.tensor_of(output), g, std::move(w), std::move(bias), post, ctx.pool));
 }

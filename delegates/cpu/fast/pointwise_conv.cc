@@ -88,9 +88,7 @@ GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, 
   return s;
 }
 
-struct Geometry {
-  int64_t batch = 0, cin = 0, cout = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
-  int64_t kernel_h = 1, kernel_w = 1, pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
+struct Geometry : ConvShape {
   int64_t out_pixels() const { return out_h * out_w; }
   int64_t taps() const { return kernel_h * kernel_w; }
   int64_t depth() const { return taps() * cin; }  // the GEMM's K
@@ -286,22 +284,7 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.tensor_of(group.output);
   Geometry g;
-  g.batch = x.shape()[0];
-  g.cin = x.shape()[1];
-  g.in_h = x.shape()[2];
-  g.in_w = x.shape()[3];
-  const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
-  g.cout = out[1];
-  g.out_h = out[2];
-  g.out_w = out[3];
-  g.stride_h = p.window.stride_h;
-  g.stride_w = p.window.stride_w;
-  g.kernel_h = p.window.kernel_h;
-  g.kernel_w = p.window.kernel_w;
-  g.pad_top = p.window.pad_top;
-  g.pad_left = p.window.pad_left;
-  g.dilation_h = p.window.dilation_h;
-  g.dilation_w = p.window.dilation_w;
+  static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
   return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
