@@ -6,6 +6,7 @@
 // attributes follow ONNX operator semantics; see op_schema.h for the op set.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -82,6 +83,8 @@ class Graph {
   NodeId find_node(const std::string& name) const;
   // Nodes reading `value`, in node order.
   std::vector<NodeId> consumers(ValueId value) const;
+  // Whether `value` is one of the graph's outputs.
+  bool is_output(ValueId value) const { return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end(); }
 
   // --- checks -----------------------------------------------------------------
   // Structure: ids in range, nodes in topological order, every value written

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -12,6 +11,7 @@
 
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/fast_plan.h"
+#include "delegates/cpu/fast/rule_choice.h"
 #include "delegates/cpu/island_arena.h"
 #include "delegates/cpu/kernel.h"
 #include "delegates/cpu/thread_pool.h"
@@ -195,25 +195,13 @@ class CpuIslandHandle final : public IslandHandle {
         // The plan only makes NHWC steps between segments, so the thread
         // pool exists; the node's values are NHWC and have no other reader.
         const Node& nhwc_node = graph_.node(step.nodes[0]);
-        if (fast_plan.in_conv_group.count(step.nodes[0]) || fast_plan.in_silu.count(step.nodes[0]))
-          continue;  // runs with its group's conv or Mul
-        if (auto g = fast_plan.silu_at.find(step.nodes[0]); g != fast_plan.silu_at.end()) {
-          HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], true, i, plan, segments, step_of, tensor_of));
-          continue;
-        }
-        if (auto g = fast_plan.conv_group_at.find(step.nodes[0]); g != fast_plan.conv_group_at.end()) {
-          HS_RETURN_IF_ERROR(add_conv_group(fast_plan.conv_groups[g->second], true, i, plan, segments, step_of, tensor_of));
-          continue;
-        }
+        HS_ASSIGN_OR_RETURN(const bool grouped, add_group(fast_plan, step.nodes[0], true, i, plan, segments, step_of, tensor_of));
+        if (grouped) continue;
         if (on_fast[step.nodes[0]]) {
           fast::FastOpContext fctx{graph_, nhwc_node, pool_, tensor_of};
           fctx.nhwc = true;
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
-          if (float* staging = sole_reader_staging(nhwc_node.outputs[0], i, plan, segments, step_of))
-            op->write_to(staging);
-          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {step.nodes[0]}});
-          ++coverage_.portable_ops;
-          ++coverage_.fast_ops;
+          add_fast_step(std::move(op), {step.nodes[0]}, nhwc_node.outputs[0], i, plan, segments, step_of);
           spdlog::debug("[CPU] island {}: {} runs on its fast NHWC kernel between segments", island_id_,
                         graph_.describe_node(step.nodes[0]));
           continue;
@@ -229,32 +217,11 @@ class CpuIslandHandle final : public IslandHandle {
         continue;
       }
       for (NodeId n : step.nodes) {
-        if (fast_plan.in_linear.count(n) || fast_plan.in_conv_group.count(n) || fast_plan.in_silu.count(n))
-          continue;  // runs with its group's first node
-        if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
-          HS_RETURN_IF_ERROR(add_silu(fast_plan.silu[g->second], false, i, plan, segments, step_of, tensor_of));
-          continue;
-        }
-        if (auto g = fast_plan.conv_group_at.find(n); g != fast_plan.conv_group_at.end()) {
-          HS_RETURN_IF_ERROR(add_conv_group(fast_plan.conv_groups[g->second], false, i, plan, segments, step_of, tensor_of));
-          continue;
-        }
-        if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
-          const fast::LinearGroup& group = fast_plan.linear[g->second];
-          HS_ASSIGN_OR_RETURN(auto op, fast::make_linear({graph_, graph_.node(n), pool_, tensor_of}, group));
-          if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
-          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
-          coverage_.portable_ops += static_cast<int>(group.nodes().size());
-          coverage_.fast_ops += static_cast<int>(group.nodes().size());
-          continue;
-        }
+        HS_ASSIGN_OR_RETURN(const bool grouped, add_group(fast_plan, n, false, i, plan, segments, step_of, tensor_of));
+        if (grouped) continue;
         if (on_fast[n]) {
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), pool_, tensor_of}));
-          if (float* staging = sole_reader_staging(graph_.node(n).outputs[0], i, plan, segments, step_of))
-            op->write_to(staging);
-          steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), {n}});
-          ++coverage_.portable_ops;
-          ++coverage_.fast_ops;
+          add_fast_step(std::move(op), {n}, graph_.node(n).outputs[0], i, plan, segments, step_of);
           continue;
         }
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
@@ -272,49 +239,61 @@ class CpuIslandHandle final : public IslandHandle {
     return Status::ok();
   }
 
-  // A 1x1 conv on the fast GEMM with the Add and activation it fuses
-  // (fast/conv_group.h), at plan step `i`, on NHWC data between
-  // segments or in the graph's order.
-  Status add_conv_group(const fast::ConvGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
-                       std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
-                       const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
-    fast::FastOpContext ctx{graph_, graph_.node(group.conv), pool_, tensor_of};
+  // Node `n` when some fused group of `fast_plan` holds it: nothing where
+  // it runs with its group's lead node, the group's op at the lead (a conv
+  // with what its epilogue takes in, fast/conv_group.h; a SiLU, fast/silu.h;
+  // a linear layer, fast/linear.h), at plan step `i`, on NHWC data between
+  // segments or in the graph's order. Whether `n` was in a group.
+  Result<bool> add_group(const fast::FastPlan& fast_plan, NodeId n, bool nhwc, size_t i,
+                         const xnnpack::EnginePlan& plan, std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
+                         const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
+    if (fast_plan.runs_with_group(n)) return true;
+    fast::FastOpContext ctx{graph_, graph_.node(n), pool_, tensor_of};
     ctx.nhwc = nhwc;
-    HS_ASSIGN_OR_RETURN(auto op, fast::make_conv_group(ctx, group));
-    if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
-    const std::vector<NodeId> nodes = group.nodes();
-    steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), nodes});
+    if (auto g = fast_plan.conv_group_at.find(n); g != fast_plan.conv_group_at.end()) {
+      const fast::ConvGroup& group = fast_plan.conv_groups[g->second];
+      HS_ASSIGN_OR_RETURN(auto op, fast::make_conv_group(ctx, group));
+      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
+      return true;
+    }
+    if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
+      const fast::SiluGroup& group = fast_plan.silu[g->second];
+      HS_ASSIGN_OR_RETURN(auto op, fast::make_silu(ctx, group));
+      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
+      return true;
+    }
+    if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
+      const fast::LinearGroup& group = fast_plan.linear[g->second];
+      HS_ASSIGN_OR_RETURN(auto op, fast::make_linear(ctx, group));
+      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
+      return true;
+    }
+    return false;
+  }
+
+  // A step running `op` for `nodes` at plan step `i`, writing `output`
+  // straight into the staging of the one segment reading it where there is
+  // one (sole_reader_staging).
+  void add_fast_step(std::unique_ptr<fast::FastOp> op, std::vector<NodeId> nodes, ValueId output, size_t i,
+                     const xnnpack::EnginePlan& plan, std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
+                     const std::vector<int>& step_of) {
+    if (float* staging = sole_reader_staging(output, i, plan, segments, step_of)) op->write_to(staging);
     coverage_.portable_ops += static_cast<int>(nodes.size());
     coverage_.fast_ops += static_cast<int>(nodes.size());
-    return Status::ok();
+    steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), std::move(nodes)});
   }
 
   // The intermediate tensors island_arena.h places, created before any
   // step binds them. HETSCHED_CPU_ARENA=off gives every one its own buffer
   // (to measure what the arena buys).
   Status place_in_arena(const xnnpack::EnginePlan& plan, const fast::FastPlan& fast_plan) {
-    static const char* env = std::getenv("HETSCHED_CPU_ARENA");
-    if (env && std::string(env) == "off") return Status::ok();
+    if (fast::rule_choice("HETSCHED_CPU_ARENA") == fast::RuleChoice::kOff) return Status::ok();
     HS_ASSIGN_OR_RETURN(const IslandArena arena, plan_island_arena(graph_, plan, fast_plan));
     arena_ = AlignedBuffer(static_cast<size_t>(arena.bytes));
     for (const auto& [v, offset] : arena.placed)
       tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
     spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes", island_id_, arena.placed.size(),
                   arena.bytes);
-    return Status::ok();
-  }
-
-  // A SiLU's Sigmoid and Mul as one pass (fast/silu.h) at plan step `i`.
-  Status add_silu(const fast::SiluGroup& group, bool nhwc, size_t i, const xnnpack::EnginePlan& plan,
-                  std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments, const std::vector<int>& step_of,
-                  const std::function<Tensor&(ValueId)>& tensor_of) {
-    fast::FastOpContext ctx{graph_, graph_.node(group.mul), pool_, tensor_of};
-    ctx.nhwc = nhwc;
-    HS_ASSIGN_OR_RETURN(auto op, fast::make_silu(ctx, group));
-    if (float* staging = sole_reader_staging(group.output, i, plan, segments, step_of)) op->write_to(staging);
-    steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), group.nodes()});
-    coverage_.portable_ops += 2;
-    coverage_.fast_ops += 2;
     return Status::ok();
   }
 
@@ -325,8 +304,7 @@ class CpuIslandHandle final : public IslandHandle {
   float* sole_reader_staging(ValueId value, size_t writer, const xnnpack::EnginePlan& plan,
                              std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
                              const std::vector<int>& step_of) {
-    const auto& outs = graph_.outputs();
-    if (std::find(outs.begin(), outs.end(), value) != outs.end()) return nullptr;
+    if (graph_.is_output(value)) return nullptr;
     int reader_step = -1;
     for (NodeId r : graph_.consumers(value)) {
       const int s = step_of[r];
@@ -345,10 +323,9 @@ class CpuIslandHandle final : public IslandHandle {
     std::vector<const Step*> step_of(graph_.num_nodes(), nullptr);
     for (const Step& step : steps_)
       for (NodeId n : step.nodes) step_of[n] = &step;
-    const auto& outs = graph_.outputs();
     for (ValueId v : graph_.inputs()) {
       std::vector<xnnpack::Segment*> readers;
-      bool direct = std::find(outs.begin(), outs.end(), v) == outs.end();
+      bool direct = !graph_.is_output(v);
       for (NodeId r : graph_.consumers(v)) {
         const Step* s = step_of[r];
         if (!s || !s->segment) direct = false;

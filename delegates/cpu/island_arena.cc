@@ -34,17 +34,12 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   std::vector<bool> portable_kernel(num_nodes, false);
   for (const xnnpack::EngineStep& step : plan.steps) {
     if (step.xnnpack || step.nhwc) continue;
-    for (NodeId n : step.nodes)
-      portable_kernel[n] = !fast.on_fast_kernel[n] && !fast.linear_at.count(n) && !fast.in_linear.count(n) &&
-                           !fast.conv_group_at.count(n) && !fast.in_conv_group.count(n) && !fast.silu_at.count(n) &&
-                           !fast.in_silu.count(n);
+    for (NodeId n : step.nodes) portable_kernel[n] = !fast.on_fast_kernel[n] && !fast.in_group(n);
   }
 
   const auto& inputs = graph.inputs();
-  const auto& outputs = graph.outputs();
   const auto is_edge = [&](ValueId v) {
-    return std::find(inputs.begin(), inputs.end(), v) != inputs.end() ||
-           std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+    return std::find(inputs.begin(), inputs.end(), v) != inputs.end() || graph.is_output(v);
   };
   std::vector<memory::BufferRequest> requests;
   std::vector<ValueId> values;

@@ -106,10 +106,6 @@ bool is_constant(const Graph& g, const Node& n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue && g.value(n.inputs[i]).is_constant();
 }
 
-bool is_graph_output(const Graph& g, ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
 // The rules of the ops transformers add (Gelu, LayerNormalization, Where,
 // Split, Expand, Tile, Gather of constant indices).
 Status check_transformer_node(const Graph& g, const Node& n) {
@@ -121,7 +117,7 @@ Status check_transformer_node(const Graph& g, const Node& n) {
   if (n.op == "LayerNormalization") {
     // Mean and InvStdDev are training outputs; a graph that reads them runs elsewhere.
     for (size_t i = 1; i < n.outputs.size(); ++i)
-      if (n.outputs[i] != kNoValue && (!g.consumers(n.outputs[i]).empty() || is_graph_output(g, n.outputs[i])))
+      if (n.outputs[i] != kNoValue && (!g.consumers(n.outputs[i]).empty() || g.is_output(n.outputs[i])))
         return unsupported("LayerNormalization's Mean and InvStdDev outputs are not lowered (only Y is)");
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] != kNoValue && g.value(n.inputs[i]).type.rank() > g.value(n.inputs[0]).type.rank())

@@ -67,10 +67,6 @@ std::string check_tensor(const Value& v, const char* role, const DeviceLimits& l
   return {};
 }
 
-bool is_graph_output(const Graph& graph, ValueId v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
 Capability from(const Status& s) { return s.is_ok() ? Capability::yes() : Capability::no(s.message()); }
 
 Capability grid_fits(uint64_t groups, const char* what, const DeviceLimits& limits) {
@@ -154,7 +150,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
   if (op == "LayerNormalization" || op == "GroupNormalization") {
     // Mean and InvStdDev are training outputs; a graph that reads them runs on the CPU.
     for (size_t i = 1; i < n.outputs.size(); ++i)
-      if (n.outputs[i] != kNoValue && (!graph.consumers(n.outputs[i]).empty() || is_graph_output(graph, n.outputs[i])))
+      if (n.outputs[i] != kNoValue && (!graph.consumers(n.outputs[i]).empty() || graph.is_output(n.outputs[i])))
         return Capability::no("LayerNormalization's Mean and InvStdDev outputs not supported (only Y is)");
     return from(read_normalization(graph, id).status());
   }

@@ -11,10 +11,7 @@
 
 namespace hetsched::passes {
 
-inline bool is_graph_output(const Graph& graph, ValueId value) {
-  const auto& outs = graph.outputs();
-  return std::find(outs.begin(), outs.end(), value) != outs.end();
-}
+inline bool is_graph_output(const Graph& graph, ValueId value) { return graph.is_output(value); }
 
 // Makes every node input that reads `from` read `to` instead.
 inline void replace_uses(Graph& graph, ValueId from, ValueId to) {

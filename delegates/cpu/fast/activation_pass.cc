@@ -1,5 +1,8 @@
 #include "delegates/cpu/fast/activation_pass.h"
 
+#include <algorithm>
+#include <string>
+
 #include "delegates/cpu/fast/vector_math.h"
 
 namespace hetsched::cpu::fast {
@@ -41,6 +44,40 @@ HETSCHED_FAST_INLINE void silu_body(const float* x, float* y, int64_t n, float, 
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.f + exp_approx(-x[i]));
 }
 
+HETSCHED_FAST_INLINE void gelu_body(const float* x, float* y, int64_t n, float, float, float, float) {
+  for (int64_t i = 0; i < n; ++i) y[i] = gelu_erf(x[i]);
+}
+
+HETSCHED_FAST_INLINE void erf_body(const float* x, float* y, int64_t n, float, float, float, float) {
+  for (int64_t i = 0; i < n; ++i) y[i] = erf_approx(x[i]);
+}
+
+constexpr int64_t kBlock = 4096;
+
+class ActivationOp final : public FastOp {
+ public:
+  ActivationOp(const Tensor& x, Tensor& y, TaskPool* pool, ActivationPass pass, double flops_per_element)
+      : FastOp(y), x_(x), pool_(pool), pass_(pass), flops_per_element_(flops_per_element) {}
+
+  Status run() override {
+    const float* x = x_.data<float>();
+    float* y = out();
+    const int64_t n = x_.num_elements();
+    parallel_tasks(pool_, static_cast<size_t>((n + kBlock - 1) / kBlock), flops_per_element_ * static_cast<double>(n),
+                   [&](size_t b) {
+                     const int64_t begin = static_cast<int64_t>(b) * kBlock;
+                     pass_.run(x + begin, y + begin, std::min(kBlock, n - begin));
+                   });
+    return Status::ok();
+  }
+
+ private:
+  const Tensor& x_;
+  TaskPool* pool_;
+  ActivationPass pass_;
+  double flops_per_element_;
+};
+
 template <Kind K>
 auto best() {
   return Clones<body<K>>::best();
@@ -64,6 +101,40 @@ ActivationPass ActivationPass::silu() {
   ActivationPass p;
   p.fn_ = Clones<silu_body>::best();
   return p;
+}
+
+ActivationPass ActivationPass::gelu() {
+  ActivationPass p;
+  p.fn_ = Clones<gelu_body>::best();
+  return p;
+}
+
+ActivationPass ActivationPass::erf() {
+  ActivationPass p;
+  p.fn_ = Clones<erf_body>::best();
+  return p;
+}
+
+Result<SplitActivation> split_activation(const FusedActivation& fused, const ActivationPass& then, bool clamp_in_stores,
+                                         const char* kernel) {
+  SplitActivation s;
+  if (!then.empty()) {
+    if (fused.kind != Kind::kNone) return invalid_argument(std::string("a ") + kernel + " with two activations");
+    s.pass = then;
+  } else if (clamp_in_stores && fused.kind == Kind::kRelu) {
+    s.lo = 0.f;
+  } else if (clamp_in_stores && fused.kind == Kind::kClip) {
+    s.lo = fused.min;
+    s.hi = fused.max;
+  } else {
+    s.pass = ActivationPass(fused);
+  }
+  return s;
+}
+
+std::unique_ptr<FastOp> make_activation_op(const Tensor& x, Tensor& y, TaskPool* pool, ActivationPass pass,
+                                           double flops_per_element) {
+  return std::make_unique<ActivationOp>(x, y, pool, pass, flops_per_element);
 }
 
 }  // namespace hetsched::cpu::fast

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/depthwise_nhwc.h"
 #include "delegates/cpu/fast/pointwise_conv.h"
 #include "delegates/cpu/fast/rule_choice.h"

@@ -162,18 +162,24 @@ class DepthwiseNhwc final : public FastOp {
 
 }  // namespace
 
-Status depthwise_nhwc_supported(const Graph& graph, const Node& node) {
+namespace {
+
+// `node`'s parameters when this kernel runs it.
+Result<xnnpack::ConvParams> read_depthwise(const Graph& graph, const Node& node) {
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_fast_conv(graph, node));
   if (!p.depthwise || p.out_channels != p.in_channels) return unsupported("not a depthwise conv of one output per channel");
-  return Status::ok();
+  return p;
 }
 
+}  // namespace
+
+Status depthwise_nhwc_supported(const Graph& graph, const Node& node) { return read_depthwise(graph, node).status(); }
+
 Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post) {
-  HS_RETURN_IF_ERROR(depthwise_nhwc_supported(ctx.graph, ctx.node));
-  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_depthwise(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
-  if (post.empty()) post = ActivationPass(fused);
-  else if (fused.kind != FusedActivation::Kind::kNone) return invalid_argument("a depthwise conv with two activations");
+  // Every activation, Relu and Clip too, as a pass over each finished row.
+  HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, false, "depthwise conv"));
   const Tensor& x = ctx.input(0);
   Geometry g;
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
@@ -188,7 +194,7 @@ Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, Va
   if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue)
     std::copy_n(ctx.input(2).data<float>(), g.cin, bias.begin());
   return std::unique_ptr<FastOp>(
-      new DepthwiseNhwc(x, ctx.tensor_of(output), g, std::move(w), std::move(bias), post, ctx.pool));
+      new DepthwiseNhwc(x, ctx.tensor_of(output), g, std::move(w), std::move(bias), activation.pass, ctx.pool));
 }
 
 }  // namespace hetsched::cpu::fast

@@ -21,13 +21,14 @@
 #include <memory>
 #include <string>
 
-#include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/task_pool.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "hetsched/status.h"
 
 namespace hetsched::cpu::fast {
+
+class ActivationPass;  // activation_pass.h
 
 // One node ready to run. Every fast op has one f32 output.
 class FastOp {

@@ -19,12 +19,19 @@ struct FastPlan {
   std::vector<LinearGroup> linear;        // linear layers on the fast GEMM
   std::map<NodeId, size_t> linear_at;     // a group's first node -> its index in `linear`
   std::set<NodeId> in_linear;             // the groups' other nodes (run with their first)
-  std::vector<ConvGroup> conv_groups;      // 1x1 and depthwise convs with what they fuse (conv_group.h)
+  std::vector<ConvGroup> conv_groups;      // convs with what their epilogue takes in (conv_group.h)
   std::map<NodeId, size_t> conv_group_at;  // a group's conv -> its index in `conv_groups`
   std::set<NodeId> in_conv_group;          // the groups' other nodes (run with their conv)
   std::vector<SiluGroup> silu;            // Sigmoid -> Mul pairs run as one pass (silu.h)
   std::map<NodeId, size_t> silu_at;       // a group's Mul -> its index in `silu`
   std::set<NodeId> in_silu;               // the groups' Sigmoids (run with their Mul)
+  // Whether `n` runs with a group's lead node (linear_at, conv_group_at,
+  // silu_at) rather than at its own step.
+  bool runs_with_group(NodeId n) const { return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n); }
+  // Whether `n` is in any group, as its lead or run with it.
+  bool in_group(NodeId n) const {
+    return runs_with_group(n) || linear_at.count(n) || conv_group_at.count(n) || silu_at.count(n);
+  }
   // By node: a portable step's node with a fast kernel, or an NHWC step's
   // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).
   std::vector<bool> on_fast_kernel;

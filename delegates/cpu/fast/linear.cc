@@ -23,14 +23,9 @@ constexpr int64_t kTaskRows = 96;
 constexpr int64_t kMaxTaskRows = 512;
 constexpr int64_t kBlocksPerThread = 4;
 
-bool is_graph_output(const Graph& graph, ValueId v) {
-  const auto& outs = graph.outputs();
-  return std::find(outs.begin(), outs.end(), v) != outs.end();
-}
-
 // The one node reading `v` when it is an Add and `v` is no graph output.
 NodeId sole_add_reader(const Graph& graph, ValueId v) {
-  if (is_graph_output(graph, v)) return kNoNode;
+  if (graph.is_output(v)) return kNoNode;
   const std::vector<NodeId> readers = graph.consumers(v);
   if (readers.size() != 1) return kNoNode;
   const Node& add = graph.node(readers[0]);

@@ -266,20 +266,16 @@ class GemmConv final : public FastOp {
 // The op for ctx.node (checked by the caller) with what `group` fuses.
 Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const ConvGroup& group) {
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
-  HS_ASSIGN_OR_RETURN(FusedActivation post, read_fused_activation(ctx.node.attrs));
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (post.kind == FusedActivation::Kind::kRelu || post.kind == FusedActivation::Kind::kClip) {
-    lo = post.kind == FusedActivation::Kind::kRelu ? 0.f : post.min;
-    hi = post.kind == FusedActivation::Kind::kRelu ? hi : post.max;
-    post = FusedActivation{};
-  }
-  if (group.activation != kNoNode || group.silu_mul != kNoNode) {
-    if (post.kind != FusedActivation::Kind::kNone) return invalid_argument("a pointwise group with two activations");
-  }
+  HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
+  if (group.activation != kNoNode && fused.kind != FusedActivation::Kind::kNone)
+    return invalid_argument("a pointwise group with two activations");
+  HS_ASSIGN_OR_RETURN(SplitActivation activation,
+                      split_activation(fused, group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass(), true,
+                                       "pointwise group"));
   if (group.activation != kNoNode) {
     HS_ASSIGN_OR_RETURN(const xnnpack::Clamp clamp, xnnpack::read_clamp(ctx.graph, ctx.graph.node(group.activation)));
-    lo = std::max(lo, clamp.min);
-    hi = std::min(hi, clamp.max);
+    activation.lo = std::max(activation.lo, clamp.min);
+    activation.hi = std::min(activation.hi, clamp.max);
   }
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.tensor_of(group.output);
@@ -287,9 +283,8 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
-  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias, lo, hi,
-                                              group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass(post),
-                                              ctx.pool));
+  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias,
+                                              activation.lo, activation.hi, activation.pass, ctx.pool));
 }
 
 // What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
@@ -327,14 +322,9 @@ Status supports(const Graph& graph, const Node& node) {
   return Status::ok();
 }
 
-bool is_graph_output(const Graph& graph, ValueId v) {
-  const auto& outs = graph.outputs();
-  return std::find(outs.begin(), outs.end(), v) != outs.end();
-}
-
 // The one node reading `v`, when `v` is no graph output; else kNoNode.
 NodeId sole_reader(const Graph& graph, ValueId v) {
-  if (is_graph_output(graph, v)) return kNoNode;
+  if (graph.is_output(v)) return kNoNode;
   const std::vector<NodeId> readers = graph.consumers(v);
   return readers.size() == 1 ? readers[0] : kNoNode;
 }

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/vector_math.h"
@@ -355,20 +356,9 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
 Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post) {
   HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
-  HS_ASSIGN_OR_RETURN(const FusedActivation activation, read_fused_activation(ctx.node.attrs));
-  if (!post.empty() && activation.kind != FusedActivation::Kind::kNone)
-    return invalid_argument("a Winograd conv with two activations");
+  HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
   // Relu and Clip clamp in the output transform; the others run after it.
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  ActivationPass after = post;
-  if (activation.kind == FusedActivation::Kind::kRelu) {
-    lo = 0.f;
-  } else if (activation.kind == FusedActivation::Kind::kClip) {
-    lo = activation.min;
-    hi = activation.max;
-  } else if (post.empty()) {
-    after = ActivationPass(activation);
-  }
+  HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, true, "Winograd conv"));
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.tensor_of(output);
   const Shape& out = ctx.graph.value(ctx.node.outputs[0]).type.shape;
@@ -407,7 +397,8 @@ Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId 
     const Tensor& b = ctx.input(2);
     std::copy(b.data<float>(), b.data<float>() + g.cout, bias.begin());
   }
-  return std::unique_ptr<FastOp>(new WinogradConv(x, y, g, std::move(filter), std::move(bias), lo, hi, after, ctx.pool));
+  return std::unique_ptr<FastOp>(new WinogradConv(x, y, g, std::move(filter), std::move(bias), activation.lo,
+                                                  activation.hi, activation.pass, ctx.pool));
 }
 
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node) {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The CPU delegate under several variants, alternated on the same models:
+# builds (another checkout's hetsched) and environment switches
+# (HETSCHED_CPU_ARENA=off, HETSCHED_DEPTHWISE=off, HETSCHED_POINTWISE=on...),
+# `hetsched bench M --threads T -n N` per variant, in rounds so that other
+# load on the machine slows every variant alike; prints per model the median
+# over the rounds of each variant's p50. With --ort, ONNX Runtime's CPU
+# latency too (bench/ort_time.py: its Python package, for machines without
+# Node.js such as the GPU machine; bench/ort_compare.sh where Node is).
+# docs/models.md's session-12 A/B tables came from it.
+#
+# usage: bench/cpu_ab.sh [--threads "1 16"] [--rounds R] [-n N] [--ort]
+#                        VARIANT... -- MODEL[:SHAPE]...
+# VARIANT: "default", NAME=VALUE[,NAME=VALUE...] (environment for the
+# default build), or @PATH[:NAME=VALUE,...] (another hetsched binary). SHAPE
+# (for --ort) defaults to 1x3x224x224.
+#   bench/cpu_ab.sh --threads 1 --rounds 3 default HETSCHED_CPU_ARENA=off -- resnet50.onnx
+#   bench/cpu_ab.sh --threads "16 1" --rounds 2 --ort default @/tmp/old/hetsched -- yolo_n.onnx:1x3x320x320
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+hetsched=$root/build/cli/hetsched
+threads="1"
+rounds=3
+runs=20
+ort=0
+variants=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -n) runs=$2; shift 2 ;;
+    --ort) ort=1; shift ;;
+    -*) echo "cpu_ab: unknown option '$1'" >&2; exit 2 ;;
+    *) variants+=("$1"); shift ;;
+  esac
+done
+[ "${1:-}" = "--" ] && [ ${#variants[@]} -gt 0 ] && [ $# -gt 1 ] ||
+  { echo "usage: bench/cpu_ab.sh [--threads \"T...\"] [--rounds R] [-n N] [--ort] VARIANT... -- MODEL[:SHAPE]..." >&2; exit 2; }
+shift
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One variant's p50 in ms on model $2 with $3 threads.
+p50() {
+  local variant=$1 model=$2 t=$3 bin=$hetsched envs=""
+  case "$variant" in
+    default) ;;
+    @*) bin=${variant#@}; bin=${bin%%:*}; [ "$variant" != "@$bin" ] && envs=${variant#*:} ;;
+    *) envs=$variant ;;
+  esac
+  printf 'name: cpu_ab\ndelegates:\n  cpu: {enabled: true, engine: xnnpack, threads: %s}\n' "$t" > "$work/cpu$t.yaml"
+  env ${envs//,/ } "$bin" bench "$model" --profile "$work/cpu$t.yaml" -n "$runs" --warmup 3 2>&1 |
+    grep -oE 'p50 [0-9.]+ ms' | head -1 | awk '{print $2}'
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{v[NR]=$1} END {print NR ? v[int((NR+1)/2)] : "-"}'; }
+
+for spec in "$@"; do
+  model=${spec%%:*}
+  shape=1x3x224x224
+  [ "$spec" != "$model" ] && shape=${spec#*:}
+  for t in $threads; do
+    declare -A got=()
+    for ((r = 1; r <= rounds; ++r)); do
+      for v in "${variants[@]}"; do got[$v]="${got[$v]:-} $(p50 "$v" "$model" "$t")"; done
+    done
+    line="$(basename "$model" .onnx) threads=$t"
+    for v in "${variants[@]}"; do line="$line | $v $(echo "${got[$v]}" | median) ms"; done
+    if [ "$ort" = 1 ]; then
+      line="$line | ORT $(python3 "$root/bench/ort_time.py" "$model" "$shape" "$t" 2>&1 | tail -1) ms"
+    fi
+    echo "$line"
+    unset got
+  done
+done
