@@ -47,6 +47,11 @@ struct Epilogue {
   // passes through). The defaults leave the sums as they are.
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
+  // Set by gemm_block, not by callers: the kernel prefetches one row of
+  // next_panels (one cache line per panel) every `prefetch_every` steps of
+  // k, so that each of a block's row tiles fetches its share of the next
+  // block's panels.
+  int64_t prefetch_every = 1;
 };
 
 // C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns
