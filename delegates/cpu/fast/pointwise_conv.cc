@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/dense_conv_rule.h"
@@ -312,22 +313,47 @@ PointwiseShape shape_of(const Graph& graph, const Node& node, const xnnpack::Win
   return {x[1], y[1], y[0] * y[2] * y[3], std::max<int64_t>(win.stride_h, win.stride_w)};
 }
 
-Status supports(const Graph& graph, const Node& node) {
-  HS_RETURN_IF_ERROR(shape_supported(graph, node));
-  const PointwiseChoice choice = pointwise_choice();
-  if (choice == PointwiseChoice::kOff) return unsupported("HETSCHED_POINTWISE=off");
-  if (choice == PointwiseChoice::kRule &&
-      !pointwise_pays(shape_of(graph, node, xnnpack::read_conv(graph, node).value().window)))
-    return unsupported("XNNPACK's 1x1 conv is faster at this shape (pointwise_rule.h)");
-  return Status::ok();
-}
-
 // The one node reading `v`, when `v` is no graph output; else kNoNode.
 NodeId sole_reader(const Graph& graph, ValueId v) {
   if (graph.is_output(v)) return kNoNode;
   const std::vector<NodeId> readers = graph.consumers(v);
   return readers.size() == 1 ? readers[0] : kNoNode;
 }
+
+// The residual Add a group could take after `conv` (its sole reader, the
+// other operand a run-time value of the output's type that exists before
+// the conv runs) and that operand; {kNoNode, kNoValue} when there is none.
+std::pair<NodeId, ValueId> residual_add_of(const Graph& graph, const Node& conv) {
+  const NodeId id = graph.value(conv.outputs[0]).producer;
+  const Result<FusedActivation> own = read_fused_activation(conv.attrs);
+  if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) return {kNoNode, kNoValue};
+  const ValueId out = conv.outputs[0];
+  const NodeId add = sole_reader(graph, out);
+  if (add == kNoNode) return {kNoNode, kNoValue};
+  const Node& a = graph.node(add);
+  if (a.op != "Add" || a.inputs.size() != 2 || a.inputs[0] == a.inputs[1]) return {kNoNode, kNoValue};
+  const ValueId r = a.inputs[0] == out ? a.inputs[1] : a.inputs[0];
+  const bool fits = graph.value(a.outputs[0]).type == graph.value(out).type && r != kNoValue &&
+                    !graph.value(r).is_constant() && graph.value(r).type == graph.value(out).type &&
+                    (graph.value(r).producer == kNoNode || graph.value(r).producer < id);
+  return fits ? std::pair{add, r} : std::pair{kNoNode, kNoValue};
+}
+
+Status supports(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(shape_supported(graph, node));
+  const PointwiseChoice choice = pointwise_choice();
+  if (choice == PointwiseChoice::kOff) return unsupported("HETSCHED_POINTWISE=off");
+  if (choice == PointwiseChoice::kRule) {
+    const PointwiseShape shape = shape_of(graph, node, xnnpack::read_conv(graph, node).value().window);
+    // A conv the rule leaves on XNNPACK alone may still pay with its
+    // residual Add in the epilogue (pointwise_residual_pays).
+    if (!pointwise_pays(shape) &&
+        !(residual_add_of(graph, node).first != kNoNode && pointwise_residual_pays(shape)))
+      return unsupported("XNNPACK's 1x1 conv is faster at this shape (pointwise_rule.h)");
+  }
+  return Status::ok();
+}
+
 
 Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
   ConvGroup group;  // the conv alone; make_pointwise reads ctx.node
@@ -375,16 +401,11 @@ std::vector<ConvGroup> find_pointwise_groups(const Graph& graph) {
     g.conv = id;
     g.output = conv.outputs[0];
     const Result<FusedActivation> own = read_fused_activation(conv.attrs);
-    const NodeId add = own.is_ok() && own->kind == FusedActivation::Kind::kNone ? sole_reader(graph, g.output) : kNoNode;
+    const auto [add, r] = residual_add_of(graph, conv);
     if (add != kNoNode) {
       const Node& a = graph.node(add);
-      const ValueId r = a.inputs.size() == 2 ? (a.inputs[0] == g.output ? a.inputs[1] : a.inputs[0]) : kNoValue;
-      const bool fits = a.op == "Add" && a.inputs.size() == 2 && a.inputs[0] != a.inputs[1] &&
-                        graph.value(a.outputs[0]).type == graph.value(g.output).type && r != kNoValue &&
-                        !graph.value(r).is_constant() && graph.value(r).type == graph.value(g.output).type &&
-                        (graph.value(r).producer == kNoNode || graph.value(r).producer < id) &&
-                        (pointwise_choice() == PointwiseChoice::kOn ||
-                         pointwise_residual_pays(shape_of(graph, conv, xnnpack::read_conv(graph, conv).value().window)));
+      const bool fits = pointwise_choice() == PointwiseChoice::kOn ||
+                        pointwise_residual_pays(shape_of(graph, conv, xnnpack::read_conv(graph, conv).value().window));
       if (fits) {
         g.add = add;
         g.residual = r;

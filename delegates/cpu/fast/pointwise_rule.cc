@@ -1,5 +1,7 @@
 #include "delegates/cpu/fast/pointwise_rule.h"
 
+#include <unistd.h>
+
 #include "delegates/cpu/fast/vector_math.h"
 
 namespace hetsched::cpu::fast {
@@ -28,11 +30,34 @@ constexpr int64_t kMinPixels = 16;
 // ~200K output elements (256x1024 at 14x14: 0.84-1.01x XNNPACK's conv +
 // add) the fused Add wins, at 400K (128x512 at 28x28: 1.10-1.22x) and
 // 800K (64x256 at 56x56: 1.35-1.5x) it loses.
+//
+// That limit is the EPYC's (1 MiB of L2 a core). On an Intel Xeon with
+// 2 MiB of L2 a core the fused Add won at every size measured, warm and
+// cold (64x256 at 56x56 0.70-0.83x, 128x512 at 28x28 0.78-0.80x, 256x1024
+// at 14x14 0.82-0.84x), from 64 input channels, where the conv alone is at
+// par (64x64 at 56x56 1.02-1.07x, 64x256 0.95-0.99x). An Add left apart is
+// an XNNPACK segment of its own, a pass over the output that the 16-core
+// Xeon's ResNet-50 profile showed not scaling (0.22-0.26 ms each at 16
+// threads).
 constexpr int64_t kMaxResidualElements = 256 * 1024;
+constexpr int64_t kLargeL2Bytes = 2 << 20;
+constexpr int64_t kMinResidualInChannels = 64;  // with a large L2
+
+// This core's L2 in bytes, 0 where the C library cannot tell.
+int64_t l2_bytes() {
+  static const int64_t bytes = [] {
+    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? static_cast<int64_t>(v) : int64_t{0};
+  }();
+  return bytes;
+}
 
 }  // namespace
 
 bool pointwise_residual_pays(const PointwiseShape& s) {
+  if (l2_bytes() >= kLargeL2Bytes)
+    return cpu_has_avx512f() && s.cin >= kMinResidualInChannels && s.cout >= kMinOutChannels &&
+           s.pixels >= kMinPixels;
   return pointwise_pays(s) && s.pixels * s.cout <= kMaxResidualElements;
 }
 

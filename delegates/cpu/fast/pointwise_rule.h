@@ -24,8 +24,10 @@ struct PointwiseShape {
 // (false without AVX-512: the AVX2 kernel is XNNPACK's own size, 6x16).
 bool pointwise_pays(const PointwiseShape& shape);
 
-// Whether it still does with a residual Add (and Relu) in its epilogue,
-// against XNNPACK's conv and add operators.
+// Whether it does with a residual Add (and Relu) in its epilogue, against
+// XNNPACK's conv and add operators. Depends on the core's L2: with 2 MiB or
+// more, at every size from 64 input channels (even where pointwise_pays()
+// is false); with less, where pointwise_pays() and the output is small.
 bool pointwise_residual_pays(const PointwiseShape& shape);
 
 // HETSCHED_POINTWISE: "off" keeps every 1x1 conv on XNNPACK, "on" takes
