@@ -6,7 +6,7 @@ same session, so both sides see the same GPU and clocks:
 
   python3 bench/torch_peers.py [--ops] [--models resnet50,mobilenet_v3_small] [--runs 200]
 
---ops: fp16 GEMM 4096^3 (cuBLAS) and the fp16 3x3 convs of the issue
+--ops: fp16 GEMM 4096^3 and 2048^3 (cuBLAS) and the fp16 3x3 convs of the issue
 (1x256x56x56, 1x64x56x56, 1x512x7x7; cuDNN, channels_last), each as
 TFLOP/s from CUDA-event timing of 10 or 50 back-to-back calls (the GPU's
 time, as vulkan_ops_bench's timestamps measure ours). --models: each
@@ -53,11 +53,11 @@ def graphed(fn):
 
 
 def ops(runs):
-    n = 4096
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    ms = time_ms(lambda: torch.matmul(a, b), runs, batch=10)
-    print(f"torch fp16 matmul {n}x{n}x{n}: {2 * n**3 / ms / 1e9:.1f} TFLOP/s ({ms:.3f} ms)")
+    for n in (4096, 2048):
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        ms = time_ms(lambda: torch.matmul(a, b), runs, batch=10)
+        print(f"torch fp16 matmul {n}x{n}x{n}: {2 * n**3 / ms / 1e9:.1f} TFLOP/s ({ms:.3f} ms)")
     for c, hw in ((256, 56), (64, 56), (512, 7)):
         x = torch.randn(1, c, hw, hw, device="cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
         conv = torch.nn.Conv2d(c, c, 3, padding=1, bias=False).cuda().half().to(memory_format=torch.channels_last)

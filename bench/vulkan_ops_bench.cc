@@ -5,7 +5,7 @@
 //
 //   vulkan_ops_bench [--device SELECTOR] [--small] [--replays N] [--check]
 //                    [--cases SUBSTR,...] [--conv-tilings TILING,...]
-//                    [--precisions fp32,fp16,auto]
+//                    [--precisions fp32,fp16,auto] [--gemm-kernels KERNEL,...]
 //
 // --small uses lavapipe-sized shapes; --check also runs each case on the
 // portable CPU kernels and compares: the largest |gpu - cpu| relative to
@@ -16,7 +16,9 @@
 // channels x pixels / splits as in "128x64/4": the delegate's conv_tiling
 // option), to compare them in one run; --precisions likewise for the
 // delegate's precision option for the conv and MatMul cases (fp16: the
-// tensor-core kernels; --check then allows 5e-3).
+// tensor-core kernels; --check then allows 5e-3); --gemm-kernels for the
+// delegate's gemm_kernel option on the MatMul cases at fp16 ("auto" or a
+// gemm_coopmat kernel's name, e.g. gemm_coopmat_128x256).
 // Prints one line per case (and tiling):
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
 //   conv3x3 1x256x56x56 [128x64/4]: ...
@@ -48,6 +50,7 @@ struct BenchOptions {
   std::vector<std::string> cases;                 // label substrings; empty: all
   std::vector<std::string> conv_tilings{"auto"};  // conv_tiling option values
   std::vector<std::string> precisions{"fp32"};    // precision option values (convs)
+  std::vector<std::string> gemm_kernels{"auto"};  // gemm_kernel option values (MatMuls at fp16)
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -78,6 +81,10 @@ struct Case {
   Graph graph;
   double work = 0;  // flops, or bytes for memory-bound cases
   const char* unit = "GFLOP/s";
+  // Set: the case's time is this op's dispatch alone (per-dispatch
+  // timestamps), not the island's, and `options` join the delegate's.
+  std::string timed_op = {};
+  CompileSpecs options = {};
 };
 
 // A square conv of `in` channels to `out` on a `size` x `size` image, padded
@@ -121,6 +128,21 @@ Result<Case> square_matmul_case(int64_t n) {
 }
 Result<Case> matmul_case(bool small) { return square_matmul_case(small ? 256 : 2048); }
 Result<Case> big_matmul_case(bool small) { return square_matmul_case(small ? 512 : 4096); }
+
+// The same MatMuls with f16 operands in memory, as cuBLAS's fp16 GEMM
+// reads them: each input passes a Relu, whose output the island stores in
+// f16 (`storage: fp16`), and the MatMul's dispatch alone is timed.
+Result<Case> square_matmul_f16_case(int64_t n) {
+  GraphBuilder b("matmul_f16");
+  const ValueId a = b.op("Relu", {b.input("a", {DType::kFloat32, {n, n}})});
+  b.output(b.op("MatMul", {a, b.op("Relu", {b.input("b", {DType::kFloat32, {n, n}})})}));
+  HS_ASSIGN_OR_RETURN(Graph g, b.build());
+  const std::string s = std::to_string(n);
+  return Case{"matmul " + s + "x" + s + "x" + s + " f16 operands", std::move(g), 2.0 * static_cast<double>(n) * n * n,
+              "GFLOP/s", "MatMul", {{"storage", "fp16"}}};
+}
+Result<Case> matmul_f16_case(bool small) { return square_matmul_f16_case(small ? 256 : 2048); }
+Result<Case> big_matmul_f16_case(bool small) { return square_matmul_f16_case(small ? 512 : 4096); }
 
 // A transformer's linear layer at ViT-B/16's 197 tokens, 768 -> 3072:
 // constant weights (the conv kernel, as a 1x1 conv over the rows) or a
@@ -168,7 +190,7 @@ struct Timing {
 
 // Runs `c` on `delegate` `replays` times after a warm-up, the island
 // initialised with `options`.
-Result<Timing> time_case(Delegate& delegate, const Case& c, int replays, const CompileSpecs& options) {
+Result<Timing> time_case(Delegate& delegate, const Case& c, int replays, CompileSpecs options) {
   Island island;
   island.delegate = "vulkan";
   island.graph = &c.graph;
@@ -176,7 +198,9 @@ Result<Timing> time_case(Delegate& delegate, const Case& c, int replays, const C
   island.inputs = c.graph.inputs();
   island.outputs = c.graph.outputs();
   HS_ASSIGN_OR_RETURN(const Blob blob, delegate.compile(island, {}));
-  HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle, delegate.init(blob, {options, 0}));
+  options.insert(options.end(), c.options.begin(), c.options.end());
+  HS_ASSIGN_OR_RETURN(std::unique_ptr<IslandHandle> handle,
+                      delegate.init(blob, {options, 0, nullptr, /*profile_ops=*/!c.timed_op.empty()}));
   auto* vk_island = dynamic_cast<vulkan::VulkanIsland*>(handle.get());
   if (!vk_island) return internal_error("failed to time " + c.label + ": not a Vulkan island");
   SharedGpuContext& context = *handle->gpu_context();
@@ -196,7 +220,14 @@ Result<Timing> time_case(Delegate& delegate, const Case& c, int replays, const C
     ctx.gpu.signal = true;
     HS_RETURN_IF_ERROR(handle->execute(ctx, {}, {}));
     HS_RETURN_IF_ERROR(context.wait(ctx.signalled_value));
-    HS_ASSIGN_OR_RETURN(const double s, vk_island->last_gpu_seconds());
+    double s = 0;
+    if (c.timed_op.empty()) {
+      HS_ASSIGN_OR_RETURN(s, vk_island->last_gpu_seconds());
+    } else {
+      HS_ASSIGN_OR_RETURN(const std::vector<OpTiming> ops, vk_island->op_timings());
+      for (const OpTiming& op : ops)
+        if (std::find(op.ops.begin(), op.ops.end(), c.timed_op) != op.ops.end()) s += op.ms * 1e-3;
+    }
     if (r >= kWarmup) seconds.push_back(s);
   }
   std::sort(seconds.begin(), seconds.end());
@@ -264,6 +295,7 @@ int run(const BenchOptions& options) {
   std::string device;
   for (auto make :
        {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, big_matmul_case,
+        matmul_f16_case, big_matmul_f16_case,
         attention_case, linear_weights_case, linear_runtime_case, add_case}) {
     Result<Case> c = make(options.small);
     if (!c.is_ok()) {
@@ -272,18 +304,26 @@ int run(const BenchOptions& options) {
     }
     if (!selected(options, c->label)) continue;
     const bool conv = c->graph.node(0).op == "Conv";
-    const bool products = conv || c->graph.node(0).op == "MatMul";  // what `precision` changes
+    bool products = conv;  // what `precision` changes
+    for (NodeId i = 0; i < static_cast<NodeId>(c->graph.num_nodes()); ++i) products |= c->graph.node(i).op == "MatMul";
     // The CPU's answer, computed once per case: every variant gets the same inputs.
     std::optional<Result<Tensor>> want;
     for (const std::string& precision : products ? options.precisions : std::vector<std::string>{"fp32"})
-    for (const std::string& tiling : conv ? options.conv_tilings : std::vector<std::string>{"auto"}) {
+    for (const std::string& tiling : conv ? options.conv_tilings : std::vector<std::string>{"auto"})
+    for (const std::string& gemm_kernel : products && !conv && precision != "fp32" ? options.gemm_kernels
+                                                                                   : std::vector<std::string>{"auto"}) {
       const std::string label = c->label + (conv && options.conv_tilings.size() > 1 ? " [" + tiling + "]" : "") +
-                                (products && options.precisions.size() > 1 ? " " + precision : "");
+                                (products && options.precisions.size() > 1 ? " " + precision : "") +
+                                (products && !conv && options.gemm_kernels.size() > 1 && precision != "fp32"
+                                     ? " [" + gemm_kernel + "]"
+                                     : "");
       // fp16 rounds the operands to f16 (2^-11 relative each): sums of
       // thousands of such products stay within a few 1e-3 of the range.
-      const double tolerance = precision == "fp32" ? kCheckTolerance : 5e-3;
+      // f16 operand storage (the case's options) rounds them likewise.
+      const double tolerance = precision == "fp32" && c->options.empty() ? kCheckTolerance : 5e-3;
       Result<Timing> timing =
-          time_case(**delegate, *c, options.replays, {{"conv_tiling", tiling}, {"precision", precision}});
+          time_case(**delegate, *c, options.replays,
+                    {{"conv_tiling", tiling}, {"precision", precision}, {"gemm_kernel", gemm_kernel}});
       if (!timing.is_ok()) {
         std::printf("%s: failed: %s\n", label.c_str(), timing.status().message().c_str());
         ++failures;
@@ -337,10 +377,13 @@ int main(int argc, char** argv) {
       options.conv_tilings = hetsched::split_list(argv[++i]);
     } else if (arg == "--precisions" && i + 1 < argc) {
       options.precisions = hetsched::split_list(argv[++i]);
+    } else if (arg == "--gemm-kernels" && i + 1 < argc) {
+      options.gemm_kernels = hetsched::split_list(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--device SELECTOR] [--small] [--replays N] [--check] [--cases SUBSTR,...]"
-                   " [--conv-tilings TILING,...] [--precisions fp32,fp16,auto]\n",
+                   " [--conv-tilings TILING,...] [--precisions fp32,fp16,auto]\n"
+                   "       [--gemm-kernels KERNEL,...]\n",
                    argv[0]);
       return arg == "--help" ? 0 : 2;
     }

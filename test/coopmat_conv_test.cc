@@ -198,9 +198,13 @@ std::pair<Kernel, std::vector<uint32_t>> fp16_product_step(const Shape& a, const
 }
 
 TEST(CoopmatLoweringTest, GemmTilesGrowWithTheWorkAndLongLinearLayersLeaveTheConvKernel) {
-  // 1024 x 1024 outputs: 64 workgroups of 128 x 128 (1024 invocations, a 4 x 8 grid of subgroups).
+  // 1024 x 1024 outputs: 64 workgroups of 128 x 128 on gemm_coopmat_fixed (vec4 and octet loads of both).
   EXPECT_EQ(fp16_product_step({1024, 256}, {256, 1024}, false),
-            std::make_pair(Kernel::kGemmCoopmat1024, std::vector<uint32_t>{128, 128, 1, 1, 4, 8, 16, 16, 16}));
+            std::make_pair(Kernel::kGemmCoopmat128x128, std::vector<uint32_t>{1, 1, 1, 1, 0}));
+  // Where 16x16x16 fragments are not offered, gemm_coopmat_1024's 128 x 128
+  // (1024 invocations, a 4 x 8 grid of subgroups of two fragments).
+  EXPECT_EQ(product_step({1024, 256}, {256, 1024}, false, LoweringOptions{std::nullopt, CoopMatConv{16, 16, 8, 32}}),
+            std::make_pair(Kernel::kGemmCoopmat1024, std::vector<uint32_t>{128, 128, 1, 1, 4, 8, 16, 16, 8}));
   // ViT's 197 x 768 -> 3072 linear layer: 96 workgroups of 64 x 128 (512 invocations).
   EXPECT_EQ(fp16_product_step({1, 197, 768}, {768, 3072}, true),
             std::make_pair(Kernel::kGemmCoopmat512, std::vector<uint32_t>{64, 128, 1, 1, 2, 8, 16, 16, 16}));
@@ -211,11 +215,71 @@ TEST(CoopmatLoweringTest, GemmTilesGrowWithTheWorkAndLongLinearLayersLeaveTheCon
   EXPECT_EQ(fp16_product_step({1, 2048}, {2048, 1000}, true).first, Kernel::kConv2dCoopmat);
   // A device that runs at most 512 invocations per workgroup gets 64 x 128 tiles instead.
   EXPECT_EQ(product_step({1024, 256}, {256, 1024}, false,
-                         LoweringOptions{std::nullopt, CoopMatConv{16, 16, 16, 32, 512, 48 * 1024}})
+                         LoweringOptions{std::nullopt, CoopMatConv{16, 16, 8, 32, 512, 48 * 1024}})
                 .first,
             Kernel::kGemmCoopmat512);
   // At f32 every linear layer runs on the conv kernel.
   EXPECT_EQ(product_step({1, 197, 768}, {768, 3072}, true, {}).first, Kernel::kConv2d);
+}
+
+// gemm_coopmat_fixed.glsl's kernels: compiled for 16x16x16 fragments and
+// subgroups of 32, so only a device that offers both runs them.
+LoweringOptions fixed_gemm_options(std::optional<Kernel> kernel, CoopMatConv coopmat = {16, 16, 16, 32}) {
+  LoweringOptions options{std::nullopt, coopmat};
+  options.gemm_kernel = kernel;
+  return options;
+}
+
+TEST(CoopmatLoweringTest, FixedGemmKernelsRunWhereTheDeviceHasTheirFragmentsAndSubgroups) {
+  // 4096^3 and 2048^3: 512 and 128 workgroups of 128 x 256; vec4 and octet loads of both operands.
+  for (int64_t n : {4096, 2048})
+    EXPECT_EQ(fp16_product_step({n, n}, {n, n}, false),
+              std::make_pair(Kernel::kGemmCoopmat128x256, std::vector<uint32_t>{1, 1, 1, 1, 0}));
+  // 1030 x 40 x 1030: 45 workgroups of 128 x 256 are too few, 81 of 128 x
+  // 128 enough; B's rows of 1030 take neither vec4s nor octets, A's rows of 40 both.
+  EXPECT_EQ(fp16_product_step({1030, 40}, {40, 1030}, false),
+            std::make_pair(Kernel::kGemmCoopmat128x128, std::vector<uint32_t>{1, 0, 1, 0, 0}));
+  // Rows of 300: vec4s but no octets (8 halves = 16 bytes only every 8 elements).
+  EXPECT_EQ(product_step({2, 1, 200, 264}, {3, 264, 300}, false, fixed_gemm_options(Kernel::kGemmCoopmat128x256)),
+            std::make_pair(Kernel::kGemmCoopmat128x256, std::vector<uint32_t>{1, 1, 1, 0, 0}));
+  // Other fragments or subgroups: gemm_coopmat.glsl's kernels (or gemm.comp where their sizes do not work out).
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false, fixed_gemm_options(std::nullopt, {16, 16, 8, 32})).first,
+            Kernel::kGemmCoopmat1024);
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false, fixed_gemm_options(std::nullopt, {16, 16, 16, 64})).first,
+            Kernel::kGemm);
+  // Forced kernels (the gemm_kernel option) run whatever the work, where the device allows them.
+  EXPECT_EQ(product_step({100, 30}, {30, 300}, false, fixed_gemm_options(Kernel::kGemmCoopmat128x128)),
+            std::make_pair(Kernel::kGemmCoopmat128x128, std::vector<uint32_t>{0, 1, 0, 0, 0}));
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false, fixed_gemm_options(Kernel::kGemmCoopmat)).first,
+            Kernel::kGemmCoopmat);
+  EXPECT_EQ(
+      product_step({4096, 4096}, {4096, 4096}, false, fixed_gemm_options(Kernel::kGemmCoopmat128x256, {16, 16, 8, 32}))
+          .first,
+      Kernel::kGemmCoopmat1024);
+  // A device that runs at most 256 invocations per workgroup gets 128 x 128.
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false,
+                         fixed_gemm_options(std::nullopt, {16, 16, 16, 32, 256, 48 * 1024}))
+                .first,
+            Kernel::kGemmCoopmat128x128);
+  // A device with 32 KiB of shared memory fits none of them, and of gemm_coopmat.glsl's only 64 x 64.
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false,
+                         fixed_gemm_options(std::nullopt, {16, 16, 16, 32, 1024, 32 * 1024}))
+                .first,
+            Kernel::kGemmCoopmat);
+  // At f32: gemm.comp.
+  EXPECT_EQ(product_step({4096, 4096}, {4096, 4096}, false, {}).first, Kernel::kGemm);
+}
+
+TEST(CoopmatLoweringTest, GemmKernelOptionTakesAutoOrAGemmCoopmatKernel) {
+  EXPECT_EQ(gemm_coopmat_kernel("gemm_coopmat_128x256"), Kernel::kGemmCoopmat128x256);
+  EXPECT_EQ(gemm_coopmat_kernel("gemm_coopmat_1024"), Kernel::kGemmCoopmat1024);
+  EXPECT_EQ(gemm_coopmat_kernel("gemm"), std::nullopt);
+  EXPECT_TRUE(make_vulkan_delegate({{"gemm_kernel", "auto"}}).is_ok());
+  Result<std::unique_ptr<Delegate>> d = make_vulkan_delegate({{"gemm_kernel", "conv2d"}});
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("option gemm_kernel 'conv2d' is not auto or a gemm_coopmat kernel"),
+            std::string::npos)
+      << d.status().message();
 }
 
 class CoopmatConvTest : public hetsched::testing::VkTest {
@@ -307,11 +371,14 @@ TEST_F(CoopmatConvTest, Fp16ConvsMatchTheCpuKernelsWithinF16RoundingOnEveryTilin
 // Every output of `g` at precision fp16 within f16 operand rounding of the
 // portable kernels (sums of up to a few thousand products in f32), and not
 // equal to f32's results.
-void expect_fp16_within_f16_rounding(Delegate& d, const Graph& g, const std::vector<Tensor>& inputs) {
+// `options` join precision fp16.
+void expect_fp16_within_f16_rounding(Delegate& d, const Graph& g, const std::vector<Tensor>& inputs,
+                                     const CompileSpecs& options = {}) {
   Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
   ASSERT_TRUE(want.is_ok());
-  Result<hetsched::testing::GpuIslandDriver> fp16 =
-      hetsched::testing::GpuIslandDriver::create(d, g, {{{"precision", "fp16"}}, 0});
+  CompileSpecs specs = {{"precision", "fp16"}};
+  specs.insert(specs.end(), options.begin(), options.end());
+  Result<hetsched::testing::GpuIslandDriver> fp16 = hetsched::testing::GpuIslandDriver::create(d, g, {specs, 0});
   ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
   Result<std::vector<Tensor>> got = fp16->run(inputs);
   ASSERT_TRUE(got.is_ok()) << got.status().message();
@@ -334,7 +401,7 @@ TEST_F(CoopmatConvTest, Fp16MatMulsMatchTheCpuKernelsWithinF16Rounding) {
   expect_fp16_within_f16_rounding(**d, g, inputs);
 }
 
-// The bigger tiles: a 1030 x 40 x 1030 MatMul on gemm_coopmat_1024 (ragged
+// The bigger tiles: a 1030 x 40 x 1030 MatMul on gemm_coopmat_128x128 and gemm_coopmat_1024 (ragged
 // edges, B's rows not 16-byte aligned) and a 197-row linear layer with a
 // bias on gemm_coopmat_512 (K = 72: a partial last step).
 TEST_F(CoopmatConvTest, Fp16BigTilesMatchTheCpuKernelsWithinF16Rounding) {
@@ -349,11 +416,51 @@ TEST_F(CoopmatConvTest, Fp16BigTilesMatchTheCpuKernelsWithinF16Rounding) {
   ValueId y = b.op("MatMul", {x, b.constant("w", random_tensor({72, 2100}, 21))});
   b.output(b.op("Add", {y, b.constant("bias", random_tensor({2100}, 22))}));
   const Graph g = build(b);
-  EXPECT_EQ(fp16_product_step({1030, 40}, {40, 1030}, false).first, Kernel::kGemmCoopmat1024);
+  EXPECT_EQ(fp16_product_step({1030, 40}, {40, 1030}, false).first, Kernel::kGemmCoopmat128x128);
   EXPECT_EQ(fp16_product_step({1, 197, 72}, {72, 2100}, true).first, Kernel::kGemmCoopmat512);
   const std::vector<Tensor> inputs = {random_tensor({1030, 40}, 23), random_tensor({40, 1030}, 24),
                                       random_tensor({1, 197, 72}, 25)};
   expect_fp16_within_f16_rounding(**d, g, inputs);
+  // gemm_coopmat_1024 (no longer chosen where 16x16x16 fragments exist) on the same MatMul.
+  expect_fp16_within_f16_rounding(**d, g, inputs, {{"gemm_kernel", "gemm_coopmat_1024"}});
+}
+
+// gemm_coopmat_fixed.glsl's kernels, each forced by the gemm_kernel option
+// onto: a batched broadcasting MatMul (K = 264: a partial last step; rows
+// and columns ragged against every tile), a linear layer with a bias and a
+// Relu in its epilogue (N = 300: B's rows not 16-byte aligned in f16) and
+// the transposed Gemm with C of matmul_net. With storage fp16 the operands
+// come from f16 buffers (the Relus before the products write them): whole
+// uvec4 octets where aligned, single halves where not.
+Graph fixed_gemm_net() {
+  GraphBuilder b("fixed_gemm_net");
+  const ValueId a = b.op("Relu", {b.input("a", {DType::kFloat32, {2, 1, 200, 264}})});
+  const ValueId bb = b.op("Relu", {b.input("b", {DType::kFloat32, {3, 264, 296}})});
+  b.output(b.op("MatMul", {a, bb}));  // [2, 3, 200, 296]
+  const ValueId x = b.op("Relu", {b.input("x", {DType::kFloat32, {130, 72}})});
+  const ValueId w = b.op("Relu", {b.input("w", {DType::kFloat32, {72, 300}})});
+  b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), b.constant("bias", random_tensor({300}, 31))})}));
+  const ValueId p = b.input("p", {DType::kFloat32, {37, 21}});
+  const ValueId q = b.input("q", {DType::kFloat32, {45, 37}});
+  b.output(b.op("Gemm", {p, q, b.constant("c", random_tensor({21, 45}, 32))},
+                {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}}));
+  return build(b);
+}
+
+TEST_F(CoopmatConvTest, Fp16FixedGemmKernelsMatchTheCpuKernelsWithinF16Rounding) {
+  if (!has_tensor_cores()) GTEST_SKIP() << "no f16 cooperative matrices on '" << context_->device_name() << "'";
+  Result<std::unique_ptr<Delegate>> d = delegate();
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Graph g = fixed_gemm_net();
+  const std::vector<Tensor> inputs = {random_tensor({2, 1, 200, 264}, 33), random_tensor({3, 264, 296}, 34),
+                                      random_tensor({130, 72}, 35), random_tensor({72, 300}, 36),
+                                      random_tensor({37, 21}, 37), random_tensor({45, 37}, 38)};
+  for (const char* kernel : {"gemm_coopmat_128x128", "gemm_coopmat_128x256"}) {
+    for (const char* storage : {"fp32", "fp16"}) {
+      SCOPED_TRACE(std::string(kernel) + " storage " + storage);
+      expect_fp16_within_f16_rounding(**d, g, inputs, {{"gemm_kernel", kernel}, {"storage", storage}});
+    }
+  }
 }
 
 // The VGF delegate takes the same option and runs its convs on the same

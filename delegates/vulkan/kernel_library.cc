@@ -21,6 +21,8 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/elementwise_spv.h"
 #include "delegates/vulkan/shaders/gather_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_1024_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_128x128_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_128x256_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_512_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_spv.h"
 #include "delegates/vulkan/shaders/gemm_spv.h"
@@ -37,6 +39,8 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/elementwise_half_spv.h"
 #include "delegates/vulkan/shaders/gather_half_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_1024_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_128x128_half_spv.h"
+#include "delegates/vulkan/shaders/gemm_coopmat_128x256_half_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_512_half_spv.h"
 #include "delegates/vulkan/shaders/gemm_coopmat_half_spv.h"
 #include "delegates/vulkan/shaders/gemm_half_spv.h"
@@ -77,6 +81,8 @@ std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
     case Kernel::kGemmCoopmat: return HS_SPIRV(GemmCoopmat);
     case Kernel::kGemmCoopmat512: return HS_SPIRV(GemmCoopmat512);
     case Kernel::kGemmCoopmat1024: return HS_SPIRV(GemmCoopmat1024);
+    case Kernel::kGemmCoopmat128x128: return HS_SPIRV(GemmCoopmat128x128);
+    case Kernel::kGemmCoopmat128x256: return HS_SPIRV(GemmCoopmat128x256);
     case Kernel::kSeScale: return HS_SPIRV(SeScale);
     // The Casts read and write their own element types.
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;

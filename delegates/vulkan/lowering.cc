@@ -45,12 +45,21 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat: return "gemm_coopmat";
     case Kernel::kGemmCoopmat512: return "gemm_coopmat_512";
     case Kernel::kGemmCoopmat1024: return "gemm_coopmat_1024";
+    case Kernel::kGemmCoopmat128x128: return "gemm_coopmat_128x128";
+    case Kernel::kGemmCoopmat128x256: return "gemm_coopmat_128x256";
     case Kernel::kSeScale: return "se_scale";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
   }
   return "?";
+}
+
+std::optional<Kernel> gemm_coopmat_kernel(std::string_view name) {
+  for (Kernel k : {Kernel::kGemmCoopmat, Kernel::kGemmCoopmat512, Kernel::kGemmCoopmat1024, Kernel::kGemmCoopmat128x128,
+                   Kernel::kGemmCoopmat128x256})
+    if (kernel_name(k) == name) return k;
+  return std::nullopt;
 }
 
 bool kernel_has_half_variant(Kernel kernel) {
@@ -73,6 +82,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kGemmCoopmat:
     case Kernel::kGemmCoopmat512:
     case Kernel::kGemmCoopmat1024:
+    case Kernel::kGemmCoopmat128x128:
+    case Kernel::kGemmCoopmat128x256:
     case Kernel::kDepthwiseConv2d:
     case Kernel::kGather:
     case Kernel::kPad:
@@ -105,7 +116,9 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kGemm:
     case Kernel::kGemmCoopmat:
     case Kernel::kGemmCoopmat512:
-    case Kernel::kGemmCoopmat1024: return sizeof(GemmPush);
+    case Kernel::kGemmCoopmat1024:
+    case Kernel::kGemmCoopmat128x128:
+    case Kernel::kGemmCoopmat128x256: return sizeof(GemmPush);
     case Kernel::kConv2d:
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
@@ -1346,10 +1359,72 @@ class Lowering {
     return Status::ok();
   }
 
-  // gemm_coopmat*.comp for `p` at precision fp16: the kernel (by workgroup
-  // size) and its specialisation (tile rows and columns, vec4 loads of A and
-  // B, then coopmat_specialization's subgroup grid and fragment shape);
-  // nullopt at f32 or when no grid fits, and gemm.comp runs.
+  // gemm_coopmat*.comp for `p` at precision fp16: the kernel and its
+  // specialisation; nullopt at f32 or when none fits, and gemm.comp runs.
+  // gemm_coopmat_fixed's kernels where the device's fragment shape and
+  // subgroup size are theirs (16x16x16, 32), else gemm_coopmat.glsl's.
+  struct GemmCoopmat {
+    Kernel kernel;
+    std::vector<uint32_t> specialization;
+    std::array<uint32_t, 2> tile;  // rows, columns
+  };
+  std::optional<GemmCoopmat> gemm_coopmat(const GemmPush& p, int64_t batches) const {
+    if (!options_.coopmat) return std::nullopt;
+    if (std::optional<GemmCoopmat> fixed = gemm_coopmat_fixed(p, batches)) return fixed;
+    return gemm_coopmat_by_spec(p, batches);
+  }
+
+  // Four consecutive elements are one aligned vec4 (eight: one uvec4 of
+  // halves) when the operand is contiguous along that dim and every row
+  // and batch starts on a multiple of `elements`.
+  static bool aligned(int32_t col_stride, int32_t row_stride, const int32_t (&batch)[3], uint32_t length,
+                      int32_t elements) {
+    return col_stride == 1 && row_stride % elements == 0 && int64_t{length} % elements == 0 &&
+           batch[0] % elements == 0 && batch[1] % elements == 0 && batch[2] % elements == 0;
+  }
+
+  // gemm_coopmat_fixed.glsl's kernels (tile, K step and subgroups fixed at
+  // compile time, so each subgroup holds 4 x 2 accumulator fragments): the
+  // first that makes kBusyWorkgroups workgroups runs. On an H100, 4096^3
+  // took 1.07 ms from f32 operands and 0.74 from f16 ones at 128 x 256
+  // (1.22 and 1.00 at 128 x 128; gemm_coopmat_1024 1.60 and 2.13); 8
+  // subgroups of 4 x 4 fragments over the same tile 1.03 and 0.85, and
+  // 2048^3 0.158 / 0.123 ms against their 0.168 / 0.134. Tiles of 256 x
+  // 128, K steps of 16 or 64, and loads two steps ahead (a second register
+  // set: 1.24 / 0.74 ms) ran no faster.
+  struct FixedGemm {
+    Kernel kernel;
+    uint32_t rows, columns, tile_k, stages, invocations;
+  };
+  static constexpr FixedGemm kFixedGemms[] = {{Kernel::kGemmCoopmat128x256, 128, 256, 32, 1, 512},
+                                              {Kernel::kGemmCoopmat128x128, 128, 128, 32, 2, 256}};
+  // Its shared memory: `stages` buffers of A (rows x tile_k halves) and B
+  // (tile_k x columns), rows padded by 16 bytes, and one 16 x 16 f32
+  // staging block per subgroup.
+  static uint32_t fixed_gemm_shared_bytes(const FixedGemm& f) {
+    return f.stages * (f.rows * (f.tile_k / 8 + 1) + f.tile_k * (f.columns / 8 + 1)) * 16 + f.invocations / 32 * 1024;
+  }
+
+  std::optional<GemmCoopmat> gemm_coopmat_fixed(const GemmPush& p, int64_t batches) const {
+    const CoopMatConv& cm = *options_.coopmat;
+    if (cm.frag_m != 16 || cm.frag_n != 16 || cm.frag_k != 16 || cm.subgroup_size != 32) return std::nullopt;
+    for (const FixedGemm& f : kFixedGemms) {
+      if (options_.gemm_kernel && *options_.gemm_kernel != f.kernel) continue;
+      if (f.invocations > cm.max_invocations || fixed_gemm_shared_bytes(f) > cm.max_shared_bytes) continue;
+      const int64_t workgroups = int64_t{ceil_div(p.m, f.rows)} * ceil_div(p.n, f.columns) * batches;
+      if (!options_.gemm_kernel && workgroups < kBusyWorkgroups) continue;
+      const uint32_t vec_a = aligned(p.a_col_stride, p.a_row_stride, p.a_batch_stride, p.k, 4);
+      const uint32_t vec_b = aligned(p.b_col_stride, p.b_row_stride, p.b_batch_stride, p.n, 4);
+      const uint32_t oct_a = aligned(p.a_col_stride, p.a_row_stride, p.a_batch_stride, p.k, 8);
+      const uint32_t oct_b = aligned(p.b_col_stride, p.b_row_stride, p.b_batch_stride, p.n, 8);
+      return GemmCoopmat{f.kernel, {vec_a, vec_b, oct_a, oct_b, 0}, {f.rows, f.columns}};
+    }
+    return std::nullopt;
+  }
+
+  // gemm_coopmat.glsl's kernels (by workgroup size): their specialisation
+  // is tile rows and columns, vec4 loads of A and B, then
+  // coopmat_specialization's subgroup grid and fragment shape.
   //
   // Each subgroup holds two accumulator fragments: on an H100 (driver 580)
   // more per subgroup ran the products 5x slower (4096^3 with loads and
@@ -1366,13 +1441,7 @@ class Lowering {
     return 2 * rows * (32 / 8 + 1) * 16 + 2 * 32 * (columns / 8 + 1) * 16 + 8 * 16 * 16 * 4;
   }
 
-  struct GemmCoopmat {
-    Kernel kernel;
-    std::vector<uint32_t> specialization;
-    std::array<uint32_t, 2> tile;  // rows, columns
-  };
-  std::optional<GemmCoopmat> gemm_coopmat(const GemmPush& p, int64_t batches) const {
-    if (!options_.coopmat) return std::nullopt;
+  std::optional<GemmCoopmat> gemm_coopmat_by_spec(const GemmPush& p, int64_t batches) const {
     const CoopMatConv& cm = *options_.coopmat;
     // The shader addresses shared memory in groups of eight halves.
     if (cm.frag_k % 8 != 0 || cm.frag_n % 8 != 0) return std::nullopt;
@@ -1383,9 +1452,13 @@ class Lowering {
     static constexpr Shape kShapes[] = {{128, 128, Kernel::kGemmCoopmat1024},
                                         {64, 128, Kernel::kGemmCoopmat512},
                                         {64, 64, Kernel::kGemmCoopmat}};
+    const bool forced = options_.gemm_kernel && std::any_of(std::begin(kShapes), std::end(kShapes), [&](const Shape& s) {
+                          return s.kernel == *options_.gemm_kernel;
+                        });
     for (const Shape& shape : kShapes) {
+      if (forced && shape.kernel != *options_.gemm_kernel) continue;
       const int64_t workgroups = int64_t{ceil_div(p.m, shape.rows)} * ceil_div(p.n, shape.columns) * batches;
-      if (workgroups < kBusyWorkgroups && shape.kernel != Kernel::kGemmCoopmat) continue;
+      if (!forced && workgroups < kBusyWorkgroups && shape.kernel != Kernel::kGemmCoopmat) continue;
       const uint32_t invocations = shape.rows * shape.columns / (2 * cm.frag_m * cm.frag_n) * cm.subgroup_size;
       const uint32_t wanted = shape.kernel == Kernel::kGemmCoopmat ? 256 : shape.kernel == Kernel::kGemmCoopmat512 ? 512 : 1024;
       // A fragment shape or subgroup size that needs another workgroup size,
@@ -1393,13 +1466,8 @@ class Lowering {
       if (invocations != wanted || invocations > cm.max_invocations || gemm_coopmat_shared_bytes(shape.rows, shape.columns) > cm.max_shared_bytes) continue;
       const std::vector<uint32_t> grid = coopmat_specialization(cm, shape.rows, shape.columns, invocations);
       if (grid.empty()) continue;
-      // Four consecutive elements are one aligned vec4 when the operand is
-      // contiguous along that dim and every row and batch starts on 16 bytes.
-      auto aligned = [](int32_t row_stride, const int32_t (&batch)[3], uint32_t length) {
-        return row_stride % 4 == 0 && length % 4 == 0 && batch[0] % 4 == 0 && batch[1] % 4 == 0 && batch[2] % 4 == 0;
-      };
-      const bool vec_a = p.a_col_stride == 1 && aligned(p.a_row_stride, p.a_batch_stride, p.k);
-      const bool vec_b = p.b_col_stride == 1 && aligned(p.b_row_stride, p.b_batch_stride, p.n);
+      const bool vec_a = aligned(p.a_col_stride, p.a_row_stride, p.a_batch_stride, p.k, 4);
+      const bool vec_b = aligned(p.b_col_stride, p.b_row_stride, p.b_batch_stride, p.n, 4);
       GemmCoopmat out{shape.kernel, {shape.rows, shape.columns, vec_a ? 1u : 0u, vec_b ? 1u : 0u}, {shape.rows, shape.columns}};
       out.specialization.insert(out.specialization.end(), grid.begin(), grid.end());
       return out;

@@ -64,11 +64,19 @@ enum class Kernel : uint8_t {
   kGemmCoopmat512,   // the same with 512 (gemm_coopmat_512.comp)
   kGemmCoopmat1024,  // and 1024 (gemm_coopmat_1024.comp)
   kSeScale,          // a squeeze-and-excitation block's two 1x1 convs on the means and its Mul (se_scale.comp)
+  // gemm on the tensor cores with the geometry fixed at compile time
+  // (gemm_coopmat_fixed.glsl; 16x16x16 fragments, subgroups of 32, each
+  // holding 4 x 2 accumulators):
+  kGemmCoopmat128x128,  // 128 x 128 tiles, 256 invocations (gemm_coopmat_128x128.comp)
+  kGemmCoopmat128x256,  // 128 x 256 tiles, 512 invocations (gemm_coopmat_128x256.comp)
 };
-inline constexpr size_t kKernelCount = 24;
+inline constexpr size_t kKernelCount = 26;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
+// The gemm_coopmat kernel named `name` (its file stem), for the delegate's
+// gemm_kernel option; nullopt for any other name.
+std::optional<Kernel> gemm_coopmat_kernel(std::string_view name);
 // Whether the kernel has a 16-bit storage variant (shared_gpu/shaders/
 // half_io.glsl): every kernel but the Casts.
 bool kernel_has_half_variant(Kernel kernel);
@@ -167,6 +175,11 @@ struct LoweringOptions {
   // write them through their 16-bit storage variants and compute in f32.
   // Needs storageBuffer16BitAccess on the device.
   bool half_storage = false;
+  // Every MatMul and Gemm of run-time operands at fp16 runs this
+  // gemm_coopmat kernel where it can (the device's fragment shape,
+  // subgroup size and limits allow it) instead of gemm_coopmat's choice
+  // by shape: for benchmarks.
+  std::optional<Kernel> gemm_kernel = std::nullopt;
 };
 
 

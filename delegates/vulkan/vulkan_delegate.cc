@@ -84,6 +84,14 @@ Result<Settings> parse_settings(const CompileSpecs& options, Settings base) {
       } else {
         HS_ASSIGN_OR_RETURN(base.lowering.conv_tiling, parse_conv_tiling(value));
       }
+    } else if (key == "gemm_kernel") {
+      if (value.empty() || value == "auto") {
+        base.lowering.gemm_kernel.reset();
+      } else {
+        base.lowering.gemm_kernel = gemm_coopmat_kernel(value);
+        if (!base.lowering.gemm_kernel)
+          return invalid_argument("option gemm_kernel '" + value + "' is not auto or a gemm_coopmat kernel");
+      }
     }
   }
   return base;

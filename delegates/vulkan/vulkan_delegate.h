@@ -29,6 +29,9 @@ namespace hetsched::vulkan {
 //   conv_tiling               "auto" (default: per shape, conv_tiling.h) or
 //                             "<channels>x<pixels>/<splits>" for every Conv,
 //                             e.g. "128x64/4" (benchmarks)
+//   gemm_kernel               "auto" (default: per shape) or a gemm_coopmat
+//                             kernel's name, e.g. "gemm_coopmat_128x256", for
+//                             every fp16 MatMul and Gemm it can run (benchmarks)
 // The same keys in InitContext::options override these at init.
 // Errors: kInvalidArgument naming the option when a value does not parse.
 // Making the delegate touches no GPU.
