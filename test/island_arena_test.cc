@@ -19,6 +19,10 @@ using cpu::xnnpack::EngineStep;
 
 TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
+Tensor i64(const std::vector<int64_t>& values) {
+  return Tensor::from_vector(DType::kInt64, {static_cast<int64_t>(values.size())}, values);
+}
+
 EngineStep segment(std::vector<NodeId> nodes) { return EngineStep{true, false, std::move(nodes), {}, {}, {}, {}}; }
 EngineStep portable(std::vector<NodeId> nodes) { return EngineStep{false, false, std::move(nodes), {}, {}, {}, {}}; }
 
@@ -96,6 +100,64 @@ TEST(IslandArenaTest, AGroupsOutputLivesFromTheStepItRunsAt) {
   EXPECT_FALSE(at.count(c));  // written and read at step 1 only, never materialised
   EXPECT_FALSE(overlap(g, at, s, t));  // s written at step 1, t alive over steps 2-3
   EXPECT_FALSE(overlap(g, at, s, r));
+}
+
+// x -> n0 (segment) -> v0 -> n1 Reshape (portable) -> v1 -> n2 Flatten
+// (portable) -> v2 -> n3 (segment) -> v3 -> n4 (segment) -> y, and
+// n5 Reshape of v3 -> z, an island output: v1 and v2 are views of v0, so
+// v0 lives until n3 reads v2 and must not share bytes with v3; z is no
+// view (the island's outputs have buffers of their own).
+TEST(IslandArenaTest, ViewsShareTheirRootsBytesAndKeepItAlive) {
+  GraphBuilder b("views");
+  const ValueId x = b.input("x", f32({2, 3, 4}));
+  const ValueId v0 = b.op("Relu", {x}, {}, "n0");
+  const ValueId v1 = b.op("Reshape", {v0, b.constant("s1", i64({2, 12, 1}))}, {}, "n1");
+  const ValueId v2 = b.op("Flatten", {v1}, {}, "n2");
+  const ValueId v3 = b.op("Relu", {v2}, {}, "n3");
+  b.output(b.op("Relu", {v3}, {}, "n4"));
+  b.output(b.op("Reshape", {v3, b.constant("s5", i64({4, 6}))}, {}, "n5"));
+  const Graph g = testing::build(b);
+  EnginePlan plan;
+  plan.steps = {segment({0}), portable({1}), portable({2}), segment({3}), segment({4}), portable({5})};
+  cpu::fast::FastPlan fast;
+  fast.on_fast_kernel.assign(6, false);
+  const std::map<ValueId, ValueId> views = cpu::island_views(g, plan, fast);
+  EXPECT_EQ(views, (std::map<ValueId, ValueId>{{v1, v0}, {v2, v0}}));
+  const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
+  ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+  const auto at = offsets_of(*arena);
+  ASSERT_TRUE(at.count(v0) && at.count(v3));
+  EXPECT_FALSE(at.count(v1) || at.count(v2));
+  EXPECT_FALSE(overlap(g, at, v0, v3));
+}
+
+// Attention's head split between a linear layer on the fast GEMM and a
+// Transpose (the Reshape between them is a view), then a Reshape, an
+// Unsqueeze and a Flatten before a second linear layer (in an XNNPACK
+// segment here), run three times on one island: the view reads its root's
+// bytes.
+TEST(IslandArenaTest, AModelWithViewsMatchesPortableRunAfterRun) {
+  GraphBuilder b("views_model");
+  const ValueId x = b.input("x", f32({64, 1, 128}));
+  ValueId v = b.op("MatMul", {x, b.constant("w0", testing::random_tensor({128, 384}, 11, -0.1f, 0.1f))}, {}, "mm0");
+  v = b.op("Add", {v, b.constant("b0", testing::random_tensor({384}, 12))}, {}, "add0");
+  v = b.op("Reshape", {v, b.constant("s0", i64({64, 12, 32}))}, {}, "r0");
+  v = b.op("Transpose", {v}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "t0");
+  v = b.op("Reshape", {v, b.constant("s1", i64({12, 2048}))}, {}, "r1");
+  v = b.op("Unsqueeze", {v, b.constant("a2", i64({0}))}, {}, "u2");
+  v = b.op("Flatten", {v}, {{"axis", int64_t{2}}}, "f3");
+  v = b.op("MatMul", {v, b.constant("w1", testing::random_tensor({2048, 40}, 13, -0.03f, 0.03f))}, {}, "mm1");
+  b.output(b.op("Add", {v, b.constant("b1", testing::random_tensor({40}, 14))}, {}, "add1"));
+  const Graph g = testing::build(b);
+  const Tensor in = testing::random_tensor({64, 1, 128}, 5, -3.f, 3.f);
+  auto want = testing::run_cpu_island(g, {in}, {{"engine", "portable"}, {"threads", "1"}});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto got = testing::run_cpu_island(g, {in}, {{"engine", "xnnpack"}, {"threads", "2"}}, 3);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  const Tensor& y = got->outputs[0];
+  ASSERT_EQ(y.num_elements(), want->outputs[0].num_elements());
+  for (int64_t i = 0; i < y.num_elements(); ++i)
+    ASSERT_NEAR(y.data<float>()[i], want->outputs[0].data<float>()[i], 1e-5f) << "element " << i;
 }
 
 // A model the fast kernels split into many steps (SiLUs between XNNPACK

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -224,9 +225,10 @@ class CpuIslandHandle final : public IslandHandle {
           add_fast_step(std::move(op), {n}, graph_.node(n).outputs[0], i, plan, segments, step_of);
           continue;
         }
+        ++coverage_.portable_ops;
+        if (views_.count(graph_.node(n).outputs[0])) continue;  // its output is its input's bytes
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
         steps_.push_back(Step{std::move(p), nullptr, nullptr, nullptr, {n}});
-        ++coverage_.portable_ops;
       }
     }
     find_direct_readers();
@@ -292,8 +294,12 @@ class CpuIslandHandle final : public IslandHandle {
     arena_ = AlignedBuffer(static_cast<size_t>(arena.bytes));
     for (const auto& [v, offset] : arena.placed)
       tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
-    spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes", island_id_, arena.placed.size(),
-                  arena.bytes);
+    // Views share their root's bytes (every buffer here has the read slack).
+    views_ = island_views(graph_, plan, fast_plan);
+    for (const auto& [view, root] : views_)
+      tensors_.emplace(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
+    spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes, {} views of them", island_id_,
+                  arena.placed.size(), arena.bytes, views_.size());
     return Status::ok();
   }
 
@@ -393,6 +399,7 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   AlignedBuffer arena_;  // before tensors_, whose arena tensors borrow it
+  std::map<ValueId, ValueId> views_;  // island_views(): view -> root, run as no step
   std::unordered_map<ValueId, Tensor> tensors_;
   // The delegate's one pool, shared with its other islands; null where the
   // system refused a thread. pool_ is the same pool, for the fast and

@@ -13,7 +13,36 @@ namespace {
 // XNNPACK's external values expect of a tensor.
 constexpr uint64_t kAlignment = 64;
 
+bool is_view_op(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+}
+
 }  // namespace
+
+std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::EnginePlan& plan,
+                                        const fast::FastPlan& fast) {
+  std::map<ValueId, ValueId> views;
+  const auto& inputs = graph.inputs();
+  for (const xnnpack::EngineStep& step : plan.steps) {
+    if (step.xnnpack || step.nhwc) continue;
+    for (NodeId n : step.nodes) {
+      const Node& node = graph.node(n);
+      if (!is_view_op(node.op) || fast.on_fast_kernel[n] || fast.in_group(n) || node.outputs.size() != 1 ||
+          node.inputs.empty() || node.inputs[0] == kNoValue)
+        continue;
+      const ValueId in = node.inputs[0], out = node.outputs[0];
+      const Value& x = graph.value(in);
+      const Value& y = graph.value(out);
+      if (x.is_constant() || graph.is_output(out) || std::find(inputs.begin(), inputs.end(), out) != inputs.end() ||
+          !x.type_known || !y.type_known || x.type.dtype != y.type.dtype || !x.type.is_static() ||
+          !y.type.is_static() || x.type.num_elements() != y.type.num_elements())
+        continue;
+      const auto up = views.find(in);
+      views[out] = up == views.end() ? in : up->second;  // steps run in order: `in`'s view, if any, is known
+    }
+  }
+  return views;
+}
 
 Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EnginePlan& plan, const fast::FastPlan& fast) {
   const size_t num_nodes = graph.num_nodes();
@@ -41,6 +70,7 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   const auto is_edge = [&](ValueId v) {
     return std::find(inputs.begin(), inputs.end(), v) != inputs.end() || graph.is_output(v);
   };
+  const std::map<ValueId, ValueId> views = island_views(graph, plan, fast);
   std::vector<memory::BufferRequest> requests;
   std::vector<ValueId> values;
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
@@ -53,7 +83,13 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       if (!bytes) continue;
       int first = run_step[n], last = run_step[n];
       bool all_read = true;
-      for (NodeId r : graph.consumers(v)) {
+      std::vector<NodeId> readers = graph.consumers(v);
+      for (size_t i = 0; i < readers.size(); ++i) {
+        const NodeId r = readers[i];
+        // A view's readers read v's bytes (views of views included).
+        if (const auto view = views.find(graph.node(r).outputs.empty() ? kNoValue : graph.node(r).outputs[0]);
+            view != views.end() && view->second == v)
+          for (NodeId rr : graph.consumers(view->first)) readers.push_back(rr);
         all_read = all_read && run_step[r] >= 0;
         first = std::min(first, run_step[r]);
         last = std::max(last, run_step[r]);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,20 @@ struct IslandArena {
   uint64_t bytes = 0;                                 // the arena's size
 };
 
+// The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
+// runs as a portable step of its own (not inside a segment, on a fast
+// kernel or in a group), whose data input is a run-time value and whose
+// output is no island edge, mapped to the value whose bytes it shares (the
+// first non-view up its chain). A view is the same bytes under another
+// shape, so the island gives its output the root's buffer and runs no
+// step for it: a copy each (BERT-base's five Reshapes a layer, 0.04 ms
+// each at seq 128) is gone.
+std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::EnginePlan& plan,
+                                        const fast::FastPlan& fast);
+
 // Plans the arena of `graph` run as `plan` (with `fast`'s groups, each of
-// which runs at its leading node's step).
+// which runs at its leading node's step). A view's readers keep its root
+// alive; a view itself is not placed.
 Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EnginePlan& plan, const fast::FastPlan& fast);
 
 }  // namespace hetsched::cpu
