@@ -95,17 +95,18 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const flo
     h##i = _mm256_fmadd_ps(ar, b1, h##i);                  \
   }
   const float* next = e.next_panels;
-  int64_t wait = 0;
-  for (int64_t p = 0; p < k; ++p) {
-    if (next && --wait < 0) {
+  const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
+  for (int64_t p = 0; p < k;) {
+    if (next) {
       _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
       next += kPanel;
-      wait = e.prefetch_every - 1;
     }
-    const __m256 b0 = _mm256_load_ps(panel + p * kPanel);
-    const __m256 b1 = _mm256_load_ps(panel + p * kPanel + 8);
-    HETSCHED_AVX2_ROW(0) HETSCHED_AVX2_ROW(1) HETSCHED_AVX2_ROW(2)
-    HETSCHED_AVX2_ROW(3) HETSCHED_AVX2_ROW(4) HETSCHED_AVX2_ROW(5)
+    for (const int64_t end = std::min(k, p + every); p < end; ++p) {
+      const __m256 b0 = _mm256_load_ps(panel + p * kPanel);
+      const __m256 b1 = _mm256_load_ps(panel + p * kPanel + 8);
+      HETSCHED_AVX2_ROW(0) HETSCHED_AVX2_ROW(1) HETSCHED_AVX2_ROW(2)
+      HETSCHED_AVX2_ROW(3) HETSCHED_AVX2_ROW(4) HETSCHED_AVX2_ROW(5)
+    }
   }
 #undef HETSCHED_AVX2_ROW
   store16(0, l0, h0, e, c, ldc, columns);
@@ -130,20 +131,23 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const
   __m512 x[Rows], y[Rows];
   for (int64_t r = 0; r < Rows; ++r) x[r] = y[r] = _mm512_setzero_ps();
   const float* next = e.next_panels;
-  int64_t wait = 0;
-  for (int64_t p = 0; p < k; ++p) {
-    if (next && --wait < 0) {
+  // One prefetch (a line of each next panel) per run of prefetch_every
+  // steps, outside the run's loop, which has no branch of its own.
+  const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
+  for (int64_t p = 0; p < k;) {
+    if (next) {
       _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
       next += kPanel;
-      wait = e.prefetch_every - 1;
     }
-    const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
-    const __m512 b1 = Both ? _mm512_load_ps(p1 + p * kPanel) : b0;
-    for (int64_t r = 0; r < Rows; ++r) {
-      const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
-      x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
-      if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+    for (const int64_t end = std::min(k, p + every); p < end; ++p) {
+      const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
+      const __m512 b1 = Both ? _mm512_load_ps(p1 + p * kPanel) : b0;
+      for (int64_t r = 0; r < Rows; ++r) {
+        const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
+        x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
+        if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+      }
     }
   }
   const __mmask16 m0 = static_cast<__mmask16>(columns >= kPanel ? 0xffff : (1u << columns) - 1);
