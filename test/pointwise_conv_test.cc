@@ -182,22 +182,23 @@ TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
 }
 
 // Under the rule, a 64-channel 1x1 conv between two 3x3s (which alone stays
-// on XNNPACK) leaves as an NHWC step with its residual Add and Relu where
-// the core has 2 MiB of L2 and AVX-512 (pointwise_rule.h), and stays with
-// them otherwise; the same conv without an Add stays on XNNPACK everywhere.
+// on XNNPACK), its output 64 x 66 x 64 (270K elements), leaves as an NHWC
+// step with its residual Add and Relu where the core has 2 MiB of L2 and
+// AVX-512 (pointwise_rule.h), and stays with them otherwise; the same conv
+// without an Add stays on XNNPACK everywhere.
 void expect_rule_for_64_channels(bool residual, bool leaves) {
   ScopedEnv rule("HETSCHED_POINTWISE", nullptr);
   ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
   ScopedEnv dense("HETSCHED_DENSE_CONV", "off");
   GraphBuilder b(residual ? "residual64" : "alone64");
-  const ValueId in = b.input("x", f32_type({1, 5, 20, 19}));
+  const ValueId in = b.input("x", f32_type({1, 5, 66, 64}));
   const FusedActivation relu{FusedActivation::Kind::kRelu};
   const ValueId a = add_conv(b, in, 5, 64, 3, {1, 1}, true, relu, "pre", 4);
   ValueId c = add_conv(b, a, 64, 64, 1, {1, 1}, true, residual ? FusedActivation{} : relu, "conv", 6);
   if (residual) c = b.op("Relu", {b.op("Add", {a, c}, {}, "add")}, {}, "relu");
   b.output(add_conv(b, c, 64, 5, 3, {1, 1}, true, {}, "post", 8));
   const Graph graph = testing::build(b);
-  expect_matches_portable(graph, {1, 5, 20, 19}, leaves ? 3 : 0, leaves ? 2 : 1);
+  expect_matches_portable(graph, {1, 5, 66, 64}, leaves ? 3 : 0, leaves ? 2 : 1);
 }
 
 TEST(PointwiseConvTest, RuleTakesANarrowConvWithItsResidualWhereTheL2IsLarge) {

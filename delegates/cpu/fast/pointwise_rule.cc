@@ -34,11 +34,13 @@ constexpr int64_t kMinPixels = 16;
 // That limit is the EPYC's (1 MiB of L2 a core). On an Intel Xeon with
 // 2 MiB of L2 a core the fused Add won at every size measured, warm and
 // cold (64x256 at 56x56 0.70-0.83x, 128x512 at 28x28 0.78-0.80x, 256x1024
-// at 14x14 0.82-0.84x), from 64 input channels, where the conv alone is at
-// par (64x64 at 56x56 1.02-1.07x, 64x256 0.95-0.99x). An Add left apart is
-// an XNNPACK segment of its own, a pass over the output that the 16-core
-// Xeon's ResNet-50 profile showed not scaling (0.22-0.26 ms each at 16
-// threads).
+// at 14x14 0.82-0.84x). An Add left apart is an XNNPACK segment of its
+// own, a pass over the output that the 16-core Xeon's ResNet-50 profile
+// showed not scaling (0.22-0.26 ms each at 16 threads). Below 96 input
+// channels, where the conv alone is at par (64x64 at 56x56 1.02-1.07x,
+// 64x256 0.95-0.99x), only outputs past kMaxResidualElements leave with
+// their Add (ResNet's first stage): MobileNetV3-Small's narrow projections
+// (88 -> 24 at 28x28) taken out of their segments made it 2% slower here.
 constexpr int64_t kMaxResidualElements = 256 * 1024;
 constexpr int64_t kLargeL2Bytes = 2 << 20;
 constexpr int64_t kMinResidualInChannels = 64;  // with a large L2
@@ -56,8 +58,8 @@ int64_t l2_bytes() {
 
 bool pointwise_residual_pays(const PointwiseShape& s) {
   if (l2_bytes() >= kLargeL2Bytes)
-    return cpu_has_avx512f() && s.cin >= kMinResidualInChannels && s.cout >= kMinOutChannels &&
-           s.pixels >= kMinPixels;
+    return pointwise_pays(s) || (cpu_has_avx512f() && s.cin >= kMinResidualInChannels &&
+                                 s.cout >= kMinOutChannels && s.pixels * s.cout > kMaxResidualElements);
   return pointwise_pays(s) && s.pixels * s.cout <= kMaxResidualElements;
 }
 

@@ -26,8 +26,9 @@ bool pointwise_pays(const PointwiseShape& shape);
 
 // Whether it does with a residual Add (and Relu) in its epilogue, against
 // XNNPACK's conv and add operators. Depends on the core's L2: with 2 MiB or
-// more, at every size from 64 input channels (even where pointwise_pays()
-// is false); with less, where pointwise_pays() and the output is small.
+// more, where pointwise_pays() at any size, and from 64 input channels for
+// outputs of more than 256K elements; with less, where pointwise_pays() and
+// the output is at most 256K elements.
 bool pointwise_residual_pays(const PointwiseShape& shape);
 
 // HETSCHED_POINTWISE: "off" keeps every 1x1 conv on XNNPACK, "on" takes
