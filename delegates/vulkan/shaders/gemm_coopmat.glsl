@@ -44,32 +44,7 @@ layout(constant_id = 6) const uint kFragM = 16u;
 layout(constant_id = 7) const uint kFragN = 16u;
 layout(constant_id = 8) const uint kFragK = 16u;  // divides 32
 
-layout(set = 0, binding = 0) readonly restrict buffer A { float a[]; };
-layout(set = 0, binding = 0) readonly restrict buffer A4 { vec4 a4[]; };
-layout(set = 0, binding = 1) readonly restrict buffer B { float b[]; };
-layout(set = 0, binding = 1) readonly restrict buffer B4 { vec4 b4[]; };
-layout(set = 0, binding = 2) readonly restrict buffer C { float c[]; };
-layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
-HALF_IN(0, AH, a)
-HALF_IN4(0, AH4, a)
-HALF_IN(1, BH, b)
-HALF_IN4(1, BH4, b)
-HALF_IN(2, CH, c)
-HALF_OUT(3, YH, y)
-
-layout(push_constant) uniform Push {
-  uint m, n, k;
-  int a_row_stride, a_col_stride;
-  int b_row_stride, b_col_stride;
-  int c_row_stride, c_col_stride;
-  uint batch1, batch2;
-  int a_batch_stride0, a_batch_stride1, a_batch_stride2;
-  int b_batch_stride0, b_batch_stride1, b_batch_stride2;
-  float alpha, beta;
-  uint has_c;
-  uint epilogue_ops;
-  float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
-} pc;
+#include "gemm_coopmat_io.glsl"
 
 const uint kTileK = 32u;
 // Each invocation loads groups of eight consecutive elements (two vec4s)
@@ -95,29 +70,8 @@ shared uvec4 b_tile[2 * kTileK * kRowB];
 const uint kStagers = kSubgroups < 8u ? kSubgroups : 8u;
 shared float staging[kStagers * kFragSize];
 
-uint tid;
-uint row0, col0;
-int a_base, b_base;
 vec4 a_next[2 * kOctetsA];
 vec4 b_next[2 * kOctetsB];
-
-// A's element (r, kk), zero outside the matrix.
-float a_at(uint r, uint kk) {
-  return (r < pc.m && kk < pc.k) ? LOAD(0, a, a_base + int(r) * pc.a_row_stride + int(kk) * pc.a_col_stride) : 0.0;
-}
-float b_at(uint kk, uint col) {
-  return (kk < pc.k && col < pc.n) ? LOAD(1, b, b_base + int(kk) * pc.b_row_stride + int(col) * pc.b_col_stride) : 0.0;
-}
-
-// Four consecutive elements of A's row r from kk, or of B's row kk from col.
-vec4 a_quad(uint r, uint kk) {
-  if (kVecA) return (r < pc.m && kk < pc.k) ? LOAD4(0, a, (a_base + int(r) * pc.a_row_stride + int(kk)) / 4) : vec4(0.0);
-  return vec4(a_at(r, kk), a_at(r, kk + 1u), a_at(r, kk + 2u), a_at(r, kk + 3u));
-}
-vec4 b_quad(uint kk, uint col) {
-  if (kVecB) return (kk < pc.k && col < pc.n) ? LOAD4(1, b, (b_base + int(kk) * pc.b_row_stride + int(col)) / 4) : vec4(0.0);
-  return vec4(b_at(kk, col), b_at(kk, col + 1u), b_at(kk, col + 2u), b_at(kk, col + 3u));
-}
 
 // Step k0's tiles into registers: consecutive invocations read consecutive
 // memory when the operand is contiguous.
@@ -141,10 +95,6 @@ void load_step(uint k0) {
   }
 }
 
-uvec4 halves(vec4 lo, vec4 hi) {
-  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-}
-
 // The registers of load_step, rounded to f16, into buffer `buf`.
 void store_step(uint buf) {
   [[unroll]] for (uint s = 0u; s < kOctetsA; ++s) {
@@ -165,11 +115,7 @@ void main() {
   row0 = gl_WorkGroupID.y * kTileM;
   col0 = gl_WorkGroupID.x * kTileN;
   const uint z = gl_WorkGroupID.z;
-  const uint i2 = z % pc.batch2;
-  const uint i1 = (z / pc.batch2) % pc.batch1;
-  const uint i0 = z / (pc.batch2 * pc.batch1);
-  a_base = int(i0) * pc.a_batch_stride0 + int(i1) * pc.a_batch_stride1 + int(i2) * pc.a_batch_stride2;
-  b_base = int(i0) * pc.b_batch_stride0 + int(i1) * pc.b_batch_stride1 + int(i2) * pc.b_batch_stride2;
+  set_batch_bases(z);
 
   const uint warp = gl_SubgroupID;
   const uint sub_m = (warp % kWarpsM) * kFragsM * kFragM;

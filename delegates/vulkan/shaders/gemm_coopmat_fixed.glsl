@@ -55,37 +55,12 @@ layout(constant_id = 3) const bool kOctB = false;
 // at 128 x 256: 1.03 against 1.16 ms).
 layout(constant_id = 4) const bool kPartialOctets = false;
 
-layout(set = 0, binding = 0) readonly restrict buffer A { float a[]; };
-layout(set = 0, binding = 0) readonly restrict buffer A4 { vec4 a4[]; };
-layout(set = 0, binding = 1) readonly restrict buffer B { float b[]; };
-layout(set = 0, binding = 1) readonly restrict buffer B4 { vec4 b4[]; };
-layout(set = 0, binding = 2) readonly restrict buffer C { float c[]; };
-layout(set = 0, binding = 3) writeonly restrict buffer Y { float y[]; };
-HALF_IN(0, AH, a)
-HALF_IN4(0, AH4, a)
-HALF_IN(1, BH, b)
-HALF_IN4(1, BH4, b)
-HALF_IN(2, CH, c)
-HALF_OUT(3, YH, y)
+#include "gemm_coopmat_io.glsl"
 #ifdef HS_HALF_IO
 // Eight halves as one uvec4: an f16 operand's octet copied without conversion.
 layout(set = 0, binding = 0) readonly restrict buffer AH8 { uvec4 a_h8[]; };
 layout(set = 0, binding = 1) readonly restrict buffer BH8 { uvec4 b_h8[]; };
 #endif
-
-layout(push_constant) uniform Push {
-  uint m, n, k;
-  int a_row_stride, a_col_stride;
-  int b_row_stride, b_col_stride;
-  int c_row_stride, c_col_stride;
-  uint batch1, batch2;
-  int a_batch_stride0, a_batch_stride1, a_batch_stride2;
-  int b_batch_stride0, b_batch_stride1, b_batch_stride2;
-  float alpha, beta;
-  uint has_c;
-  uint epilogue_ops;
-  float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
-} pc;
 
 // A's octet q is row q / kOctRowA, k 8 * (q % kOctRowA); B's octet q is k
 // q / kOctRowB, column 8 * (q % kOctRowB).
@@ -114,41 +89,12 @@ shared uvec4 b_tile[kStages * kTileK * kRowB];
 // The epilogue stages one 16 x 16 fragment per subgroup.
 shared float staging[kSubgroups * kFrag * kFrag];
 
-uint tid;
-uint row0, col0;
-int a_base, b_base;
 // The next step's octets: f32 pairs of vec4s, or ready uvec4s of halves.
 vec4 a_next[2 * kOctetsA];
 vec4 b_next[2 * kOctetsB];
 uvec4 a_next_h[kOctetsA];
 uvec4 b_next_h[kOctetsB];
 
-float a_at(uint r, uint kk) {
-  return (r < pc.m && kk < pc.k) ? LOAD(0, a, a_base + int(r) * pc.a_row_stride + int(kk) * pc.a_col_stride) : 0.0;
-}
-float b_at(uint kk, uint col) {
-  return (kk < pc.k && col < pc.n) ? LOAD(1, b, b_base + int(kk) * pc.b_row_stride + int(col) * pc.b_col_stride) : 0.0;
-}
-// Functions with one return and loops without break: glslc's unroller
-// leaves loops alone whose bodies inline an early return.
-vec4 a_quad(uint r, uint kk) {
-  vec4 v = vec4(0.0);
-  if (kVecA) {
-    if (r < pc.m && kk < pc.k) v = LOAD4(0, a, (a_base + int(r) * pc.a_row_stride + int(kk)) / 4);
-  } else {
-    v = vec4(a_at(r, kk), a_at(r, kk + 1u), a_at(r, kk + 2u), a_at(r, kk + 3u));
-  }
-  return v;
-}
-vec4 b_quad(uint kk, uint col) {
-  vec4 v = vec4(0.0);
-  if (kVecB) {
-    if (kk < pc.k && col < pc.n) v = LOAD4(1, b, (b_base + int(kk) * pc.b_row_stride + int(col)) / 4);
-  } else {
-    v = vec4(b_at(kk, col), b_at(kk, col + 1u), b_at(kk, col + 2u), b_at(kk, col + 3u));
-  }
-  return v;
-}
 
 // Octets straight from f16 memory (kOct*: whole octets in or out of range).
 bool a_octets() { return HALF_BINDING(0) && kOctA; }
@@ -195,10 +141,6 @@ void load_step(uint k0) {
   }
 }
 
-uvec4 halves(vec4 lo, vec4 hi) {
-  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-}
-
 void store_step(uint buf) {
   [[unroll]] for (uint s = 0u; s < kOctetsA; ++s) {
     const uint q = tid + s * kInvocations;
@@ -219,11 +161,7 @@ void main() {
   row0 = gl_WorkGroupID.y * kTileM;
   col0 = gl_WorkGroupID.x * kTileN;
   const uint z = gl_WorkGroupID.z;
-  const uint i2 = z % pc.batch2;
-  const uint i1 = (z / pc.batch2) % pc.batch1;
-  const uint i0 = z / (pc.batch2 * pc.batch1);
-  a_base = int(i0) * pc.a_batch_stride0 + int(i1) * pc.a_batch_stride1 + int(i2) * pc.a_batch_stride2;
-  b_base = int(i0) * pc.b_batch_stride0 + int(i1) * pc.b_batch_stride1 + int(i2) * pc.b_batch_stride2;
+  set_batch_bases(z);
 
   const uint warp = gl_SubgroupID;
   const uint sub_m = (warp % kWarpsM) * kFragsM * kFrag;
