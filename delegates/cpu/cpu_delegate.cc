@@ -244,7 +244,8 @@ class CpuIslandHandle final : public IslandHandle {
   // Node `n` when some fused group of `fast_plan` holds it: nothing where
   // it runs with its group's lead node, the group's op at the lead (a conv
   // with what its epilogue takes in, fast/conv_group.h; a SiLU, fast/silu.h;
-  // a linear layer, fast/linear.h), at plan step `i`, on NHWC data between
+  // a BatchNorm with its clamp, fast/channel_affine.h; a linear layer,
+  // fast/linear.h), at plan step `i`, on NHWC data between
   // segments or in the graph's order. Whether `n` was in a group.
   Result<bool> add_group(const fast::FastPlan& fast_plan, NodeId n, bool nhwc, size_t i,
                          const xnnpack::EnginePlan& plan, std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
@@ -261,6 +262,12 @@ class CpuIslandHandle final : public IslandHandle {
     if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
       const fast::SiluGroup& group = fast_plan.silu[g->second];
       HS_ASSIGN_OR_RETURN(auto op, fast::make_silu(ctx, group));
+      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
+      return true;
+    }
+    if (auto g = fast_plan.affine_at.find(n); g != fast_plan.affine_at.end()) {
+      const fast::AffineGroup& group = fast_plan.affine[g->second];
+      HS_ASSIGN_OR_RETURN(auto op, fast::make_affine(ctx, group));
       add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
       return true;
     }

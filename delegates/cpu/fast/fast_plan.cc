@@ -91,6 +91,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   std::vector<SiluGroup> silu;
   for (const SiluGroup& g : find_silu_groups(graph))
     if (!grouped.count(g.sigmoid)) silu.push_back(g);
+  // A BatchNorm right after a conv stays in the conv's segment, which folds
+  // it into the conv's weights (xnnpack/lowering.cc).
+  std::vector<AffineGroup> affine;
+  for (const AffineGroup& g : find_affine_groups(graph)) {
+    const NodeId producer = graph.value(g.x).producer;
+    if (producer == kNoNode || graph.node(producer).op != "Conv") affine.push_back(g);
+  }
   xnnpack::EnginePlan plan;
   for (bool changed = true; changed;) {
     std::map<NodeId, std::string> out = keep_out;
@@ -113,6 +120,14 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";
       nhwc.insert(g.sigmoid);
       nhwc.insert(g.mul);
+    }
+    for (const AffineGroup& g : affine) {
+      out[g.norm] = "a BatchNormalization, one NHWC pass with its clamp (channel_affine.cc)";
+      nhwc.insert(g.norm);
+      if (g.clamp != kNoNode) {
+        out[g.clamp] = "after a BatchNormalization, in its one NHWC pass (channel_affine.cc)";
+        nhwc.insert(g.clamp);
+      }
     }
     plan = xnnpack::plan_engine(graph, out, nhwc);
     std::vector<bool> nhwc_step(graph.num_nodes(), false);
@@ -150,6 +165,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
                               }),
                silu.end());
     changed = changed || silu.size() != before;
+    const size_t affine_before = affine.size();
+    affine.erase(std::remove_if(affine.begin(), affine.end(),
+                                [&](const AffineGroup& g) {
+                                  return !nhwc_step[g.norm] || (g.clamp != kNoNode && !nhwc_step[g.clamp]);
+                                }),
+                 affine.end());
+    changed = changed || affine.size() != affine_before;
     if (!changed)
       for (const ConvGroup& g : groups) nhwc_kernels.insert(g.conv);
   }
@@ -157,6 +179,11 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (size_t i = 0; i < silu.size(); ++i) {
     plan_out.silu_at[silu[i].mul] = i;
     plan_out.in_silu.insert(silu[i].sigmoid);
+  }
+  plan_out.affine = affine;
+  for (size_t i = 0; i < affine.size(); ++i) {
+    plan_out.affine_at[affine[i].lead()] = i;
+    if (affine[i].clamp != kNoNode) plan_out.in_affine.insert(affine[i].norm);
   }
   plan_out.conv_groups = groups;
   for (size_t i = 0; i < groups.size(); ++i) {

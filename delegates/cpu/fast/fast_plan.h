@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "delegates/cpu/fast/channel_affine.h"
 #include "delegates/cpu/fast/linear.h"
 #include "delegates/cpu/fast/conv_group.h"
 #include "delegates/cpu/fast/silu.h"
@@ -25,12 +26,18 @@ struct FastPlan {
   std::vector<SiluGroup> silu;            // Sigmoid -> Mul pairs run as one pass (silu.h)
   std::map<NodeId, size_t> silu_at;       // a group's Mul -> its index in `silu`
   std::set<NodeId> in_silu;               // the groups' Sigmoids (run with their Mul)
+  std::vector<AffineGroup> affine;        // BatchNorm (+ Relu/Clip) as one NHWC pass (channel_affine.h)
+  std::map<NodeId, size_t> affine_at;     // a group's lead -> its index in `affine`
+  std::set<NodeId> in_affine;             // the BatchNorms of groups with a clamp (run with it)
   // Whether `n` runs with a group's lead node (linear_at, conv_group_at,
-  // silu_at) rather than at its own step.
-  bool runs_with_group(NodeId n) const { return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n); }
+  // silu_at, affine_at) rather than at its own step.
+  bool runs_with_group(NodeId n) const {
+    return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n) || in_affine.count(n);
+  }
   // Whether `n` is in any group, as its lead or run with it.
   bool in_group(NodeId n) const {
-    return runs_with_group(n) || linear_at.count(n) || conv_group_at.count(n) || silu_at.count(n);
+    return runs_with_group(n) || linear_at.count(n) || conv_group_at.count(n) || silu_at.count(n) ||
+           affine_at.count(n);
   }
   // By node: a portable step's node with a fast kernel, or an NHWC step's
   // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).
@@ -48,7 +55,9 @@ struct FastPlan {
 // and the depthwise convs followed by a SiLU (conv_group.h; only where
 // they then run as NHWC steps, unless HETSCHED_POINTWISE=on for the 1x1
 // convs), and the other SiLUs (silu.h; a rank-4 one only
-// where it then runs as NHWC steps); a segment of one
+// where it then runs as NHWC steps), and the BatchNorms no conv takes,
+// with their Relu or Clip (channel_affine.h; only where they then run as
+// NHWC steps); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);

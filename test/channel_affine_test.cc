@@ -1,0 +1,94 @@
+// BatchNormalization that no conv takes, with its Relu or Clip, as one
+// NHWC pass between XNNPACK segments (delegates/cpu/fast/channel_affine.h),
+// against the portable kernels: DenseNet's Concat -> BatchNorm -> Relu ->
+// conv, with a Clip(0, 6), and a BatchNorm read by two convs (no clamp to
+// take), on odd spatial sizes and channel counts, 1 and 2 threads.
+//
+// Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
+// A channel's scale or shift taken from the wrong channel, a shift left
+// out or a clamp ignored gives errors of the output's own size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "graph/passes/fused_activation.h"
+#include "test/test_util.h"
+
+namespace hetsched {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing::random_tensor;
+using testing::ScopedEnv;
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+ValueId conv3x3(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed,
+                bool relu) {
+  const float bound = 1.f / std::sqrt(static_cast<float>(cin * 9));
+  const ValueId y = b.op("Conv",
+                         {x, b.constant(name + "_w", random_tensor({cout, cin, 3, 3}, seed, -bound, bound)),
+                          b.constant(name + "_b", random_tensor({cout}, seed + 1))},
+                         {{"pads", Ints{1, 1, 1, 1}}}, name);
+  if (relu) write_fused_activation({FusedActivation::Kind::kRelu}, b.raw().node(b.raw().find_node(name)).attrs);
+  return y;
+}
+
+ValueId batch_norm(GraphBuilder& b, ValueId x, int64_t c, uint32_t seed) {
+  return b.op("BatchNormalization",
+              {x, b.constant("bn_scale", random_tensor({c}, seed, 0.5f, 1.5f)),
+               b.constant("bn_bias", random_tensor({c}, seed + 1, -1.f, 1.f)),
+               b.constant("bn_mean", random_tensor({c}, seed + 2, -0.5f, 0.5f)),
+               b.constant("bn_var", random_tensor({c}, seed + 3, 0.2f, 2.f))},
+              {{"epsilon", 1e-5f}}, "bn");
+}
+
+// x -> two 3x3 convs -> Concat -> BatchNorm -> `clamp` (Relu, Clip or
+// none, with the BatchNorm then read by two convs) -> 3x3 conv(s).
+Graph densenet_like(const std::string& clamp) {
+  GraphBuilder b("affine_" + (clamp.empty() ? std::string("alone") : clamp));
+  const ValueId x = b.input("x", f32({1, 5, 13, 11}));
+  const ValueId c1 = conv3x3(b, x, 5, 16, "c1", 2, true);
+  const ValueId c2 = conv3x3(b, x, 5, 13, "c2", 4, false);
+  const ValueId cat = b.op("Concat", {c1, c2}, {{"axis", int64_t{1}}}, "cat");
+  ValueId v = batch_norm(b, cat, 29, 6);
+  if (clamp == "relu") {
+    v = b.op("Relu", {v}, {}, "relu");
+  } else if (clamp == "clip") {
+    v = b.op("Clip", {v, b.constant("lo", Tensor::from_vector(DType::kFloat32, {}, std::vector<float>{0.f})),
+                      b.constant("hi", Tensor::from_vector(DType::kFloat32, {}, std::vector<float>{0.5f}))},
+             {}, "clip");
+  }
+  if (clamp.empty()) {
+    b.output(b.op("Add", {conv3x3(b, v, 29, 6, "ca", 8, false), conv3x3(b, v, 29, 6, "cb", 10, false)}, {}, "add"));
+  } else {
+    b.output(conv3x3(b, v, 29, 6, "c3", 8, false));
+  }
+  return testing::build(b);
+}
+
+class ChannelAffineTest : public ::testing::Test {
+ protected:
+  // The convs stay on XNNPACK, so the BatchNorm sits between segments.
+  ScopedEnv winograd_{"HETSCHED_WINOGRAD", "off"};
+  ScopedEnv dense_{"HETSCHED_DENSE_CONV", "off"};
+  ScopedEnv pointwise_{"HETSCHED_POINTWISE", "off"};
+};
+
+TEST_F(ChannelAffineTest, BatchNormAndReluRunAsOneNhwcPassAndMatchPortable) {
+  testing::expect_fast_cpu_matches_portable(densenet_like("relu"), {1, 5, 13, 11}, 2, 2, 1e-5f, "affine");
+}
+
+TEST_F(ChannelAffineTest, BatchNormAndClipMatchPortable) {
+  testing::expect_fast_cpu_matches_portable(densenet_like("clip"), {1, 5, 13, 11}, 2, 2, 1e-5f, "affine");
+}
+
+TEST_F(ChannelAffineTest, ABatchNormReadTwiceRunsAloneAndMatchesPortable) {
+  testing::expect_fast_cpu_matches_portable(densenet_like(""), {1, 5, 13, 11}, 1, 2, 1e-5f, "affine");
+}
+
+}  // namespace
+}  // namespace hetsched
