@@ -9,10 +9,12 @@
 // out or a clamp ignored gives errors of the output's own size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "delegates/cpu/fast/channel_affine.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
 #include "test/test_util.h"
@@ -88,6 +90,37 @@ TEST_F(ChannelAffineTest, BatchNormAndClipMatchPortable) {
 
 TEST_F(ChannelAffineTest, ABatchNormReadTwiceRunsAloneAndMatchesPortable) {
   testing::expect_fast_cpu_matches_portable(densenet_like(""), {1, 5, 13, 11}, 1, 2, 1e-5f, "affine");
+}
+
+// The op in the graph's order (where a plan that fell back from its NHWC
+// steps runs it), on NCHW data, against the BatchNorm formula in double.
+TEST(ChannelAffineOpTest, GraphOrderMatchesTheFormula) {
+  GraphBuilder b("planes");
+  const ValueId x = b.input("x", f32({2, 7, 5, 3}));
+  const Tensor scale = random_tensor({7}, 6, 0.5f, 1.5f), bias = random_tensor({7}, 7, -1.f, 1.f);
+  const Tensor mean = random_tensor({7}, 8, -0.5f, 0.5f), var = random_tensor({7}, 9, 0.2f, 2.f);
+  const ValueId y = b.op("BatchNormalization",
+                         {x, b.constant("s", scale), b.constant("b", bias), b.constant("m", mean), b.constant("v", var)},
+                         {{"epsilon", 1e-3f}}, "bn");
+  b.output(b.op("Relu", {y}, {}, "relu"));
+  const Graph g = testing::build(b);
+  const std::vector<cpu::fast::AffineGroup> groups = cpu::fast::find_affine_groups(g);
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_NE(groups[0].clamp, kNoNode);
+  Tensor in = random_tensor({2, 7, 5, 3}, 3, -3.f, 3.f);
+  Tensor out(f32({2, 7, 5, 3}));
+  const auto tensor_of = [&](ValueId v) -> Tensor& { return v == groups[0].x ? in : out; };
+  cpu::fast::FastOpContext ctx{g, g.node(groups[0].lead()), nullptr, tensor_of};
+  auto op = cpu::fast::make_affine(ctx, groups[0]);
+  ASSERT_TRUE(op.is_ok()) << op.status().message();
+  ASSERT_TRUE((*op)->run().is_ok());
+  for (int64_t i = 0; i < in.num_elements(); ++i) {
+    const int64_t c = i / 15 % 7;
+    const double v = (in.data<float>()[i] - mean.data<float>()[c]) / std::sqrt(var.data<float>()[c] + 1e-3) *
+                         scale.data<float>()[c] +
+                     bias.data<float>()[c];
+    ASSERT_NEAR(out.data<float>()[i], std::max(v, 0.0), 1e-5) << "element " << i;
+  }
 }
 
 }  // namespace

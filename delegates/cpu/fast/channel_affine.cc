@@ -22,13 +22,36 @@ HETSCHED_FAST_INLINE void affine_rows(const float* x, float* y, int64_t pixels, 
     }
 }
 
+// Planes of `size` floats, one channel each (the graph's NCHW order):
+// y = clamp(x * s + t), channel `first` onwards.
+HETSCHED_FAST_INLINE void affine_planes(const float* x, float* y, int64_t planes, int64_t size, int64_t first,
+                                        int64_t c, const float* s, const float* t, float lo, float hi) {
+  for (int64_t q = 0; q < planes; ++q, x += size, y += size) {
+    const int64_t ch = (first + q) % c;
+    const float sc = s[ch], sh = t[ch];
+    for (int64_t i = 0; i < size; ++i) {
+      float v = x[i] * sc + sh;
+      v = v < lo ? lo : v;
+      y[i] = v > hi ? hi : v;
+    }
+  }
+}
+
 class AffineOp final : public FastOp {
  public:
   AffineOp(const Tensor& x, Tensor& y, std::vector<float> scale, std::vector<float> shift, float lo, float hi,
-           TaskPool* pool)
-      : FastOp(y), x_(x), scale_(std::move(scale)), shift_(std::move(shift)), lo_(lo), hi_(hi), pool_(pool) {}
+           bool nhwc, TaskPool* pool)
+      : FastOp(y),
+        x_(x),
+        scale_(std::move(scale)),
+        shift_(std::move(shift)),
+        lo_(lo),
+        hi_(hi),
+        nhwc_(nhwc),
+        pool_(pool) {}
 
   Status run() override {
+    if (!nhwc_) return run_planes();
     static const auto rows = Clones<affine_rows>::best();
     const int64_t c = static_cast<int64_t>(scale_.size());
     const int64_t pixels = x_.num_elements() / c;
@@ -45,9 +68,28 @@ class AffineOp final : public FastOp {
   }
 
  private:
+  // The graph's order, where a plan that fell back from NHWC steps runs it
+  // (drop_nhwc_steps): a task per run of channel planes.
+  Status run_planes() {
+    static const auto planes_fn = Clones<affine_planes>::best();
+    const int64_t c = static_cast<int64_t>(scale_.size());
+    const int64_t size = x_.type().shape[2] * x_.type().shape[3];
+    const int64_t planes = x_.num_elements() / size;
+    const int64_t per_task = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, size));
+    const int64_t tasks = (planes + per_task - 1) / per_task;
+    const float* x = x_.data<float>();
+    float* y = out();
+    parallel_tasks(pool_, static_cast<size_t>(tasks), static_cast<double>(x_.num_elements()) * 2, [&](size_t i) {
+      const int64_t q0 = static_cast<int64_t>(i) * per_task, n = std::min(per_task, planes - q0);
+      planes_fn(x + q0 * size, y + q0 * size, n, size, q0, c, scale_.data(), shift_.data(), lo_, hi_);
+    });
+    return Status::ok();
+  }
+
   const Tensor& x_;
   std::vector<float> scale_, shift_;
   float lo_, hi_;
+  bool nhwc_;
   TaskPool* pool_;
 };
 
@@ -87,7 +129,6 @@ std::vector<AffineGroup> find_affine_groups(const Graph& graph) {
 }
 
 Result<std::unique_ptr<FastOp>> make_affine(const FastOpContext& ctx, const AffineGroup& group) {
-  if (!ctx.nhwc) return unsupported("a BatchNormalization runs on its fast kernel on NHWC data only");
   HS_ASSIGN_OR_RETURN(xnnpack::ChannelAffine a, xnnpack::read_batch_norm(ctx.graph, ctx.graph.node(group.norm)));
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   if (group.clamp != kNoNode) {
@@ -97,7 +138,7 @@ Result<std::unique_ptr<FastOp>> make_affine(const FastOpContext& ctx, const Affi
   }
   return std::unique_ptr<FastOp>(std::make_unique<AffineOp>(ctx.tensor_of(group.x), ctx.tensor_of(group.output),
                                                             std::move(a.scale), std::move(a.shift), lo, hi,
-                                                            ctx.pool));
+                                                            ctx.nhwc, ctx.pool));
 }
 
 }  // namespace hetsched::cpu::fast

@@ -29,7 +29,9 @@ struct AffineGroup {
 // the only reader of its output when there is one.
 std::vector<AffineGroup> find_affine_groups(const Graph& graph);
 
-// The op running `group` on NHWC data (ctx.nhwc; ctx.node is the lead).
+// The op running `group` (ctx.node is the lead): on NHWC data (ctx.nhwc),
+// where the plan puts it, or in the graph's order, where a plan falls back
+// from its NHWC steps (xnnpack::drop_nhwc_steps).
 Result<std::unique_ptr<FastOp>> make_affine(const FastOpContext& ctx, const AffineGroup& group);
 
 }  // namespace hetsched::cpu::fast
