@@ -6,15 +6,21 @@
 // copies in all, so that they come from memory as in a model whose weights
 // exceed the caches (BERT-base: 28 MB a layer), and C is written fresh.
 //
-//   build/bench/gemm_bench [--cold] [MxKxN ...]
+//   build/bench/gemm_bench [--peak] [--cold] [MxKxN ...]
 // To compare with XNNPACK and ONNX Runtime on the same shapes, run a one-
-// MatMul model through bench/ort_compare.sh (docs/models.md).
+// MatMul model through bench/ort_compare.sh (docs/models.md). --peak first
+// prints one core's AVX-512 FMA rate (16 independent chains), the ceiling
+// the GFLOP/s compare with.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "delegates/cpu/fast/gemm.h"
 #include "graph/tensor.h"
@@ -56,10 +62,39 @@ double best_ms(int64_t m, int64_t k, int64_t n, bool cold) {
   return best;
 }
 
+#if defined(__x86_64__)
+// GFLOP/s of 16 independent chains of AVX-512 FMAs on this thread: enough
+// chains to cover the FMA latency on both pipes.
+__attribute__((target("avx512f"))) double fma_peak_gflops() {
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 b = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-4f);
+  const long steps = 20'000'000;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long n = 0; n < steps; ++n)
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], b, c);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  float lanes[16], sink = 0;
+  for (int i = 0; i < 16; ++i) {
+    _mm512_storeu_ps(lanes, acc[i]);
+    sink += lanes[0];
+  }
+  std::printf("(checksum %g)\n", sink);  // keeps the chains
+  return static_cast<double>(steps) * 16 * 32 / s / 1e9;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> shapes(argv + 1, argv + argc);
+  const bool peak = !shapes.empty() && shapes[0] == "--peak";
+  if (peak) {
+    shapes.erase(shapes.begin());
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) std::printf("AVX-512 FMA peak, 1 thread: %.1f GFLOP/s\n", fma_peak_gflops());
+#endif
+  }
   const bool cold = !shapes.empty() && shapes[0] == "--cold";
   if (cold) shapes.erase(shapes.begin());
   if (shapes.empty())

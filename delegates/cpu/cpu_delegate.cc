@@ -253,31 +253,21 @@ class CpuIslandHandle final : public IslandHandle {
     if (fast_plan.runs_with_group(n)) return true;
     fast::FastOpContext ctx{graph_, graph_.node(n), pool_, tensor_of};
     ctx.nhwc = nhwc;
-    if (auto g = fast_plan.conv_group_at.find(n); g != fast_plan.conv_group_at.end()) {
-      const fast::ConvGroup& group = fast_plan.conv_groups[g->second];
-      HS_ASSIGN_OR_RETURN(auto op, fast::make_conv_group(ctx, group));
+    // The group `n` leads in one of the plan's lists, made by `make`.
+    const auto add = [&](const auto& lead_at, const auto& groups, const auto& make) -> Result<bool> {
+      const auto g = lead_at.find(n);
+      if (g == lead_at.end()) return false;
+      const auto& group = groups[g->second];
+      HS_ASSIGN_OR_RETURN(auto op, make(ctx, group));
       add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
       return true;
-    }
-    if (auto g = fast_plan.silu_at.find(n); g != fast_plan.silu_at.end()) {
-      const fast::SiluGroup& group = fast_plan.silu[g->second];
-      HS_ASSIGN_OR_RETURN(auto op, fast::make_silu(ctx, group));
-      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
-      return true;
-    }
-    if (auto g = fast_plan.affine_at.find(n); g != fast_plan.affine_at.end()) {
-      const fast::AffineGroup& group = fast_plan.affine[g->second];
-      HS_ASSIGN_OR_RETURN(auto op, fast::make_affine(ctx, group));
-      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
-      return true;
-    }
-    if (auto g = fast_plan.linear_at.find(n); g != fast_plan.linear_at.end()) {
-      const fast::LinearGroup& group = fast_plan.linear[g->second];
-      HS_ASSIGN_OR_RETURN(auto op, fast::make_linear(ctx, group));
-      add_fast_step(std::move(op), group.nodes(), group.output, i, plan, segments, step_of);
-      return true;
-    }
-    return false;
+    };
+    // A node leads at most one group: the first list that has it decides.
+    Result<bool> added = add(fast_plan.conv_group_at, fast_plan.conv_groups, fast::make_conv_group);
+    if (added.is_ok() && !*added) added = add(fast_plan.silu_at, fast_plan.silu, fast::make_silu);
+    if (added.is_ok() && !*added) added = add(fast_plan.affine_at, fast_plan.affine, fast::make_affine);
+    if (added.is_ok() && !*added) added = add(fast_plan.linear_at, fast_plan.linear, fast::make_linear);
+    return added;
   }
 
   // A step running `op` for `nodes` at plan step `i`, writing `output`
@@ -302,7 +292,7 @@ class CpuIslandHandle final : public IslandHandle {
     for (const auto& [v, offset] : arena.placed)
       tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
     // Views share their root's bytes (every buffer here has the read slack).
-    views_ = island_views(graph_, plan, fast_plan);
+    views_ = arena.views;
     for (const auto& [view, root] : views_)
       tensors_.emplace(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
     spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes, {} views of them", island_id_,

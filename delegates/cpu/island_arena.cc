@@ -71,7 +71,9 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   const auto is_edge = [&](ValueId v) {
     return std::find(inputs.begin(), inputs.end(), v) != inputs.end() || graph.is_output(v);
   };
-  const std::map<ValueId, ValueId> views = island_views(graph, plan, fast);
+  IslandArena out;
+  out.views = island_views(graph, plan, fast);
+  const std::map<ValueId, ValueId>& views = out.views;
   std::vector<memory::BufferRequest> requests;
   std::vector<ValueId> values;
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
@@ -105,7 +107,6 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
     }
   }
   HS_ASSIGN_OR_RETURN(const memory::ArenaPlan arena, memory::plan_arena(requests));
-  IslandArena out;
   out.bytes = arena.planned_bytes;
   for (size_t i = 0; i < values.size(); ++i) out.placed.emplace_back(values[i], arena.offsets[i]);
   return out;

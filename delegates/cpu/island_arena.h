@@ -26,6 +26,7 @@ namespace hetsched::cpu {
 struct IslandArena {
   std::vector<std::pair<ValueId, uint64_t>> placed;  // value -> byte offset in the arena
   uint64_t bytes = 0;                                 // the arena's size
+  std::map<ValueId, ValueId> views;                   // island_views() of the plan, which the arena planned for
 };
 
 // The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
