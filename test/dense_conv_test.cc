@@ -134,6 +134,31 @@ TEST(DenseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 6, 29, 27}, 128, wide);
 }
 
+// Between segments the windows are read from the input in place (a segment
+// of kernel_w x Cin floats per kernel row, pointwise_conv.cc's
+// run_windows), through a zero-bordered copy where a window hangs over an
+// edge; with HETSCHED_CONV_WINDOWS=off they are gathered. Both must agree
+// on the cases that tell the two apart: a dilation in height alone (the
+// segments' stride), an unpadded strided conv that leaves the last input
+// column unread (read in place, a pitch wider than the extent), a padded
+// one that leaves it unread (a copy narrower than the input), output rows
+// wider than one row tile, and a batch.
+TEST(DenseConvTest, WindowsReadInPlaceMatchPortable) {
+  for (const char* windows : {"on", "off"}) {
+    SCOPED_TRACE(std::string("HETSCHED_CONV_WINDOWS=") + windows);
+    ScopedEnv env("HETSCHED_CONV_WINDOWS", windows);
+    Conv dilated_h{11, {3, 3}, {2, 1, 2, 1}};
+    dilated_h.dilations = {2, 1};
+    expect_nhwc_agrees({1, 5, 12, 9}, 14, dilated_h);
+    Conv unpadded_s2{9, {3, 3}, {0, 0, 0, 0}, {2, 2}};
+    expect_nhwc_agrees({2, 4, 11, 10}, 10, unpadded_s2);
+    Conv top_left_s2{12, {3, 3}, {1, 1, 0, 0}, {2, 2}};
+    expect_nhwc_agrees({1, 3, 9, 9}, 7, top_left_s2);
+    Conv stem{16, {7, 7}, {3, 3, 3, 3}, {2, 2}};  // 31 output columns: row tiles of 11, 10, 10
+    expect_nhwc_agrees({1, 3, 25, 61}, 3, stem);
+  }
+}
+
 TEST(DenseConvTest, OffKeepsEveryConvOnXnnpack) {
   ScopedEnv off("HETSCHED_DENSE_CONV", "off");
   ScopedEnv winograd("HETSCHED_WINOGRAD", "off");

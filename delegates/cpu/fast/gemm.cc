@@ -26,14 +26,18 @@ void store_row(const float* row, int64_t columns, const Epilogue& e, int64_t r, 
 
 // The portable micro-kernel over one panel; GCC vectorises the j loop.
 template <int64_t Rows>
-void kernel_plain(int64_t k, const float* a, int64_t lda, const float* panel, const Epilogue& e, float* c,
-                  int64_t ldc, int64_t columns) {
+void kernel_plain(int64_t k, const ARows& a, const float* panel, const Epilogue& e, float* c, int64_t ldc,
+                  int64_t columns) {
   float acc[Rows][kPanel] = {};
-  for (int64_t p = 0; p < k; ++p) {
-    const float* b = panel + p * kPanel;
-    for (int64_t r = 0; r < Rows; ++r) {
-      const float ar = a[r * lda + p];
-      for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[j];
+  const int64_t length = k / a.segments;
+  for (int64_t s = 0; s < a.segments; ++s) {
+    const float* as = a.a + s * a.segment_stride;
+    for (int64_t q = 0; q < length; ++q) {
+      const float* b = panel + (s * length + q) * kPanel;
+      for (int64_t r = 0; r < Rows; ++r) {
+        const float ar = as[r * a.lda + q];
+        for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[j];
+      }
     }
   }
   for (int64_t r = 0; r < Rows; ++r) store_row(acc[r], columns, e, r, ldc, c);
@@ -77,35 +81,39 @@ HETSCHED_AVX2 inline void store16(int64_t r, __m256 lo, __m256 hi, const Epilogu
 // stored all 12 on every step of k (67 GFLOP/s on the development
 // machine's EPYC; 2x that as written here).
 template <int64_t Rows>
-HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const float* panel, const Epilogue& e,
-                               float* c, int64_t ldc, int64_t columns) {
+HETSCHED_AVX2 void kernel_avx2(int64_t k, const ARows& a, const float* panel, const Epilogue& e, float* c,
+                               int64_t ldc, int64_t columns) {
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
-  // Rows past `Rows` read row 0 and are never stored (if constexpr).
-  const float* a0 = a;
-  const float* a1 = Rows > 1 ? a + lda : a;
-  const float* a2 = Rows > 2 ? a + 2 * lda : a;
-  const float* a3 = Rows > 3 ? a + 3 * lda : a;
-  const float* a4 = Rows > 4 ? a + 4 * lda : a;
-  const float* a5 = Rows > 5 ? a + 5 * lda : a;
+  const int64_t lda = a.lda, length = k / a.segments;
 #define HETSCHED_AVX2_ROW(i)                               \
   if constexpr (Rows > i) {                                \
-    const __m256 ar = _mm256_broadcast_ss(a##i + p);       \
+    const __m256 ar = _mm256_broadcast_ss(a##i + q);       \
     l##i = _mm256_fmadd_ps(ar, b0, l##i);                  \
     h##i = _mm256_fmadd_ps(ar, b1, h##i);                  \
   }
   const float* next = e.next_panels;
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
-  for (int64_t p = 0; p < k;) {
-    if (next) {
-      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
-      next += kPanel;
-    }
-    for (const int64_t end = std::min(k, p + every); p < end; ++p) {
-      const __m256 b0 = _mm256_load_ps(panel + p * kPanel);
-      const __m256 b1 = _mm256_load_ps(panel + p * kPanel + 8);
-      HETSCHED_AVX2_ROW(0) HETSCHED_AVX2_ROW(1) HETSCHED_AVX2_ROW(2)
-      HETSCHED_AVX2_ROW(3) HETSCHED_AVX2_ROW(4) HETSCHED_AVX2_ROW(5)
+  for (int64_t s = 0; s < a.segments; ++s) {
+    // Rows past `Rows` read row 0 and are never stored (if constexpr).
+    const float* a0 = a.a + s * a.segment_stride;
+    const float* a1 = Rows > 1 ? a0 + lda : a0;
+    const float* a2 = Rows > 2 ? a0 + 2 * lda : a0;
+    const float* a3 = Rows > 3 ? a0 + 3 * lda : a0;
+    const float* a4 = Rows > 4 ? a0 + 4 * lda : a0;
+    const float* a5 = Rows > 5 ? a0 + 5 * lda : a0;
+    const float* b = panel + s * length * kPanel;
+    for (int64_t q = 0; q < length;) {
+      if (next) {
+        _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
+        next += kPanel;
+      }
+      for (const int64_t end = std::min(length, q + every); q < end; ++q) {
+        const __m256 b0 = _mm256_load_ps(b + q * kPanel);
+        const __m256 b1 = _mm256_load_ps(b + q * kPanel + 8);
+        HETSCHED_AVX2_ROW(0) HETSCHED_AVX2_ROW(1) HETSCHED_AVX2_ROW(2)
+        HETSCHED_AVX2_ROW(3) HETSCHED_AVX2_ROW(4) HETSCHED_AVX2_ROW(5)
+      }
     }
   }
 #undef HETSCHED_AVX2_ROW
@@ -124,29 +132,33 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const float* a, int64_t lda, const flo
 // or 112 channels otherwise spends a third or a seventh of its FMAs on
 // padding.
 template <int64_t Rows, bool Both = true>
-HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const float* panels, const Epilogue& e,
-                                   float* c, int64_t ldc, int64_t columns) {
-  const float* p0 = panels;
-  const float* p1 = panels + k * kPanel;
+HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panels, const Epilogue& e, float* c,
+                                   int64_t ldc, int64_t columns) {
   __m512 x[Rows], y[Rows];
   for (int64_t r = 0; r < Rows; ++r) x[r] = y[r] = _mm512_setzero_ps();
   const float* next = e.next_panels;
   // One prefetch (a line of each next panel) per run of prefetch_every
   // steps, outside the run's loop, which has no branch of its own.
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
-  for (int64_t p = 0; p < k;) {
-    if (next) {
-      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
-      next += kPanel;
-    }
-    for (const int64_t end = std::min(k, p + every); p < end; ++p) {
-      const __m512 b0 = _mm512_load_ps(p0 + p * kPanel);
-      const __m512 b1 = Both ? _mm512_load_ps(p1 + p * kPanel) : b0;
-      for (int64_t r = 0; r < Rows; ++r) {
-        const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
-        x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
-        if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+  const int64_t lda = a.lda, length = k / a.segments;
+  for (int64_t s = 0; s < a.segments; ++s) {
+    const float* as = a.a + s * a.segment_stride;
+    const float* p0 = panels + s * length * kPanel;
+    const float* p1 = p0 + k * kPanel;
+    for (int64_t q = 0; q < length;) {
+      if (next) {
+        _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
+        next += kPanel;
+      }
+      for (const int64_t end = std::min(length, q + every); q < end; ++q) {
+        const __m512 b0 = _mm512_load_ps(p0 + q * kPanel);
+        const __m512 b1 = Both ? _mm512_load_ps(p1 + q * kPanel) : b0;
+        for (int64_t r = 0; r < Rows; ++r) {
+          const __m512 ar = _mm512_set1_ps(as[r * lda + q]);
+          x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
+          if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+        }
       }
     }
   }
@@ -182,7 +194,7 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const float* a, int64_t lda, const
 }
 #endif
 
-using Kernel = void (*)(int64_t, const float*, int64_t, const float*, const Epilogue&, float*, int64_t, int64_t);
+using Kernel = void (*)(int64_t, const ARows&, const float*, const Epilogue&, float*, int64_t, int64_t);
 
 // One ISA's micro-kernels, for 1..rows rows (kernels[r - 1]), each covering
 // `columns` columns of C (one or two panels).
@@ -232,6 +244,11 @@ void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b,
 
 void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
                 const Epilogue& epilogue, float* c, int64_t ldc) {
+  gemm_block(m, k, columns, ARows{a, lda}, panels, epilogue, c, ldc);
+}
+
+void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
+                float* c, int64_t ldc) {
   static const KernelSet& set = chosen_kernels();
   // Sets narrower than a block take it one panel at a time.
   for (int64_t j = 0; j < columns; j += set.columns) {
@@ -239,21 +256,29 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
     const float* panel = panels + j / kPanel * k * kPanel;
     const Kernel* kernels = width <= kPanel && set.half[0] ? set.half : set.kernels;
     const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
-                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, epilogue.min,
-                     epilogue.max};
+                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, 0,
+                     epilogue.min, epilogue.max};
+    // Row tiles of near-equal height: 28 rows as 10 + 9 + 9, not 12 + 12 +
+    // 4, whose 4-row tile runs its FMAs at a third of the rate (8 chains of
+    // 4 cycles' latency keep two FMA pipes busy; 8 accumulators do not).
+    const int64_t tiles = (m + set.rows - 1) / set.rows;
+    const int64_t height = m / tiles, taller = m % tiles;
     // Each row tile prefetches its share of the next panels' rows, spread
     // over its steps of k: one tile alone could not fetch a block's panels
     // from memory in its time (BERT-base's 768 x 32 block: 96 KiB in a
     // twelfth of the block's time).
-    const int64_t tiles = (m + set.rows - 1) / set.rows;
-    const int64_t share = (k + tiles - 1) / tiles;
-    for (int64_t i = 0, t = 0; i < m; i += set.rows, ++t) {
-      const int64_t rows = std::min(set.rows, m - i);
+    const int64_t lines = epilogue.next_rows > 0 ? std::min(k, epilogue.next_rows) : k;
+    const int64_t share = (lines + tiles - 1) / tiles;
+    for (int64_t i = 0, t = 0; i < m; ++t) {
+      const int64_t rows = height + (t < taller ? 1 : 0);
       Epilogue ei = e;
       ei.residual = e.residual ? e.residual + i * ldc : nullptr;
-      ei.next_panels = e.next_panels && t * share < k ? e.next_panels + t * share * kPanel : nullptr;
+      ei.next_panels = e.next_panels && t * share < lines ? e.next_panels + t * share * kPanel : nullptr;
       ei.prefetch_every = std::max<int64_t>(1, k / share);
-      kernels[rows - 1](k, a + i * lda, lda, panel, ei, c + i * ldc + j, ldc, width);
+      ARows ai = a;
+      ai.a = a.a + i * a.lda;
+      kernels[rows - 1](k, ai, panel, ei, c + i * ldc + j, ldc, width);
+      i += rows;
     }
   }
 }

@@ -43,6 +43,10 @@ struct Epilogue {
   // (BERT-base: 28 MB a layer); without this, each block's first tile
   // waits on them.
   const float* next_panels = nullptr;
+  // How many of next_panels' rows this call prefetches, spread over its row
+  // tiles (0: all k), for a caller that splits one block's rows over
+  // several calls and gives each its share.
+  int64_t next_rows = 0;
   // Then clamped to [min, max] (a 1x1 conv's fused Relu or Clip; NaN
   // passes through). The defaults leave the sums as they are.
   float min = -std::numeric_limits<float>::infinity();
@@ -54,6 +58,19 @@ struct Epilogue {
   int64_t prefetch_every = 1;
 };
 
+// Where A's rows are: element (i, s * L + q) of A, for s < segments and
+// q < L = k / segments, is at a[i * lda + s * segment_stride + q]. One
+// segment is a plain row-major A. More let a KxK conv read its windows from
+// a (padded) NHWC input in place instead of gathering them: a segment per
+// kernel row, each kernel_w x Cin consecutive floats, with lda = stride x
+// Cin between the output pixels of one output row (pointwise_conv.cc).
+struct ARows {
+  const float* a = nullptr;
+  int64_t lda = 0;
+  int64_t segments = 1;  // divides k
+  int64_t segment_stride = 0;
+};
+
 // C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns
 // (<= kBlockColumns), B being `panels`: two consecutive packed panels (the
 // second may be all padding, but must be there: the AVX-512 kernel reads
@@ -61,6 +78,9 @@ struct Epilogue {
 // points at the block's first column of row 0.
 void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
                 const Epilogue& epilogue, float* c, int64_t ldc);
+// The same with A's rows as `a` describes.
+void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
+                float* c, int64_t ldc);
 
 // The micro-kernel gemm_block runs on this CPU: "avx512f", "avx2" or "plain".
 const char* gemm_isa();

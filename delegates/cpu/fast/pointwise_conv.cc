@@ -16,6 +16,7 @@
 #include "delegates/cpu/fast/pointwise_conv.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <utility>
@@ -89,6 +90,13 @@ GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, 
   return s;
 }
 
+// HETSCHED_CONV_WINDOWS=off gathers every window into A again, for A/B
+// runs against reading them in place.
+bool windows_enabled() {
+  const char* v = std::getenv("HETSCHED_CONV_WINDOWS");
+  return !(v && std::string(v) == "off");
+}
+
 struct Geometry : ConvShape {
   int64_t out_pixels() const { return out_h * out_w; }
   int64_t taps() const { return kernel_h * kernel_w; }
@@ -125,7 +133,12 @@ class GemmConv final : public FastOp {
       for (int64_t j = 0; j < g_.cout; j += kPanel) pack_panel(depth, g_.cout, w, depth, true, j, panels + j * depth);
       bias_.assign(static_cast<size_t>(split_.blocks * kBlockColumns), 0.f);
       if (bias) std::copy(bias, bias + g_.cout, bias_.begin());
-      if (g_.gathers()) gathered_ = AlignedBuffer(static_cast<size_t>(split_.m * depth) * sizeof(float));
+      if (!g_.gathers()) return;
+      if (g_.dilation_w == 1 && windows_enabled()) {
+        plan_windows();
+        return;
+      }
+      gathered_ = AlignedBuffer(static_cast<size_t>(split_.m * depth) * sizeof(float));
       return;
     }
     // NCHW: A is W with the bias as an extra column, B the input's windows
@@ -153,6 +166,10 @@ class GemmConv final : public FastOp {
     const float* residual = residual_ ? residual_->data<float>() : nullptr;
     const float* panels = reinterpret_cast<const float*>(panels_.data());
     if (nhwc_) {
+      if (windows_) {
+        run_windows(padded_.size() ? pad(x) : x, panels, residual, out());
+        return Status::ok();
+      }
       const float* a = g_.gathers() ? gather(x) : x;
       run_gemm(a, panels, bias_.data(), residual, out());
       return Status::ok();
@@ -166,6 +183,79 @@ class GemmConv final : public FastOp {
   }
 
  private:
+  // NHWC, windows read in place: the extent the windows read, in padded
+  // coordinates; a zeroed copy of the input with its padding when a window
+  // hangs over an edge (the border is zeroed once and never written).
+  void plan_windows() {
+    windows_ = true;
+    image_h_ = (g_.out_h - 1) * g_.stride_h + (g_.kernel_h - 1) * g_.dilation_h + 1;
+    image_w_ = (g_.out_w - 1) * g_.stride_w + g_.kernel_w;
+    const bool hangs_over = g_.pad_top > 0 || g_.pad_left > 0 || image_h_ - g_.pad_top > g_.in_h ||
+                            image_w_ - g_.pad_left > g_.in_w;
+    if (!hangs_over) {  // a strided 1x1 conv, an unpadded KxK one: the input as it is
+      image_h_ = g_.in_h;
+      image_w_ = g_.in_w;
+    } else {
+      padded_ = AlignedBuffer(static_cast<size_t>(g_.batch * image_h_ * image_w_ * g_.cin) * sizeof(float));
+    }
+    // Bands of whole output rows, about as many pixels as split_'s bands.
+    band_rows_ = std::max<int64_t>(1, split_.band / g_.out_w);
+    row_tasks_ = ceil_div(g_.batch * g_.out_h, band_rows_);
+  }
+
+  // The input's rows into padded_'s interior.
+  const float* pad(const float* x) {
+    float* dst = reinterpret_cast<float*>(padded_.data());
+    const int64_t rows = g_.batch * image_h_;
+    const int64_t width = std::max<int64_t>(0, std::min(g_.in_w, image_w_ - g_.pad_left));
+    parallel_tasks(pool_, static_cast<size_t>(rows), static_cast<double>(rows * width * g_.cin), [&](size_t t) {
+      const int64_t n = static_cast<int64_t>(t) / image_h_, iy = static_cast<int64_t>(t) % image_h_ - g_.pad_top;
+      if (iy < 0 || iy >= g_.in_h) return;
+      const float* src = x + (n * g_.in_h + iy) * g_.in_w * g_.cin;
+      std::copy(src, src + width * g_.cin, dst + (static_cast<int64_t>(t) * image_w_ + g_.pad_left) * g_.cin);
+    });
+    return dst;
+  }
+
+  // C for windows read in place: for each output row, one gemm_block whose
+  // A rows are that row's pixels (lda = stride x Cin) and whose K is a
+  // segment of kernel_w x Cin floats per kernel row.
+  void run_windows(const float* image, const float* panels, const float* residual, float* c) const {
+    const GemmSplit& s = split_;
+    const int64_t out_rows = g_.batch * g_.out_h, pixel_row = g_.out_w * s.ldc;
+    const int64_t image_size = image_h_ * image_w_ * g_.cin;
+    parallel_tasks(pool_, static_cast<size_t>(row_tasks_ * s.column_tasks), s.work(), [&](size_t t) {
+      const int64_t r0 = static_cast<int64_t>(t) / s.column_tasks * band_rows_;
+      const int64_t r1 = std::min(out_rows, r0 + band_rows_);
+      const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run, b1 = std::min(b0 + s.run, s.blocks);
+      const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
+      // The first band meets the weights first, from memory: each of its
+      // rows prefetches a share of the next block's panels.
+      const int64_t share = ceil_div(s.k, r1 - r0);
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t j0 = b * kBlockColumns;
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t n = r / g_.out_h, oy = r % g_.out_h;
+          Epilogue e;
+          e.bias = bias_.data() + j0;
+          e.residual = residual ? residual + r * pixel_row + j0 : nullptr;
+          if (r0 == 0 && b + 1 < b1 && (r - r0) * share < s.k) {
+            e.next_panels = panels + (j0 + kBlockColumns) * s.k + (r - r0) * share * kPanel;
+            e.next_rows = share;
+          }
+          e.min = lo_;
+          e.max = hi_;
+          const ARows a{image + n * image_size + oy * g_.stride_h * image_w_ * g_.cin, g_.stride_w * g_.cin,
+                        g_.kernel_h, g_.dilation_h * image_w_ * g_.cin};
+          gemm_block(g_.out_w, s.k, std::min(kBlockColumns, s.n - j0), a, panels + j0 * s.k, e,
+                     c + r * pixel_row + j0, s.ldc);
+        }
+      }
+      if (post_.empty()) return;
+      for (int64_t i = r0 * g_.out_w; i < r1 * g_.out_w; ++i) post_.run(c + i * s.ldc + c0, c1 - c0);
+    });
+  }
+
   // NHWC, gathered: each output pixel's window (tap by tap, Cin values
   // each, zeros over the padding), one row of A each.
   const float* gather(const float* x) {
@@ -260,6 +350,12 @@ class GemmConv final : public FastOp {
   AlignedBuffer panels_;     // NHWC: W^T packed at init; NCHW: one image's input, packed per run
   std::vector<float> bias_;  // NHWC: [blocks * 32], zero past Cout
   AlignedBuffer gathered_;   // NHWC, gathered: [pixels x taps x Cin]
+  // NHWC, windows read in place (plan_windows): the image they read
+  // (image_h_ x image_w_ pixels, padded_ when it has a border), and the
+  // tasks' bands of output rows.
+  bool windows_ = false;
+  int64_t image_h_ = 0, image_w_ = 0, band_rows_ = 0, row_tasks_ = 0;
+  AlignedBuffer padded_;
   std::vector<float> weights_;  // NCHW: [Cout x (Cin x taps + 1)], the bias last
   std::vector<int64_t> source_;  // NCHW: by tap, each output pixel's input pixel (-1: padding)
 };
