@@ -225,7 +225,9 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   const double gflop = 2.0 * static_cast<double>(s.cin * s.cout * taps * oh * ow) * 1e-9;
   const cpu::fast::PointwiseShape shape{s.cin, s.cout, oh * ow, s.stride};
   // "fast, Add apart": the conv on the fast GEMM, the Add left to XNNPACK.
-  const char* rule = k > 1 ? (cpu::fast::dense_conv_pays({s.cin, s.cout, taps, oh * ow, s.stride}) ? "fast" : "xnnpack")
+  const char* windows = std::getenv("HETSCHED_CONV_WINDOWS");
+  const bool in_place = !(windows && std::string(windows) == "off");
+  const char* rule = k > 1 ? (cpu::fast::dense_conv_pays({s.cin, s.cout, taps, oh * ow, s.stride, in_place}) ? "fast" : "xnnpack")
                      : !cpu::fast::pointwise_pays(shape)                          ? "xnnpack"
                      : !s.residual || cpu::fast::pointwise_residual_pays(shape)   ? "fast"
                                                                                   : "fast, Add apart";

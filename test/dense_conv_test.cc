@@ -190,20 +190,52 @@ TEST(DenseConvRuleTest, OnlyBetweenSegmentsUnderTheRule) {
 }
 
 // Under the rule (AVX-512 only): ResNet-50's last-stage 3x3 (512 channels
-// at 7x7) and its stride-2 3x3s go to the fast GEMM; the 7x7 stem (K 147)
-// and a small early 3x3 stay on XNNPACK.
-TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndLeavesStems) {
+// at 7x7) and its stride-2 3x3s go to the fast GEMM, windows gathered or
+// read in place; the 7x7 stem (K 147) only when they are read in place; a
+// small early 3x3 (or a 3x3 stem) stays on XNNPACK; a deep conv on a map
+// too large to gather goes only in place.
+TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndStemsReadInPlace) {
   using cpu::fast::DenseConvShape;
   using cpu::fast::dense_conv_pays;
   if (!has_avx512()) {
-    EXPECT_FALSE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1}));
+    EXPECT_FALSE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1, true}));
     GTEST_SKIP() << "the rule takes nothing without AVX-512";
   }
-  EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1}));
-  EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 2}));
-  EXPECT_TRUE(dense_conv_pays(DenseConvShape{256, 256, 9, 196, 2}));
-  EXPECT_FALSE(dense_conv_pays(DenseConvShape{3, 64, 49, 12544, 2}));
-  EXPECT_FALSE(dense_conv_pays(DenseConvShape{16, 16, 9, 12544, 1}));
+  for (const bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "windows in place" : "windows gathered");
+    EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 1, in_place}));
+    EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 2, in_place}));
+    EXPECT_TRUE(dense_conv_pays(DenseConvShape{256, 256, 9, 196, 2, in_place}));
+    EXPECT_EQ(dense_conv_pays(DenseConvShape{3, 64, 49, 12544, 2, in_place}), in_place);
+    EXPECT_FALSE(dense_conv_pays(DenseConvShape{3, 32, 9, 12544, 2, in_place}));
+    EXPECT_FALSE(dense_conv_pays(DenseConvShape{16, 16, 9, 12544, 1, in_place}));
+    EXPECT_EQ(dense_conv_pays(DenseConvShape{128, 128, 9, 160 * 160, 1, in_place}), in_place);
+  }
+}
+
+// A ResNet stem reads the island's NCHW input and writes NHWC for the
+// segment after it: an NHWC step of its own on the fast GEMM, which copies
+// the input transposed into its zero-bordered image (the conv stays on
+// XNNPACK where the windows would be gathered).
+TEST(DenseConvTest, StemReadsTheIslandsNchwInputAsAnNhwcStep) {
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  for (const char* windows : {"on", "off"}) {
+    SCOPED_TRACE(std::string("HETSCHED_CONV_WINDOWS=") + windows);
+    ScopedEnv env("HETSCHED_CONV_WINDOWS", windows);
+    ScopedEnv dense("HETSCHED_DENSE_CONV", nullptr);  // the rule
+    GraphBuilder b("stem");
+    Conv stem{64, {7, 7}, {3, 3, 3, 3}, {2, 2}};
+    stem.activation = FusedActivation{FusedActivation::Kind::kRelu};
+    const ValueId s = add_conv(b, b.input("x", f32_type({2, 3, 38, 45})), 3, stem, "stem", 4);
+    b.output(add_conv(b, s, 64, Conv{5, {1, 1}, {0, 0, 0, 0}}, "post", 8));
+    const Graph graph = testing::build(b);
+    // On: the stem on the fast GEMM (its NHWC step), the 1x1 in a segment
+    // after it; off (or without AVX-512, where the rule takes nothing): both
+    // in one segment.
+    const bool on = std::string(windows) == "on" && has_avx512();
+    testing::expect_fast_cpu_matches_portable(graph, {2, 3, 38, 45}, on ? 1 : 0, 1, 1e-5f, "stem");
+  }
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ struct DenseConvShape {
   int64_t taps = 0;    // kernel_h x kernel_w
   int64_t pixels = 0;  // output pixels, all images
   int64_t stride = 1;  // the larger of the two strides
+  // The NHWC kernel reads the windows in place (pointwise_conv.cc) rather
+  // than gathering them into a buffer of pixels x depth floats.
+  bool windows_in_place = false;
 };
 
 // Whether the fast GEMM beats XNNPACK's conv at `shape` on this CPU (false

@@ -148,4 +148,10 @@ bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 // order, so it runs as an NHWC step between segments.
 bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
+// Whether that conv's NHWC kernel reads its windows in place (no dilation
+// in width; HETSCHED_CONV_WINDOWS not off), and so can also read an island
+// input in the caller's NCHW order, copying it into its zero-bordered NHWC
+// image (a network's stem: xnnpack::plan_engine's nchw_input_kernels).
+bool dense_conv_reads_windows(const Graph& graph, const Node& node);
+
 }  // namespace hetsched::cpu::fast

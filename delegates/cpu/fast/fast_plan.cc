@@ -55,6 +55,10 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // graph order, ran 22% slower taken out). HETSCHED_DENSE_CONV=on keeps
   // every one (tests of the graph-order path).
   const bool dense_forced = dense_conv_choice() == DenseConvChoice::kOn;
+  // Those that can read the island's NCHW input and still write NHWC.
+  std::set<NodeId> stems;
+  for (NodeId n : dense)
+    if (dense_conv_reads_windows(graph, graph.node(n))) stems.insert(n);
   const char* const kDenseReason =
       "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
   for (bool changed = !dense_forced; changed && !dense.empty();) {
@@ -65,7 +69,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       nhwc.insert(n);
     }
     changed = false;
-    for (const xnnpack::EngineStep& step : xnnpack::plan_engine(graph, out, nhwc).steps)
+    for (const xnnpack::EngineStep& step : xnnpack::plan_engine(graph, out, nhwc, stems).steps)
       if (!step.xnnpack && !step.nhwc)
         for (NodeId n : step.nodes) changed = dense.erase(n) > 0 || changed;
   }
@@ -129,7 +133,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
         nhwc.insert(g.clamp);
       }
     }
-    plan = xnnpack::plan_engine(graph, out, nhwc);
+    plan = xnnpack::plan_engine(graph, out, nhwc, stems);
     std::vector<bool> nhwc_step(graph.num_nodes(), false);
     for (const xnnpack::EngineStep& step : plan.steps)
       if (step.nhwc)

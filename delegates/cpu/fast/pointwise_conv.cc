@@ -28,6 +28,7 @@
 #include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
+#include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/passes/fused_activation.h"
 
 namespace hetsched::cpu::fast {
@@ -97,6 +98,10 @@ bool windows_enabled() {
   return !(v && std::string(v) == "off");
 }
 
+// Whether an NHWC conv of this shape reads its windows in place: a kernel
+// row must be consecutive floats of an NHWC row.
+bool reads_windows(const ConvShape& g) { return g.dilation_w == 1 && windows_enabled(); }
+
 struct Geometry : ConvShape {
   int64_t out_pixels() const { return out_h * out_w; }
   int64_t taps() const { return kernel_h * kernel_w; }
@@ -111,9 +116,12 @@ struct Geometry : ConvShape {
 
 class GemmConv final : public FastOp {
  public:
-  GemmConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, const float* w,
-           const float* bias, float lo, float hi, ActivationPass post, TaskPool* pool)
-      : FastOp(y), x_(x), residual_(residual), g_(g), nhwc_(nhwc), lo_(lo), hi_(hi), post_(post), pool_(pool) {
+  // `nchw_input` (with nhwc): x is an island input in the caller's NCHW
+  // order, y NHWC.
+  GemmConv(const Tensor& x, Tensor& y, const Tensor* residual, const Geometry& g, bool nhwc, bool nchw_input,
+           const float* w, const float* bias, float lo, float hi, ActivationPass post, TaskPool* pool)
+      : FastOp(y), x_(x), residual_(residual), g_(g), nhwc_(nhwc), nchw_input_(nchw_input), lo_(lo), hi_(hi),
+        post_(post), pool_(pool) {
     const int threads = pool ? pool->threads() : 1;
     const int64_t depth = g_.depth(), taps = g_.taps();
     if (nhwc_) {
@@ -134,7 +142,7 @@ class GemmConv final : public FastOp {
       bias_.assign(static_cast<size_t>(split_.blocks * kBlockColumns), 0.f);
       if (bias) std::copy(bias, bias + g_.cout, bias_.begin());
       if (!g_.gathers()) return;
-      if (g_.dilation_w == 1 && windows_enabled()) {
+      if (reads_windows(g_)) {
         plan_windows();
         return;
       }
@@ -192,7 +200,7 @@ class GemmConv final : public FastOp {
     image_w_ = (g_.out_w - 1) * g_.stride_w + g_.kernel_w;
     const bool hangs_over = g_.pad_top > 0 || g_.pad_left > 0 || image_h_ - g_.pad_top > g_.in_h ||
                             image_w_ - g_.pad_left > g_.in_w;
-    if (!hangs_over) {  // a strided 1x1 conv, an unpadded KxK one: the input as it is
+    if (!hangs_over && !nchw_input_) {  // a strided 1x1 conv, an unpadded KxK one: the input as it is
       image_h_ = g_.in_h;
       image_w_ = g_.in_w;
     } else {
@@ -203,16 +211,24 @@ class GemmConv final : public FastOp {
     row_tasks_ = ceil_div(g_.batch * g_.out_h, band_rows_);
   }
 
-  // The input's rows into padded_'s interior.
+  // The input's rows into padded_'s interior (from NCHW, transposed, for
+  // an island input).
   const float* pad(const float* x) {
     float* dst = reinterpret_cast<float*>(padded_.data());
-    const int64_t rows = g_.batch * image_h_;
+    const int64_t rows = g_.batch * image_h_, cin = g_.cin, plane = g_.in_h * g_.in_w;
     const int64_t width = std::max<int64_t>(0, std::min(g_.in_w, image_w_ - g_.pad_left));
-    parallel_tasks(pool_, static_cast<size_t>(rows), static_cast<double>(rows * width * g_.cin), [&](size_t t) {
+    parallel_tasks(pool_, static_cast<size_t>(rows), static_cast<double>(rows * width * cin), [&](size_t t) {
       const int64_t n = static_cast<int64_t>(t) / image_h_, iy = static_cast<int64_t>(t) % image_h_ - g_.pad_top;
       if (iy < 0 || iy >= g_.in_h) return;
-      const float* src = x + (n * g_.in_h + iy) * g_.in_w * g_.cin;
-      std::copy(src, src + width * g_.cin, dst + (static_cast<int64_t>(t) * image_w_ + g_.pad_left) * g_.cin);
+      float* row = dst + (static_cast<int64_t>(t) * image_w_ + g_.pad_left) * cin;
+      if (!nchw_input_) {
+        const float* src = x + (n * g_.in_h + iy) * g_.in_w * cin;
+        std::copy(src, src + width * cin, row);
+        return;
+      }
+      const float* src = x + n * cin * plane + iy * g_.in_w;
+      for (int64_t c = 0; c < cin; ++c)
+        for (int64_t ix = 0; ix < width; ++ix) row[ix * cin + c] = src[c * plane + ix];
     });
     return dst;
   }
@@ -343,6 +359,7 @@ class GemmConv final : public FastOp {
   const Tensor* residual_;
   Geometry g_;
   bool nhwc_;
+  bool nchw_input_;  // nhwc_ only: x is an island input, NCHW
   float lo_, hi_;          // the fused Relu or Clip (after the residual)
   ActivationPass post_;    // any other activation (fused, or a SiLU), after the GEMM
   TaskPool* pool_;
@@ -380,8 +397,11 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
-  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, ctx.input(1).data<float>(), bias,
-                                              activation.lo, activation.hi, activation.pass, ctx.pool));
+  // An NHWC step's island input is the caller's NCHW tensor (segment_plan.h).
+  const bool nchw_input = ctx.nhwc && xnnpack::is_island_input(ctx.graph, ctx.node.inputs[0]);
+  if (nchw_input && !reads_windows(g)) return invalid_argument("an NHWC conv reading NCHW input needs its windows in place");
+  return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, nchw_input, ctx.input(1).data<float>(),
+                                              bias, activation.lo, activation.hi, activation.pass, ctx.pool));
 }
 
 // What GemmConv runs: a group-1 conv of static f32 rank-4 tensors with
@@ -469,7 +489,7 @@ Status dense_supported(const Graph& graph, const Node& node) {
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   const DenseConvShape shape{x[1], y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
-                             std::max<int64_t>(win.stride_h, win.stride_w)};
+                             std::max<int64_t>(win.stride_h, win.stride_w), win.dilation_w == 1 && windows_enabled()};
   if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
     return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
   return Status::ok();
@@ -541,6 +561,10 @@ FastOpKind dense_conv_kind() { return {"Conv", false, dense_supported, create_de
 
 bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
   return node.op == "Conv" && dense_supported(graph, node).is_ok();
+}
+
+bool dense_conv_reads_windows(const Graph& graph, const Node& node) {
+  return dense_conv_leaves_xnnpack(graph, node) && reads_windows(conv_shape(graph, node, xnnpack::read_conv(graph, node).value()));
 }
 
 }  // namespace hetsched::cpu::fast

@@ -212,7 +212,8 @@ void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
 // Pass 4: NHWC steps for the portable nodes that have an NHWC kernel and
 // sit between NHWC readers and writers only.
 void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_kernels,
-                               std::vector<EngineStep>& steps, std::vector<PortableReason>& portable) {
+                               const std::set<NodeId>& nchw_input_kernels, std::vector<EngineStep>& steps,
+                               std::vector<PortableReason>& portable) {
   std::vector<int> step_of(graph.num_nodes(), -1);
   for (size_t s = 0; s < steps.size(); ++s)
     for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
@@ -244,7 +245,10 @@ void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_
       const Node& node = graph.node(*it);
       bool all = true;
       for (ValueId v : node.outputs) all = all && v != kNoValue && resident(v);
-      for (ValueId v : activations(graph, node)) all = all && resident(v);
+      // The island's own inputs stay in the caller's NCHW order; a kernel
+      // that reads them so (a stem conv) may still run as an NHWC step.
+      for (ValueId v : activations(graph, node))
+        all = all && (resident(v) || (nchw_input_kernels.count(*it) && is_island_input(graph, v)));
       if (all) {
         ++it;
       } else {
@@ -307,13 +311,18 @@ int EnginePlan::portable_ops() const {
   return n;
 }
 
+bool is_island_input(const Graph& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  return !value.is_constant() && value.producer == kNoNode;
+}
+
 EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out,
-                       const std::set<NodeId>& nhwc_kernels) {
+                       const std::set<NodeId>& nhwc_kernels, const std::set<NodeId>& nchw_input_kernels) {
   EnginePlan plan;
   const std::vector<NodeCoverage> coverage = judge_nodes(graph, keep_out);
   plan.steps = form_segments(graph, coverage, nhwc_kernels, plan.portable);
   find_boundaries(graph, plan.steps);
-  keep_nhwc_across_portable(graph, nhwc_kernels, plan.steps, plan.portable);
+  keep_nhwc_across_portable(graph, nhwc_kernels, nchw_input_kernels, plan.steps, plan.portable);
   return plan;
 }
 

@@ -64,9 +64,17 @@ struct EnginePlan {
 //      its own, and those values stay NHWC between the steps.
 //   `nhwc_kernels`: those of keep_out's nodes that the caller can run on
 //   NHWC data too (the fast Winograd conv), candidates for pass 4 like the
-//   nodes of nhwc_ops.h.
+//   nodes of nhwc_ops.h. `nchw_input_kernels`: those of them that can also
+//   read an island input (is_island_input) in the caller's NCHW order and
+//   still write NHWC (a network's stem conv on the fast GEMM), so that pass
+//   4 takes them with such an input.
 EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& keep_out = {},
-                       const std::set<NodeId>& nhwc_kernels = {});
+                       const std::set<NodeId>& nhwc_kernels = {}, const std::set<NodeId>& nchw_input_kernels = {});
+
+// Whether `v` is one of the island's inputs (not a constant, written by no
+// node): its tensor holds the caller's NCHW data, also where an NHWC step
+// reads it.
+bool is_island_input(const Graph& graph, ValueId v);
 
 // Turns `plan`'s NHWC steps back into portable steps and clears every
 // segment's resident_nhwc (for when a segment falls back to the portable
