@@ -5,7 +5,8 @@
 // below, at and between the kernel's runs of 16, 32 and 64 (7, 16, 40, 96,
 // 200) and a filter too big for the pixel-by-pixel order (5x5 x 672),
 // batches, no bias; 1 and 2 threads, between two XNNPACK segments.
-// HETSCHED_DEPTHWISE=off leaves them on XNNPACK.
+// HETSCHED_DEPTHWISE=off leaves them on XNNPACK; =on also takes one with a
+// clamp after it.
 //
 // Tolerance: |fast - portable| <= 1e-5 * max |portable| + 1e-6 per element.
 // A tap or a pad one off, or a channel run read at the wrong offset,
@@ -42,8 +43,8 @@ ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std
               {{"kernel_shape", Ints{1, 1}}}, name);
 }
 
-// x -> 1x1 (XNNPACK) -> depthwise -> SiLU -> 1x1 (XNNPACK).
-Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::string& name) {
+// x -> 1x1 (XNNPACK) -> depthwise -> SiLU (or Relu) -> 1x1 (XNNPACK).
+Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::string& name, bool relu = false) {
   GraphBuilder b(name);
   const ValueId a = conv1x1(b, b.input("x", f32(x)), x[1], channels, "pre", 3);
   std::vector<ValueId> ins{a, b.constant("dw_w", random_tensor({channels, 1, d.kernel[0], d.kernel[1]}, 5, -0.4f, 0.4f))};
@@ -55,7 +56,7 @@ Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::str
                           {"dilations", d.dilations},
                           {"group", channels}},
                          "dw");
-  const ValueId s = b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
+  const ValueId s = relu ? b.op("Relu", {c}, {}, "relu") : b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
   b.output(conv1x1(b, s, channels, 5, "post", 7));
   return testing::build(b);
 }
@@ -93,6 +94,21 @@ TEST(DepthwiseNhwcTest, ChannelRunsBatchesAndBigFiltersMatchPortable) {
   Depthwise no_bias;
   no_bias.bias = false;
   expect_agrees({3, 3, 5, 6}, 40, no_bias);
+}
+
+// With a clamp (a Relu) after it rather than a SiLU, XNNPACK's depthwise
+// kernel is the faster one (conv_group.cc): the rule leaves the conv in the
+// one segment; HETSCHED_DEPTHWISE=on (benchmarks) takes it with its clamp.
+TEST(DepthwiseNhwcTest, OnTakesOneWithAClampWhichTheRuleLeaves) {
+  if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2 and FMA";
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  const Graph graph = block({1, 3, 9, 11}, 40, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}}, "dw_relu", true);
+  {
+    ScopedEnv on("HETSCHED_DEPTHWISE", "on");
+    testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 1, 2, 1e-5f, "depthwise");
+  }
+  ScopedEnv rule("HETSCHED_DEPTHWISE", nullptr);
+  testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 0, 1, 1e-5f, "depthwise");
 }
 
 TEST(DepthwiseNhwcTest, OffKeepsTheConvOnXnnpack) {

@@ -88,16 +88,25 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
     if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
       groups.push_back(with_silu(id, *silu, winograd_conv_leaves_xnnpack(graph, graph.node(id)) ? ConvGroup::Kernel::kWinograd
                                                                                                  : ConvGroup::Kernel::kDense));
-  if (rule_choice("HETSCHED_DEPTHWISE") == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
+  const RuleChoice depthwise = rule_choice("HETSCHED_DEPTHWISE");
+  if (depthwise == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& conv = graph.node(id);
     if (!depthwise_nhwc_supported(graph, conv).is_ok()) continue;
+    const std::optional<SiluGroup> silu = silu_after(graph, conv);
+    if (!silu && depthwise == RuleChoice::kOn) {  // with its own clamp, if any
+      ConvGroup g;
+      g.conv = id;
+      g.output = conv.outputs[0];
+      g.kernel = ConvGroup::Kernel::kDepthwise;
+      groups.push_back(g);
+      continue;
+    }
     // Only with a SiLU to take in: with a clamp or nothing after it,
     // XNNPACK's own kernel measured as fast or faster (MobileNetV3,
     // RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with every depthwise
     // conv here; only MnasNet gained).
-    if (const std::optional<SiluGroup> silu = silu_after(graph, conv))
-      groups.push_back(with_silu(id, *silu, ConvGroup::Kernel::kDepthwise));
+    if (silu) groups.push_back(with_silu(id, *silu, ConvGroup::Kernel::kDepthwise));
   }
   return groups;
 }
