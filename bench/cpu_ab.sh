@@ -13,7 +13,8 @@
 #                        VARIANT... -- MODEL[:SHAPE]...
 # VARIANT: "default", NAME=VALUE[,NAME=VALUE...] (environment for the
 # default build), or @PATH[:NAME=VALUE,...] (another hetsched binary). SHAPE
-# (for --ort) defaults to 1x3x224x224.
+# (the first input's, for --ort, and hetsched's --input-shape where given;
+# reading the input's name needs python3's onnx) defaults to 1x3x224x224.
 #   bench/cpu_ab.sh --threads 1 --rounds 3 default HETSCHED_CPU_ARENA=off -- resnet50.onnx
 #   bench/cpu_ab.sh --threads "16 1" --rounds 2 --ort default @/tmp/old/hetsched -- yolo_n.onnx:1x3x320x320
 set -euo pipefail
@@ -40,16 +41,17 @@ shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# One variant's p50 in ms on model $2 with $3 threads.
+# One variant's p50 in ms on model $2 with $3 threads ($4: --input-shape
+# NAME=SHAPE for a model with dynamic dims, or nothing).
 p50() {
-  local variant=$1 model=$2 t=$3 bin=$hetsched envs=""
+  local variant=$1 model=$2 t=$3 given=${4:-} bin=$hetsched envs=""
   case "$variant" in
     default) ;;
     @*) bin=${variant#@}; bin=${bin%%:*}; [ "$variant" != "@$bin" ] && envs=${variant#*:} ;;
     *) envs=$variant ;;
   esac
   printf 'name: cpu_ab\ndelegates:\n  cpu: {enabled: true, engine: xnnpack, threads: %s}\n' "$t" > "$work/cpu$t.yaml"
-  env ${envs//,/ } "$bin" bench "$model" --profile "$work/cpu$t.yaml" -n "$runs" --warmup 3 2>&1 |
+  env ${envs//,/ } "$bin" bench "$model" --profile "$work/cpu$t.yaml" -n "$runs" --warmup 3 $given 2>&1 |
     grep -oE 'p50 [0-9.]+ ms' | head -1 | awk '{print $2}'
 }
 
@@ -57,12 +59,18 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{v[NR]=$1} END {print NR 
 
 for spec in "$@"; do
   model=${spec%%:*}
-  shape=1x3x224x224
-  [ "$spec" != "$model" ] && shape=${spec#*:}
+  shape=1x3x224x224 given=""
+  # A SHAPE given is also hetsched's --input-shape for the first input (a
+  # model with dynamic dims, such as PP-OCR det, needs it).
+  if [ "$spec" != "$model" ]; then
+    shape=${spec#*:}
+    name=$(python3 -c 'import onnx, sys; print(onnx.load(sys.argv[1], load_external_data=False).graph.input[0].name)' "$model")
+    given="--input-shape $name=$shape"
+  fi
   for t in $threads; do
     declare -A got=()
     for ((r = 1; r <= rounds; ++r)); do
-      for v in "${variants[@]}"; do got[$v]="${got[$v]:-} $(p50 "$v" "$model" "$t")"; done
+      for v in "${variants[@]}"; do got[$v]="${got[$v]:-} $(p50 "$v" "$model" "$t" "$given")"; done
     done
     line="$(basename "$model" .onnx) threads=$t"
     for v in "${variants[@]}"; do line="$line | $v $(echo "${got[$v]}" | median) ms"; done
