@@ -14,6 +14,7 @@ namespace hetsched {
 namespace {
 
 using cpu::IslandArena;
+using testing::ScopedEnv;
 using cpu::xnnpack::EnginePlan;
 using cpu::xnnpack::EngineStep;
 
@@ -100,6 +101,64 @@ TEST(IslandArenaTest, AGroupsOutputLivesFromTheStepItRunsAt) {
   EXPECT_FALSE(at.count(c));  // written and read at step 1 only, never materialised
   EXPECT_FALSE(overlap(g, at, s, t));  // s written at step 1, t alive over steps 2-3
   EXPECT_FALSE(overlap(g, at, s, r));
+  // r is the conv's own input, and n2 reads it later: s has bytes of its own.
+  EXPECT_TRUE(arena->views.empty());
+}
+
+// x -> n0 (segment) -> r -> n1 (segment) -> a -> n2 the group's conv (fast,
+// reading a) + n3 its Add of r -> s -> n4 (segment) -> v -> n5 (segment)
+// -> y. The group is r's last reader, so s takes over r's bytes: s is no
+// value of its own, and r lives until n4 reads s. With n6 reading r after
+// the group, s keeps bytes of its own.
+TEST(IslandArenaTest, AResidualGroupsOutputTakesOverTheResidualItReadsLast) {
+  for (const bool read_after : {false, true}) {
+    SCOPED_TRACE(read_after ? "r read after the group" : "the group reads r last");
+    GraphBuilder b("in_place");
+    const ValueId x = b.input("x", f32({1, 256}));
+    const ValueId r = b.op("Relu", {x}, {}, "n0");
+    const ValueId a = b.op("Relu", {r}, {}, "n1");
+    const ValueId c = b.op("Relu", {a}, {}, "n2_conv");
+    const ValueId s = b.op("Add", {c, r}, {}, "n3_add");
+    const ValueId v = b.op("Relu", {s}, {}, "n4");
+    const ValueId y = b.op("Relu", {v}, {}, "n5");
+    if (read_after) {
+      b.output(b.op("Add", {y, r}, {}, "n6"));
+    } else {
+      b.output(y);
+    }
+    const Graph g = testing::build(b);
+    EnginePlan plan;
+    plan.steps = {segment({0}), segment({1}), portable({2}), portable({3}), segment({4}), segment({5})};
+    if (read_after) plan.steps.push_back(segment({6}));
+    cpu::fast::FastPlan fast;
+    fast.on_fast_kernel.assign(g.num_nodes(), false);
+    cpu::fast::ConvGroup group;
+    group.conv = 2;
+    group.add = 3;
+    group.residual = r;
+    group.output = s;
+    fast.conv_groups = {group};
+    fast.conv_group_at[2] = 0;
+    fast.in_conv_group.insert(3);
+    const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
+    ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+    const auto at = offsets_of(*arena);
+    ASSERT_TRUE(at.count(r) && at.count(a) && at.count(v));
+    if (read_after) {
+      EXPECT_TRUE(arena->views.empty());
+      ASSERT_TRUE(at.count(s));
+      EXPECT_FALSE(overlap(g, at, s, r));
+      continue;
+    }
+    EXPECT_EQ(arena->views, (std::map<ValueId, ValueId>{{s, r}}));
+    EXPECT_FALSE(at.count(s));
+    EXPECT_FALSE(overlap(g, at, r, a));  // both alive at the group's step
+    EXPECT_FALSE(overlap(g, at, r, v));  // r holds s until n4 has read it
+    ScopedEnv off("HETSCHED_RESIDUAL_IN_PLACE", "off");
+    const Result<IslandArena> apart = cpu::plan_island_arena(g, plan, fast);
+    ASSERT_TRUE(apart.is_ok()) << apart.status().message();
+    EXPECT_TRUE(apart->views.empty());
+  }
 }
 
 // x -> n0 (segment) -> v0 -> n1 Reshape (portable) -> v1 -> n2 Flatten

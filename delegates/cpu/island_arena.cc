@@ -3,11 +3,18 @@
 #include <algorithm>
 #include <string>
 
+#include "delegates/cpu/fast/rule_choice.h"
 #include "memory/arena_planner.h"
 
 namespace hetsched::cpu {
 
 namespace {
+
+// HETSCHED_RESIDUAL_IN_PLACE=off gives a residual group's output a buffer of
+// its own again (A/B runs).
+bool rule_choice_residual_in_place() {
+  return fast::rule_choice("HETSCHED_RESIDUAL_IN_PLACE") != fast::RuleChoice::kOff;
+}
 
 // 64: a cache line, and the alignment the fast kernels' AVX-512 loads and
 // XNNPACK's external values expect of a tensor.
@@ -73,13 +80,39 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   };
   IslandArena out;
   out.views = island_views(graph, plan, fast);
+  const std::map<ValueId, ValueId> reshaped = out.views;  // the Reshape-like ones
+  // A 1x1 conv group's output takes over its residual's bytes where the
+  // group is the residual's last reader: the epilogue reads each element of
+  // the residual just before it writes the same element of the output, so
+  // the output costs no memory of its own and its stores hit lines the
+  // residual's loads just brought in (no separate read-for-ownership).
+  if (rule_choice_residual_in_place())
+    for (const fast::ConvGroup& g : fast.conv_groups) {
+      const ValueId r = g.residual;
+      if (r == kNoValue || is_edge(g.output) || is_edge(r) || reshaped.count(r) || out.views.count(g.output)) continue;
+      const Value& residual = graph.value(r);
+      const Value& output = graph.value(g.output);
+      if (residual.is_constant() || residual.producer == kNoNode || portable_kernel[residual.producer] ||
+          run_step[residual.producer] < 0 || !residual.type_known || !output.type_known || residual.type != output.type)
+        continue;
+      // Not the conv's own input (read by every tile while outputs are
+      // written), read by nothing after the group, and no view's root.
+      const int at = run_step[g.conv];
+      bool last = graph.node(g.conv).inputs[0] != r;
+      for (NodeId reader : graph.consumers(r)) last = last && run_step[reader] >= 0 && run_step[reader] <= at;
+      for (const auto& [view, root] : out.views) last = last && root != r;
+      if (last) out.views[g.output] = r;
+    }
   const std::map<ValueId, ValueId>& views = out.views;
+  // Each root's views, whose readers read the root's bytes.
+  std::map<ValueId, std::vector<ValueId>> views_of;
+  for (const auto& [view, root] : views) views_of[root].push_back(view);
   std::vector<memory::BufferRequest> requests;
   std::vector<ValueId> values;
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
     if (run_step[n] < 0 || portable_kernel[n]) continue;
     for (ValueId v : graph.node(n).outputs) {
-      if (v == kNoValue || is_edge(v)) continue;
+      if (v == kNoValue || is_edge(v) || views.count(v)) continue;  // a view has its root's bytes
       const Value& value = graph.value(v);
       if (value.is_constant() || !value.type_known || !value.type.is_static()) continue;
       const std::optional<size_t> bytes = checked_byte_size(value.type);
@@ -87,12 +120,13 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       int first = run_step[n], last = run_step[n];
       bool all_read = true;
       std::vector<NodeId> readers = graph.consumers(v);
+      // A view's readers read v's bytes (views of views included: each
+      // maps to the first non-view up its chain).
+      if (const auto of = views_of.find(v); of != views_of.end())
+        for (ValueId view : of->second)
+          for (NodeId r : graph.consumers(view)) readers.push_back(r);
       for (size_t i = 0; i < readers.size(); ++i) {
         const NodeId r = readers[i];
-        // A view's readers read v's bytes (views of views included).
-        if (const auto view = views.find(graph.node(r).outputs.empty() ? kNoValue : graph.node(r).outputs[0]);
-            view != views.end() && view->second == v)
-          for (NodeId rr : graph.consumers(view->first)) readers.push_back(rr);
         all_read = all_read && run_step[r] >= 0;
         first = std::min(first, run_step[r]);
         last = std::max(last, run_step[r]);

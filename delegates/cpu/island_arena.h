@@ -26,7 +26,11 @@ namespace hetsched::cpu {
 struct IslandArena {
   std::vector<std::pair<ValueId, uint64_t>> placed;  // value -> byte offset in the arena
   uint64_t bytes = 0;                                 // the arena's size
-  std::map<ValueId, ValueId> views;                   // island_views() of the plan, which the arena planned for
+  // View -> root: island_views() of the plan, and each residual conv
+  // group's output that takes over its residual's bytes (the group reads
+  // the residual last; HETSCHED_RESIDUAL_IN_PLACE=off: none), which the
+  // arena planned for.
+  std::map<ValueId, ValueId> views;
 };
 
 // The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
@@ -42,7 +46,11 @@ std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::Engin
 
 // Plans the arena of `graph` run as `plan` (with `fast`'s groups, each of
 // which runs at its leading node's step). A view's readers keep its root
-// alive; a view itself is not placed.
+// alive; a view itself is not placed. A 1x1 conv group with a residual Add
+// that is the residual's last reader (not the conv's own input, no view's
+// root) writes its output over the residual, element by element after
+// reading it: a view of it here, so the output needs no bytes of its own
+// and its stores find their lines in cache (ResNet's bottleneck ends).
 Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EnginePlan& plan, const fast::FastPlan& fast);
 
 }  // namespace hetsched::cpu
