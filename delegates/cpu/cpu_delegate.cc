@@ -201,6 +201,9 @@ class CpuIslandHandle final : public IslandHandle {
         if (on_fast[step.nodes[0]]) {
           fast::FastOpContext fctx{graph_, nhwc_node, pool_, tensor_of};
           fctx.nhwc = true;
+          // A stem conv's island input stays NCHW (segment_plan.h, pass 4).
+          fctx.nchw_input = !nhwc_node.inputs.empty() && nhwc_node.inputs[0] != kNoValue &&
+                            xnnpack::is_island_input(graph_, nhwc_node.inputs[0]);
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
           add_fast_step(std::move(op), {step.nodes[0]}, nhwc_node.outputs[0], i, plan, segments, step_of);
           spdlog::debug("[CPU] island {}: {} runs on its fast NHWC kernel between segments", island_id_,

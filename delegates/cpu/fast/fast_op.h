@@ -60,6 +60,10 @@ struct FastOpContext {
   // (an NHWC step between XNNPACK segments, xnnpack/segment_plan.h): only
   // for the ops fast_op_has_nhwc_kernel() names.
   bool nhwc = false;
+  // With nhwc: the node's input 0 is an island input, which stays in the
+  // caller's NCHW order (xnnpack::is_island_input; only for the convs of
+  // dense_conv_reads_windows(), a network's stem).
+  bool nchw_input = false;
 
   // The island's tensor of an input, or its constant.
   const Tensor& input(size_t i) const;

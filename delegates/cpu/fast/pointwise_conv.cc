@@ -28,7 +28,6 @@
 #include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
-#include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/passes/fused_activation.h"
 
 namespace hetsched::cpu::fast {
@@ -397,8 +396,7 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   const float* bias = ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue ? ctx.input(2).data<float>() : nullptr;
   const Tensor* residual = group.residual == kNoValue ? nullptr : &ctx.tensor_of(group.residual);
-  // An NHWC step's island input is the caller's NCHW tensor (segment_plan.h).
-  const bool nchw_input = ctx.nhwc && xnnpack::is_island_input(ctx.graph, ctx.node.inputs[0]);
+  const bool nchw_input = ctx.nhwc && ctx.nchw_input;
   if (nchw_input && !reads_windows(g)) return invalid_argument("an NHWC conv reading NCHW input needs its windows in place");
   return std::unique_ptr<FastOp>(new GemmConv(x, y, residual, g, ctx.nhwc, nchw_input, ctx.input(1).data<float>(),
                                               bias, activation.lo, activation.hi, activation.pass, ctx.pool));
