@@ -191,9 +191,9 @@ TEST(DenseConvRuleTest, OnlyBetweenSegmentsUnderTheRule) {
 
 // Under the rule (AVX-512 only): ResNet-50's last-stage 3x3 (512 channels
 // at 7x7) and its stride-2 3x3s go to the fast GEMM, windows gathered or
-// read in place; the 7x7 stem (K 147) only when they are read in place; a
-// small early 3x3 (or a 3x3 stem) stays on XNNPACK; a deep conv on a map
-// too large to gather goes only in place.
+// read in place; the 7x7 stem (K 147), 5x5s and 3x3s from depth 384 only
+// when they are read in place; a small early 3x3 (or a 3x3 stem) stays on
+// XNNPACK; a deep conv on a map too large to gather goes only in place.
 TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndStemsReadInPlace) {
   using cpu::fast::DenseConvShape;
   using cpu::fast::dense_conv_pays;
@@ -207,6 +207,9 @@ TEST(DenseConvRuleTest, TakesDeepNarrowMapsAndStemsReadInPlace) {
     EXPECT_TRUE(dense_conv_pays(DenseConvShape{512, 512, 9, 49, 2, in_place}));
     EXPECT_TRUE(dense_conv_pays(DenseConvShape{256, 256, 9, 196, 2, in_place}));
     EXPECT_EQ(dense_conv_pays(DenseConvShape{3, 64, 49, 12544, 2, in_place}), in_place);
+    EXPECT_EQ(dense_conv_pays(DenseConvShape{16, 32, 25, 3136, 1, in_place}), in_place);  // 5x5
+    EXPECT_EQ(dense_conv_pays(DenseConvShape{48, 96, 9, 784, 2, in_place}), in_place);    // depth 432
+    EXPECT_FALSE(dense_conv_pays(DenseConvShape{32, 64, 9, 3136, 2, in_place}));          // depth 288
     EXPECT_FALSE(dense_conv_pays(DenseConvShape{3, 32, 9, 12544, 2, in_place}));
     EXPECT_FALSE(dense_conv_pays(DenseConvShape{16, 16, 9, 12544, 1, in_place}));
     EXPECT_EQ(dense_conv_pays(DenseConvShape{128, 128, 9, 160 * 160, 1, in_place}), in_place);

@@ -21,21 +21,28 @@ constexpr int64_t kMinOutChannels = 64;
 // The gathered A is one buffer of pixels x depth floats, made at init: a
 // 640x640 map would need hundreds of MB. Past this, XNNPACK keeps it.
 constexpr int64_t kMaxGatheredBytes = int64_t{16} << 20;
-// Read in place (no gather), a 7x7 stem on 3 channels (K 147) ran 0.67x
-// XNNPACK's time on the session-14 Xeon at 1 thread (1.54 against 2.29 ms,
-// 224x224 -> 64 channels); a 3x3 one (K 27) 1.0-1.35x: kernels of 5x5 and
-// more pay from this depth.
-constexpr int64_t kMinStemTaps = 25;
-constexpr int64_t kMinStemDepth = 64;
+// Windows read in place (no gather; the session-14 Xeon, AVX-512, 1 and 2
+// threads): 5x5 and 7x7 kernels ran 0.62-0.81x XNNPACK's time from a depth
+// of 75 and 24 output channels (a 7x7 stem on 3 channels, 224x224 -> 64 or
+// 32: 0.62-0.67; 5x5 at 7x7-56x56 maps, 16-48 -> 24-128 channels: 0.79-0.81),
+// 8 -> 16 at 112x112 even (0.99); 3x3s from a depth of 384 (48 -> 96
+// stride 2: 0.81-0.83; 32 -> 64 at depth 288: 0.93; 24 -> 48: 1.04; a 3x3
+// stem, depth 27: 1.0-1.35).
+constexpr int64_t kMinWideTaps = 25;
+constexpr int64_t kMinWideDepth = 64;
+constexpr int64_t kMinWideOutChannels = 24;
+constexpr int64_t kMinInPlaceDepth = 384;
 
 }  // namespace
 
 bool dense_conv_pays(const DenseConvShape& s) {
-  if (!cpu_has_avx512f()) return false;
+  if (!cpu_has_avx512f() || s.taps <= 1) return false;
   const int64_t depth = s.taps * s.cin;
-  if (s.taps <= 1 || s.cout < kMinOutChannels) return false;
-  if (!s.windows_in_place) return depth >= kMinDepth && s.pixels * depth * static_cast<int64_t>(sizeof(float)) <= kMaxGatheredBytes;
-  return depth >= kMinDepth || (s.taps >= kMinStemTaps && depth >= kMinStemDepth);
+  if (!s.windows_in_place)
+    return depth >= kMinDepth && s.cout >= kMinOutChannels &&
+           s.pixels * depth * static_cast<int64_t>(sizeof(float)) <= kMaxGatheredBytes;
+  return (s.taps >= kMinWideTaps && depth >= kMinWideDepth && s.cout >= kMinWideOutChannels) ||
+         (depth >= kMinInPlaceDepth && s.cout >= kMinOutChannels);
 }
 
 DenseConvChoice dense_conv_choice() { return rule_choice("HETSCHED_DENSE_CONV"); }
