@@ -100,8 +100,8 @@ TEST(SeScaleLoweringTest, AHiddenValueReadElsewhereAChainAfterTheMulOrTooManyHid
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 0u);
   wide.squeeze = 1024;
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 1u);
-  Block big;  // 512 x 129 weights, past kSeScaleMaxWeights
-  big.channels = 512;
+  Block big;  // 1024 x 129 weights, past kSeScaleMaxWeights
+  big.channels = 1024;
   big.squeeze = 129;
   EXPECT_EQ(count(lower(block(big)), Kernel::kSeScale), 0u);
   big.squeeze = 128;
@@ -148,6 +148,10 @@ TEST_F(SeScaleGpuTest, MobileNetStyleBlocksMatchTheCpuKernels) {
   expect_matches_cpu({1, 16, 4, 7, 5});
   expect_matches_cpu({2, 37, 9, 13, 11, true, false, true});
   expect_matches_cpu({1, 12, 3, 56, 56});  // planes wider than a workgroup's 1024 elements
+  // MobileNetV3-Small's last blocks (576 x 144, fused since session 14):
+  // 36 quads of hidden units, 7 channel parts of 82 channels each (the
+  // four-sum loop and its tail), 21 gates of 8 lanes per workgroup.
+  expect_matches_cpu({1, 576, 144, 7, 7});
 }
 
 TEST_F(SeScaleGpuTest, EfficientNetStyleBlocksWithManyUnitsAndChannelsMatchTheCpuKernels) {

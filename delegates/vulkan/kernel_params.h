@@ -151,11 +151,13 @@ inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgrou
 // Every workgroup reads both weight matrices (from the L2 cache after the
 // first) and sums channels x squeeze products for its hidden units: past
 // this many elements of W1 that costs more than the two dispatches it
-// saves. On an H200 with every block fused, MobileNetV3-Small (two blocks
-// of 576 x 144) ran slower (0.650 -> 0.722 ms) and EfficientNet-B0 (at most
-// 1152 x 48) faster (1.075 -> 1.019 ms); with this bound both gain (0.582
-// and 1.018 ms; RegNetY-400MF 1.41 -> 1.39).
-inline constexpr uint32_t kSeScaleMaxWeights = 65536;
+// saves. Session 10's kernel (one invocation per hidden unit walking its
+// row) made MobileNetV3-Small's two 576 x 144 blocks slower fused, so the
+// bound was 65536; with four units per load and four sums in flight
+// (session 14) those blocks take 14 us fused on an H100, against about 23
+// for the fc1, fc2 and Mul dispatches, and MobileNetV3-Small fp16 went
+// 0.508 -> 0.479 ms with them fused.
+inline constexpr uint32_t kSeScaleMaxWeights = 131072;
 
 // pool2d.comp.
 struct PoolPush {

@@ -1600,15 +1600,19 @@ class Lowering {
     HS_ASSIGN_OR_RETURN(const ChannelAffine a2, fold_channel_affine(*se.expand, channels));
     const std::vector<float> w1 = g_.value(reduce.inputs[1]).constant->to_float_vector();  // [squeeze][channels]
     const std::vector<float> w2 = g_.value(expand.inputs[1]).constant->to_float_vector();  // [channels][squeeze]
-    // W1 transposed to [channels][squeeze] and scaled, b1, W2 scaled, b2.
+    // W1 transposed to [channels][squeeze4] and scaled, b1, W2 scaled
+    // [channels][squeeze4], b2: squeeze4 is squeeze rounded up to whole
+    // vec4s (se_scale.comp reads four units at a time), the padding zero.
+    const int64_t squeeze4 = (squeeze + 3) / 4 * 4;
     std::vector<float> weights;
-    weights.reserve(static_cast<size_t>(2 * squeeze * channels + squeeze + channels));
+    weights.reserve(static_cast<size_t>(2 * squeeze4 * channels + squeeze4 + channels + 3));
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w1[j * channels + c] * a1.scale[j]);
-    weights.insert(weights.end(), a1.bias.begin(), a1.bias.end());
+      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w1[j * channels + c] * a1.scale[j] : 0.f);
+    for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? a1.bias[j] : 0.f);
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w2[c * squeeze + j] * a2.scale[c]);
+      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w2[c * squeeze + j] * a2.scale[c] : 0.f);
     weights.insert(weights.end(), a2.bias.begin(), a2.bias.end());
+    weights.resize((weights.size() + 3) / 4 * 4, 0.f);
 
     SeScalePush p{};
     p.batch = u32(batch);
