@@ -159,6 +159,12 @@ inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgrou
 // 0.508 -> 0.479 ms with them fused.
 inline constexpr uint32_t kSeScaleMaxWeights = 131072;
 
+// depthwise_mean.comp: a workgroup of 256 invocations makes one output
+// plane (and its mean), so planes stay at most this many pixels (56 x 56:
+// 13 pixels an invocation). Larger ones keep depthwise_conv2d.comp, an
+// invocation per output, and the mean's own dispatch.
+inline constexpr int64_t kDepthwiseMeanMaxPlane = 56 * 56;
+
 // pool2d.comp.
 struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;

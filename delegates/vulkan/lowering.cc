@@ -48,6 +48,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat128x128: return "gemm_coopmat_128x128";
     case Kernel::kGemmCoopmat128x256: return "gemm_coopmat_128x256";
     case Kernel::kSeScale: return "se_scale";
+    case Kernel::kDepthwiseMean: return "depthwise_mean";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -90,6 +91,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kSeScale: return 4;
+    case Kernel::kDepthwiseMean: return 5;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -123,6 +125,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kDepthwiseMean:
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSeScale: return sizeof(SeScalePush);
@@ -301,6 +304,7 @@ class Lowering {
 
     HS_RETURN_IF_ERROR(group_nodes());
     HS_RETURN_IF_ERROR(plan_se_scale());
+    HS_RETURN_IF_ERROR(plan_depthwise_means());
     place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
@@ -816,6 +820,7 @@ class Lowering {
     for (const Group* group : order) {
       if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
       if (in_se_scale_.count(group->nodes[0]) != 0) continue;  // runs with its block's Mul (se_scale_at_)
+      if (mean_in_depthwise_.count(group->nodes[0]) != 0) continue;  // written by its depthwise conv
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -978,6 +983,23 @@ class Lowering {
       const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
       const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
       const int out = new_value_buffer(group.output);
+      if (auto fused = depthwise_mean_of_.find(group.nodes[0]); fused != depthwise_mean_of_.end()) {
+        // depthwise_mean.comp: one workgroup per output plane, which also
+        // writes the plane's mean (plan_depthwise_means).
+        const Group& mean = *fused->second;
+        for (NodeId id : mean.nodes) {
+          label_ += "+" + g_.node(id).name;
+          node_names_.push_back(g_.node(id).name);
+          node_ops_.push_back(g_.node(id).op);
+        }
+        const int means = new_value_buffer(mean.output);
+        Step step = dispatch(Kernel::kDepthwiseMean, words_of(p), grid_1d(static_cast<uint64_t>(x.shape[0] * out_channels)));
+        step.bindings = {in, w_buffer, b_buffer, out, means};
+        step.reads = {in, w_buffer, b_buffer};
+        step.writes = {out, means};
+        out_.steps.push_back(std::move(step));
+        return Status::ok();
+      }
       const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
       Step step =
           dispatch(Kernel::kDepthwiseConv2d, words_of(p), grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)));
@@ -1557,6 +1579,45 @@ class Lowering {
       }
     }
     return Status::ok();
+  }
+
+  // The spatial mean (GlobalAveragePool, or ReduceMean over H and W) of a
+  // depthwise conv's output — the squeeze of a squeeze-and-excitation
+  // block, read by se_scale or by the block's first 1x1 conv — is written
+  // by the conv itself (depthwise_mean.comp: a workgroup per output plane)
+  // when the planes have at most kDepthwiseMeanMaxPlane pixels: the mean's
+  // dispatch, and the barrier before it, go. The conv's output is written
+  // as before (the block's Mul reads it).
+  Status plan_depthwise_means() {
+    std::map<ValueId, const Group*> writer;
+    for (const Group& group : groups_) writer[group.output] = &group;
+    for (const Group& mean : groups_) {
+      if (elided_.count(mean.nodes[0]) != 0 || in_se_scale_.count(mean.nodes[0]) != 0) continue;
+      HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(mean));
+      if (!spatial) continue;
+      auto conv = writer.find(g_.node(mean.nodes[0]).inputs[0]);
+      if (conv == writer.end() || !is_depthwise_2d(*conv->second)) continue;
+      const Shape& y = g_.value(conv->second->output).type.shape;
+      if (y[2] * y[3] > kDepthwiseMeanMaxPlane || depthwise_mean_of_.count(conv->second->nodes[0]) != 0) continue;
+      depthwise_mean_of_[conv->second->nodes[0]] = &mean;
+      mean_in_depthwise_.insert(mean.nodes[0]);
+    }
+    return Status::ok();
+  }
+
+  // A Conv group of rank-4 tensors whose groups each read one input
+  // channel (emit_conv runs it on a depthwise kernel), with constant
+  // weights and no residual.
+  bool is_depthwise_2d(const Group& group) const {
+    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
+    const Node& n = g_.node(group.nodes[0]);
+    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& w = g_.value(n.inputs[1]).type.shape;
+    const Shape& y = g_.value(group.output).type.shape;
+    Result<int64_t> groups = n.attrs.get_int("group", 1);
+    return groups.is_ok() && *groups > 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && x[1] == *groups &&
+           w[1] == 1;
   }
 
   // A Conv group on a one-pixel input with 1x1 constant weights, one
@@ -2271,6 +2332,10 @@ class Lowering {
   // they absorb.
   std::map<NodeId, SeBlock> se_scale_at_;
   std::set<NodeId> in_se_scale_;
+  // plan_depthwise_means' fusions: a depthwise conv group's head -> the
+  // spatial mean group it also writes; those mean groups' heads.
+  std::map<NodeId, const Group*> depthwise_mean_of_;
+  std::set<NodeId> mean_in_depthwise_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)

@@ -69,8 +69,11 @@ enum class Kernel : uint8_t {
   // holding 4 x 2 accumulators):
   kGemmCoopmat128x128,  // 128 x 128 tiles, 256 invocations (gemm_coopmat_128x128.comp)
   kGemmCoopmat128x256,  // 128 x 256 tiles, 512 invocations (gemm_coopmat_128x256.comp)
+  // A depthwise conv that also writes its output planes' means (the squeeze
+  // of a squeeze-and-excitation block): depthwise_mean.comp.
+  kDepthwiseMean,
 };
-inline constexpr size_t kKernelCount = 26;
+inline constexpr size_t kKernelCount = 27;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
