@@ -216,12 +216,17 @@ TEST(DepthwiseMeanLoweringTest, ASpatialMeanOfADepthwiseConvIsWrittenByTheConv) 
   const LoweredIsland channels = lower(depthwise_mean(reduce));
   EXPECT_EQ(count(channels, Kernel::kDepthwiseMean), 0u);
   EXPECT_EQ(channels.dispatch_count(), 2u);
-  DepthwiseMean wide;  // the padding widens the output by one: 57 x 56, then 56 x 56
-  wide.h = 57;
-  wide.w = 55;
+  DepthwiseMean wide;  // the padding widens the output by one: 29 x 28, then 28 x 28
+  wide.h = 29;
+  wide.w = 27;
   EXPECT_EQ(count(lower(depthwise_mean(wide)), Kernel::kDepthwiseMean), 0u);
-  wide.h = 56;
-  EXPECT_EQ(count(lower(depthwise_mean(wide)), Kernel::kDepthwiseMean), 1u);
+  wide.h = 28;
+  const LoweredIsland fused = lower(depthwise_mean(wide));
+  ASSERT_EQ(count(fused, Kernel::kDepthwiseMean), 1u);
+  // Workgroups of the plane's pixels rounded up to a power of two, 64 to 256.
+  EXPECT_EQ(fused.steps[0].specialization, std::vector<uint32_t>{256});
+  EXPECT_EQ(lower(depthwise_mean({})).steps[0].specialization, std::vector<uint32_t>{128});  // 9 x 8
+  EXPECT_EQ(lower(depthwise_mean({1, 2, 7, 6})).steps[0].specialization, std::vector<uint32_t>{64});  // 7 x 7
 }
 
 class DepthwiseMeanGpuTest : public hetsched::testing::VkTest {
@@ -268,7 +273,8 @@ TEST_F(DepthwiseMeanGpuTest, ConvOutputsAndMeansMatchTheCpuKernels) {
   expect_matches_cpu({});
   expect_matches_cpu({2, 5, 14, 11, 5, 2, 1, true});  // batches, 5x5 stride 2, ReduceMean
   expect_matches_cpu({1, 3, 12, 12, 3, 1, 2});          // dilation
-  expect_matches_cpu({1, 4, 56, 55, 3, 1, 1});          // 56 x 56 outputs: 13 per invocation
+  expect_matches_cpu({1, 4, 28, 27, 3, 1, 1});          // 28 x 28 outputs: 4 per invocation of 256
+  expect_matches_cpu({1, 7, 7, 6, 3, 1, 1});            // 7 x 7 on 64 invocations
   // (f16 storage of the conv's output and the means, both intermediates
   // there: SeScaleGpuTest.BlocksWithF16StorageMatchTheCpuKernels.)
 }

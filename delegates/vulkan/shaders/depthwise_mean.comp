@@ -6,17 +6,20 @@
 // RegNetY, ...), which otherwise is a GlobalAveragePool or ReduceMean
 // dispatch of its own, with a barrier before it, reading the conv's output
 // back (lowering.cc's plan_depthwise_means). One workgroup makes one
-// (image, output channel) plane: each invocation walks every 256th pixel of
-// it as depthwise_conv2d.comp computes a pixel, keeps its sum, and the
-// workgroup adds the sums in shared memory. The mean is that of the f32
+// (image, output channel) plane: each invocation walks every kGroupSize-th
+// pixel of it as depthwise_conv2d.comp computes a pixel, keeps its sum, and
+// the workgroup adds the sums in shared memory. The mean is that of the f32
 // results, before any f16 rounding of Y. The lowering keeps planes small
-// (kDepthwiseMeanMaxPlane), so a workgroup's walk stays short.
+// (kDepthwiseMeanMaxPlane) and picks the workgroup's size by the plane
+// (64, 128 or 256 invocations, a power of two), so a walk stays short and
+// a 7x7 plane does not hold 256 invocations.
 // Bindings: X, W ([out channel][kh][kw], ONNX's layout), bias, Y, means
 // ([batch][out channel]). Push constants: ConvPush.
 #include "common.glsl"
 #include "../../../shared_gpu/shaders/half_io.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint kGroupSize = 256u;  // a power of two
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 HALF_IN(0, XH, x)
@@ -39,7 +42,7 @@ layout(push_constant) uniform Push {
   float epilogue_p0, epilogue_p1, epilogue_p2, epilogue_p3;
 } pc;
 
-shared float sums[256];
+shared float sums[kGroupSize];
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
@@ -54,7 +57,7 @@ void main() {
   const float b = pc.has_bias != 0u ? bias[oc] : 0.0;
   const vec4 params = vec4(pc.epilogue_p0, pc.epilogue_p1, pc.epilogue_p2, pc.epilogue_p3);
   float total = 0.0;
-  for (uint p = tid; p < plane; p += 256u) {
+  for (uint p = tid; p < plane; p += kGroupSize) {
     const uint oh = p / pc.out_w, ow = p % pc.out_w;
     const int ih0 = int(oh * pc.stride_h) - int(pc.pad_top);
     const int iw0 = int(ow * pc.stride_w) - int(pc.pad_left);
@@ -74,7 +77,7 @@ void main() {
   }
   sums[tid] = total;
   barrier();
-  for (uint half_size = 128u; half_size > 0u; half_size >>= 1u) {
+  for (uint half_size = kGroupSize / 2u; half_size > 0u; half_size >>= 1u) {
     if (tid < half_size) sums[tid] += sums[tid + half_size];
     barrier();
   }
