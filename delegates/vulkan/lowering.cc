@@ -49,6 +49,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat128x256: return "gemm_coopmat_128x256";
     case Kernel::kSeScale: return "se_scale";
     case Kernel::kDepthwiseMean: return "depthwise_mean";
+    case Kernel::kPointwiseConv: return "pointwise_conv";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -91,7 +92,8 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kSeScale: return 4;
-    case Kernel::kDepthwiseMean: return 5;
+    case Kernel::kDepthwiseMean:
+    case Kernel::kPointwiseConv: return 5;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -129,6 +131,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSeScale: return sizeof(SeScalePush);
+    case Kernel::kPointwiseConv: return sizeof(PointwisePush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
@@ -1025,6 +1028,7 @@ class Lowering {
   template <class WeightAt>
   Status emit_implicit_gemm(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
                             int in, const std::string& w_name) {
+    if (pointwise_fits(p)) return emit_pointwise(group, p, weight, bias, in);
     const ConvGemmShape gemm = gpu::conv_gemm_shape(p);
     // Tensor-core tiles stay 64 x 64 (gemm_coopmat says why;
     // conv2d_coopmat.comp at 1x256x56x56 on an H100: 0.074 ms at 64x64/1,
@@ -1074,6 +1078,63 @@ class Lowering {
       step.reads = {partial, b_buffer};
       step.reads.insert(step.reads.end(), residual_reads.begin(), residual_reads.end());
     }
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // Whether the conv `p` describes runs pointwise_conv.comp: a 1x1 conv of
+  // one group, stride 1 and no padding (or a linear layer) of at most
+  // kPointwiseMaxFmas multiply-adds, unless a benchmark forces a tiling.
+  bool pointwise_fits(const ConvPush& p) const {
+    if (options_.conv_tiling || p.kernel_h != 1 || p.kernel_w != 1 || p.stride_h != 1 || p.stride_w != 1 ||
+        p.pad_top != 0 || p.pad_left != 0 || p.out_h != p.in_h || p.out_w != p.in_w ||
+        p.group_channels != p.channels || p.group_out != p.out_channels)
+      return false;
+    const int64_t fmas = int64_t{p.batch} * p.out_h * p.out_w * p.out_channels * p.channels;
+    return fmas <= kPointwiseMaxFmas;
+  }
+
+  // A conv pointwise_fits admits, as one pointwise_conv.comp dispatch:
+  // weights weight(oc, k) arranged [k][out channel] in vec4s, bias per
+  // output channel (empty: none), the group's residual and epilogue.
+  template <class WeightAt>
+  Status emit_pointwise(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
+                        int in) {
+    const uint32_t quads = ceil_div(p.out_channels, 4);
+    std::vector<float> arranged(static_cast<size_t>(p.channels) * quads * 4, 0.f);
+    for (int64_t k = 0; k < int64_t{p.channels}; ++k)
+      for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc)
+        arranged[static_cast<size_t>(k * quads * 4 + oc)] = weight(oc, k);
+    PointwisePush q{};
+    q.batch = p.batch;
+    q.pixels = p.out_h * p.out_w;
+    q.k = p.channels;
+    q.out_channels = p.out_channels;
+    q.quads = quads;
+    q.has_bias = bias.empty() ? 0 : 1;
+    q.has_residual = group.residual != kNoValue ? 1 : 0;
+    q.epilogue_ops = p.epilogue_ops;
+    std::copy(std::begin(p.epilogue_params), std::end(p.epilogue_params), std::begin(q.epilogue_params));
+    const int w_buffer = constant_buffer(bytes_of(arranged), label_ + "/weights");
+    const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
+    int residual = kParamsBuffer;
+    std::vector<int> reads = {in, w_buffer, b_buffer};
+    if (group.residual != kNoValue) {
+      HS_ASSIGN_OR_RETURN(residual, buffer_of(group.residual));
+      reads.push_back(residual);
+    }
+    const int out = new_value_buffer(group.output);
+    // K slices per output quad: more until the grid fills the GPU.
+    const int64_t slots = int64_t{p.batch} * q.pixels * quads;
+    uint32_t slices = 1;
+    while (slices < 64 && int64_t{slices} * 2 * 4 <= int64_t{p.channels} &&
+           ceil_div(slots * slices, 256) < kPointwiseWorkgroups)
+      slices *= 2;
+    Step step = dispatch(Kernel::kPointwiseConv, words_of(q), grid_1d(ceil_div(slots * slices, 256)));
+    step.specialization = {slices};
+    step.bindings = {in, w_buffer, b_buffer, out, residual};
+    step.reads = std::move(reads);
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();

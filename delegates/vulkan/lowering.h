@@ -72,8 +72,11 @@ enum class Kernel : uint8_t {
   // A depthwise conv that also writes its output planes' means (the squeeze
   // of a squeeze-and-excitation block): depthwise_mean.comp.
   kDepthwiseMean,
+  // A small 1x1 conv or linear layer in one dispatch, K split inside the
+  // workgroup: pointwise_conv.comp.
+  kPointwiseConv,
 };
-inline constexpr size_t kKernelCount = 27;
+inline constexpr size_t kKernelCount = 28;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
