@@ -190,6 +190,25 @@ inline constexpr int64_t kPointwiseMaxFmas = int64_t{32} << 20;
 // slice would get fewer than 4 k, or 64 slices.
 inline constexpr int64_t kPointwiseWorkgroups = 264;
 
+// expand_depthwise.comp.
+struct ExpandDepthwisePush {
+  uint32_t batch, channels, in_h, in_w;
+  uint32_t out_channels, out_h, out_w, group_out;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w;
+  uint32_t dilation_h, dilation_w, pad_top, pad_left;
+  uint32_t k;
+  uint32_t has_mean, expand_ops, depthwise_ops;
+  float expand_params[4];
+  float depthwise_params[4];
+};
+static_assert(sizeof(ExpandDepthwisePush) == 112);
+// A workgroup holds the expanded input plane in shared memory and computes
+// each of its pixels from the expand's K inputs: planes (in and out) of at
+// most 28 x 28, and at most this many multiply-adds of the expand per
+// workgroup.
+inline constexpr int64_t kExpandDepthwiseMaxPlane = 28 * 28;
+inline constexpr int64_t kExpandDepthwiseMaxFmas = 65536;
+
 // pool2d.comp.
 struct PoolPush {
   uint32_t planes, in_h, in_w, out_h, out_w;

@@ -50,6 +50,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kSeScale: return "se_scale";
     case Kernel::kDepthwiseMean: return "depthwise_mean";
     case Kernel::kPointwiseConv: return "pointwise_conv";
+    case Kernel::kExpandDepthwise: return "expand_depthwise";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -94,6 +95,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kSeScale: return 4;
     case Kernel::kDepthwiseMean:
     case Kernel::kPointwiseConv: return 5;
+    case Kernel::kExpandDepthwise: return 7;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -132,6 +134,7 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSeScale: return sizeof(SeScalePush);
     case Kernel::kPointwiseConv: return sizeof(PointwisePush);
+    case Kernel::kExpandDepthwise: return sizeof(ExpandDepthwisePush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
@@ -308,6 +311,7 @@ class Lowering {
     HS_RETURN_IF_ERROR(group_nodes());
     HS_RETURN_IF_ERROR(plan_se_scale());
     HS_RETURN_IF_ERROR(plan_depthwise_means());
+    plan_expand_depthwise();
     place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
@@ -824,6 +828,7 @@ class Lowering {
       if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
       if (in_se_scale_.count(group->nodes[0]) != 0) continue;  // runs with its block's Mul (se_scale_at_)
       if (mean_in_depthwise_.count(group->nodes[0]) != 0) continue;  // written by its depthwise conv
+      if (expand_in_depthwise_.count(group->nodes[0]) != 0) continue;  // computed by its depthwise conv
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -975,7 +980,6 @@ class Lowering {
     p.has_bias = affine.has_bias ? 1 : 0;
     p.has_residual = group.residual != kNoValue ? 1 : 0;
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
     auto weight = [&](int64_t oc, int64_t k) { return weights[oc * group_k + k] * affine.scale[oc]; };
 
     if (groups > 1 && group_channels == 1) {
@@ -983,6 +987,10 @@ class Lowering {
       std::vector<float> arranged(weights.size());
       for (int64_t oc = 0; oc < out_channels; ++oc)
         for (int64_t k = 0; k < group_k; ++k) arranged[oc * group_k + k] = weight(oc, k);
+      // Its input is not made: the expand conv runs inside this dispatch.
+      if (auto expand = expand_of_depthwise_.find(group.nodes[0]); expand != expand_of_depthwise_.end())
+        return emit_expand_depthwise(group, *expand->second, p, arranged, affine.bias);
+      HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
       const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
       const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
       const int out = new_value_buffer(group.output);
@@ -1016,6 +1024,7 @@ class Lowering {
       out_.steps.push_back(std::move(step));
       return Status::ok();
     }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
     return emit_implicit_gemm(group, p, weight, affine.has_bias ? affine.bias : std::vector<float>{}, in, w_value.name);
   }
 
@@ -1093,6 +1102,127 @@ class Lowering {
       return false;
     const int64_t fmas = int64_t{p.batch} * p.out_h * p.out_w * p.out_channels * p.channels;
     return fmas <= kPointwiseMaxFmas;
+  }
+
+  // A 1x1 expand conv (one group, stride 1, no padding, no residual,
+  // constant weights) whose output only a depthwise conv reads runs inside
+  // that conv's dispatch (expand_depthwise.comp) where both planes have at
+  // most kExpandDepthwiseMaxPlane pixels and the expand's K times the input
+  // plane is at most kExpandDepthwiseMaxFmas.
+  void plan_expand_depthwise() {
+    std::map<ValueId, const Group*> writer;
+    for (const Group& group : groups_) writer[group.output] = &group;
+    for (const Group& dw : groups_) {
+      if (!is_depthwise_2d(dw)) continue;
+      const Node& d = g_.node(dw.nodes[0]);
+      auto made = writer.find(d.inputs[0]);
+      if (made == writer.end() || uses_[d.inputs[0]] != 1 || is_output_.count(d.inputs[0]) != 0 ||
+          placement_of(d.inputs[0]))
+        continue;
+      const Group& e = *made->second;
+      if (e.kind != GroupKind::kConv || e.residual != kNoValue || elided_.count(e.nodes[0]) != 0 ||
+          in_se_scale_.count(e.nodes[0]) != 0)
+        continue;
+      const Node& en = g_.node(e.nodes[0]);
+      if (en.op != "Conv" || en.inputs.size() < 2 || !g_.value(en.inputs[1]).is_constant()) continue;
+      const Shape& ex = g_.value(en.inputs[0]).type.shape;
+      const Shape& ew = g_.value(en.inputs[1]).type.shape;
+      const Shape& ey = g_.value(e.output).type.shape;
+      const Shape& dy = g_.value(dw.output).type.shape;
+      Result<int64_t> groups = en.attrs.get_int("group", 1);
+      if (!groups.is_ok() || *groups != 1 || ex.size() != 4 || ew.size() != 4 || ey.size() != 4 || ew[2] != 1 ||
+          ew[3] != 1 || ex[2] != ey[2] || ex[3] != ey[3] || ex[1] != ew[1])
+        continue;
+      // Stride 1, no padding: the output plane is the input's.
+      Result<std::vector<int64_t>> strides = en.attrs.get_ints("strides", {1, 1});
+      Result<std::vector<int64_t>> pads = en.attrs.get_ints("pads", {0, 0, 0, 0});
+      if (!strides.is_ok() || !pads.is_ok() || *strides != std::vector<int64_t>{1, 1} ||
+          *pads != std::vector<int64_t>{0, 0, 0, 0})
+        continue;
+      const int64_t in_plane = ey[2] * ey[3];
+      if (in_plane > kExpandDepthwiseMaxPlane || dy[2] * dy[3] > kExpandDepthwiseMaxPlane ||
+          in_plane * ex[1] > kExpandDepthwiseMaxFmas)
+        continue;
+      expand_of_depthwise_[dw.nodes[0]] = &e;
+      expand_in_depthwise_.insert(e.nodes[0]);
+    }
+  }
+
+  // The depthwise conv `dw` (push constants p, weights arranged
+  // [out channel][tap], bias per output channel) with the expand conv before it, and its
+  // output means where plan_depthwise_means took them: one
+  // expand_depthwise.comp dispatch.
+  Status emit_expand_depthwise(const Group& dw, const Group& expand, const ConvPush& p,
+                               const std::vector<float>& dw_weights, const std::vector<float>& dw_bias) {
+    const Node& en = g_.node(expand.nodes[0]);
+    const Shape& ex = g_.value(en.inputs[0]).type.shape;
+    const int64_t channels = g_.value(expand.output).type.shape[1], k = ex[1];
+    HS_ASSIGN_OR_RETURN(const ChannelAffine ea, fold_channel_affine(expand, channels));
+    const std::vector<float> ew = g_.value(en.inputs[1]).constant->to_float_vector();  // [channels][k]
+    std::vector<float> expand_weights(ew.size());
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < k; ++i) expand_weights[c * k + i] = ew[c * k + i] * ea.scale[c];
+    // The expand's nodes go first in the label and profile names.
+    std::string label;
+    std::vector<std::string> names, ops;
+    for (NodeId id : expand.nodes) {
+      label += (label.empty() ? "" : "+") + g_.node(id).name;
+      names.push_back(g_.node(id).name);
+      ops.push_back(g_.node(id).op);
+    }
+    label_ = label + "+" + label_;
+    node_names_.insert(node_names_.begin(), names.begin(), names.end());
+    node_ops_.insert(node_ops_.begin(), ops.begin(), ops.end());
+    ExpandDepthwisePush q{};
+    q.batch = p.batch;
+    q.channels = p.channels;
+    q.in_h = p.in_h;
+    q.in_w = p.in_w;
+    q.out_channels = p.out_channels;
+    q.out_h = p.out_h;
+    q.out_w = p.out_w;
+    q.group_out = p.group_out;
+    q.kernel_h = p.kernel_h;
+    q.kernel_w = p.kernel_w;
+    q.stride_h = p.stride_h;
+    q.stride_w = p.stride_w;
+    q.dilation_h = p.dilation_h;
+    q.dilation_w = p.dilation_w;
+    q.pad_top = p.pad_top;
+    q.pad_left = p.pad_left;
+    q.k = u32(k);
+    pack_epilogue(expand, q.expand_ops, q.expand_params);
+    q.depthwise_ops = p.epilogue_ops;
+    std::copy(std::begin(p.epilogue_params), std::end(p.epilogue_params), std::begin(q.depthwise_params));
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(en.inputs[0]));
+    const int we = constant_buffer(bytes_of(expand_weights), label_ + "/expand_weights");
+    const int be = constant_buffer(bytes_of(ea.bias), label_ + "/expand_bias");
+    const int wd = constant_buffer(bytes_of(dw_weights), label_ + "/depthwise_weights");
+    const int bd = constant_buffer(bytes_of(dw_bias), label_ + "/depthwise_bias");
+    const int out = new_value_buffer(dw.output);
+    std::vector<int> writes = {out};
+    int means = kParamsBuffer;
+    if (auto fused = depthwise_mean_of_.find(dw.nodes[0]); fused != depthwise_mean_of_.end()) {
+      const Group& mean = *fused->second;
+      for (NodeId id : mean.nodes) {
+        label_ += "+" + g_.node(id).name;
+        node_names_.push_back(g_.node(id).name);
+        node_ops_.push_back(g_.node(id).op);
+      }
+      means = new_value_buffer(mean.output);
+      writes.push_back(means);
+      q.has_mean = 1;
+    }
+    Step step = dispatch(Kernel::kExpandDepthwise, words_of(q), grid_1d(uint64_t{p.batch} * p.out_channels));
+    uint32_t group_size = 64;
+    const uint32_t larger = std::max(p.in_h * p.in_w, p.out_h * p.out_w);
+    while (group_size < 256 && group_size < larger) group_size *= 2;
+    step.specialization = {group_size};
+    step.bindings = {in, we, be, wd, bd, out, means};
+    step.reads = {in, we, be, wd, bd};
+    step.writes = std::move(writes);
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
   }
 
   // A conv pointwise_fits admits, as one pointwise_conv.comp dispatch:
@@ -2401,6 +2531,10 @@ class Lowering {
   // spatial mean group it also writes; those mean groups' heads.
   std::map<NodeId, const Group*> depthwise_mean_of_;
   std::set<NodeId> mean_in_depthwise_;
+  // plan_expand_depthwise's fusions: a depthwise conv group's head -> the
+  // expand conv group before it; those expand groups' heads.
+  std::map<NodeId, const Group*> expand_of_depthwise_;
+  std::set<NodeId> expand_in_depthwise_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)

@@ -75,8 +75,12 @@ enum class Kernel : uint8_t {
   // A small 1x1 conv or linear layer in one dispatch, K split inside the
   // workgroup: pointwise_conv.comp.
   kPointwiseConv,
+  // A 1x1 expand conv and the depthwise conv that alone reads it (and that
+  // conv's output means, where plan_depthwise_means took them) in one
+  // dispatch: expand_depthwise.comp.
+  kExpandDepthwise,
 };
-inline constexpr size_t kKernelCount = 28;
+inline constexpr size_t kKernelCount = 29;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
