@@ -4,7 +4,7 @@
 // the portable CPU kernels on lavapipe with validation — strides, 3x3 and
 // 5x5 windows, batches, folded BatchNorms, activations on both convs, the
 // depthwise output's means (a squeeze-and-excitation block's), planes of 64,
-// 128 and 256 invocations, and f16 storage.
+// and K split over the invocations a small plane leaves, and f16 storage.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -74,6 +74,12 @@ TEST(ExpandDepthwiseLoweringTest, AnExpandReadOnlyByItsDepthwiseConvRunsInsideIt
   const LoweredIsland l = lower(block(c));
   EXPECT_EQ(count(l, Kernel::kExpandDepthwise), 1u);
   EXPECT_EQ(l.dispatch_count(), 2u);  // the Relu, then the expand, depthwise conv and mean
+  // 49 input pixels: K (16) split over 4 invocations a pixel.
+  for (const Step& s : l.steps) {
+    if (s.kernel == Kernel::kExpandDepthwise) {
+      EXPECT_EQ(s.specialization, (std::vector<uint32_t>{256, 4}));
+    }
+  }
   // The expand's output also an island output, or planes past 28 x 28, or
   // too many multiply-adds a workgroup: two convs.
   Block out;
@@ -83,7 +89,7 @@ TEST(ExpandDepthwiseLoweringTest, AnExpandReadOnlyByItsDepthwiseConvRunsInsideIt
   EXPECT_EQ(count(lower(block(wide)), Kernel::kExpandDepthwise), 0u);
   wide.h = 28;
   EXPECT_EQ(count(lower(block(wide)), Kernel::kExpandDepthwise), 1u);
-  wide.k = 84;  // 784 x 84 > kExpandDepthwiseMaxFmas
+  wide.k = 21;  // 784 x 21 > kExpandDepthwiseMaxFmas (16384)
   EXPECT_EQ(count(lower(block(wide)), Kernel::kExpandDepthwise), 0u);
 }
 
@@ -128,10 +134,10 @@ class ExpandDepthwiseGpuTest : public hetsched::testing::VkTest {
 };
 
 TEST_F(ExpandDepthwiseGpuTest, BlocksMatchTheCpuKernels) {
-  expect_matches_cpu({1, 16, 40, 7, 7, 3, 1, true});      // 64 invocations, with the means
-  expect_matches_cpu({2, 24, 12, 14, 13, 5, 2, true});    // batches, 5x5 stride 2, odd plane, 256
-  expect_matches_cpu({1, 9, 6, 28, 28, 3, 2});            // 784 pixels in, 196 out
-  expect_matches_cpu({1, 5, 7, 11, 10, 3, 1});            // 128 invocations
+  expect_matches_cpu({1, 16, 40, 7, 7, 3, 1, true});      // K in 4 slices, with the means
+  expect_matches_cpu({2, 24, 12, 14, 13, 5, 2, true});    // batches, 5x5 stride 2, odd plane
+  expect_matches_cpu({1, 9, 6, 28, 28, 3, 2});            // 784 pixels in (4 rounds), 196 out
+  expect_matches_cpu({1, 13, 7, 11, 10, 3, 1});           // 121 pixels, K 13 in 2 slices (a tail)
 }
 
 TEST_F(ExpandDepthwiseGpuTest, F16StorageMatchesTheCpuKernels) {

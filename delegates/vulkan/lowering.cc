@@ -1214,10 +1214,10 @@ class Lowering {
       q.has_mean = 1;
     }
     Step step = dispatch(Kernel::kExpandDepthwise, words_of(q), grid_1d(uint64_t{p.batch} * p.out_channels));
-    uint32_t group_size = 64;
-    const uint32_t larger = std::max(p.in_h * p.in_w, p.out_h * p.out_w);
-    while (group_size < 256 && group_size < larger) group_size *= 2;
-    step.specialization = {group_size};
+    // 256 invocations; K split over those a pixel of the input plane leaves.
+    uint32_t slices = 1;
+    while (slices < 64 && 256 / (slices * 2) >= p.in_h * p.in_w && slices * 2 * 4 <= k) slices *= 2;
+    step.specialization = {256, slices};
     step.bindings = {in, we, be, wd, bd, out, means};
     step.reads = {in, we, be, wd, bd};
     step.writes = std::move(writes);

@@ -5,13 +5,13 @@
 // V3, EfficientNet, MnasNet), optionally with the spatial mean of the
 // depthwise output (depthwise_mean.comp's). One workgroup makes one
 // (image, depthwise output channel) plane: first the expand conv's channel
-// it reads, over the whole input plane, into shared memory (each
-// invocation some pixels, summing over the expand's K with the weights
-// read alike by every invocation), then the depthwise conv from there, as
+// it reads, over the whole input plane, into shared memory (kSlices
+// invocations a pixel, each summing every kSlices-th k of the expand's K,
+// the weights read alike by every invocation), then the depthwise conv from there, as
 // depthwise_conv2d.comp computes a pixel. The expanded tensor never goes to
 // memory, and the barrier between the two dispatches goes. The lowering
-// keeps planes small (lowering.cc plan_expand_depthwise) and picks the
-// workgroup's size by the larger plane (64, 128 or 256).
+// keeps planes small (lowering.cc plan_expand_depthwise), runs 256
+// invocations and splits K where the input plane has fewer pixels.
 // Bindings: X [n][k][in pixel] (the expand's input), We [channel][k] and
 // Be [channel] (the expand's weights and bias, BatchNorm folded), Wd [out
 // channel][kh][kw] and Bd [out channel] (the depthwise conv's), Y, means
@@ -21,6 +21,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 256u;  // a power of two
+layout(constant_id = 1) const uint kSlices = 1u;       // a power of two, at most kGroupSize
 const uint kMaxPlane = 784u;  // the host keeps the input plane within this
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
@@ -58,19 +59,39 @@ void main() {
   const uint c = oc / pc.group_out;  // the expanded channel it reads
   const uint in_plane = pc.in_h * pc.in_w;
 
-  // The expand conv's channel c over the input plane.
+  // The expand conv's channel c over the input plane: kGroupSize / kSlices
+  // pixels at a time, each summed by kSlices invocations over every
+  // kSlices-th k (four sums in flight each), then added in shared memory.
   const vec4 pe = vec4(pc.e0, pc.e1, pc.e2, pc.e3);
   const uint x_base = n * pc.k * in_plane;
   const uint w_base = c * pc.k;
-  for (uint p = tid; p < in_plane; p += kGroupSize) {
-    float a0 = 0.0, a1 = 0.0;
-    uint kk = 0u;
-    for (; kk + 1u < pc.k; kk += 2u) {
-      a0 = fma(we[w_base + kk], LOAD(0, x, x_base + kk * in_plane + p), a0);
-      a1 = fma(we[w_base + kk + 1u], LOAD(0, x, x_base + (kk + 1u) * in_plane + p), a1);
+  const uint slots = kGroupSize / kSlices;
+  const uint slot = tid % slots, slice = tid / slots;
+  for (uint p0 = 0u; p0 < in_plane; p0 += slots) {
+    const uint p = p0 + slot;
+    float a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    if (p < in_plane) {
+      uint kk = slice;
+      for (; kk + 3u * kSlices < pc.k; kk += 4u * kSlices) {
+        a0 = fma(we[w_base + kk], LOAD(0, x, x_base + kk * in_plane + p), a0);
+        a1 = fma(we[w_base + kk + kSlices], LOAD(0, x, x_base + (kk + kSlices) * in_plane + p), a1);
+        a2 = fma(we[w_base + kk + 2u * kSlices], LOAD(0, x, x_base + (kk + 2u * kSlices) * in_plane + p), a2);
+        a3 = fma(we[w_base + kk + 3u * kSlices], LOAD(0, x, x_base + (kk + 3u * kSlices) * in_plane + p), a3);
+      }
+      for (; kk < pc.k; kk += kSlices) a0 = fma(we[w_base + kk], LOAD(0, x, x_base + kk * in_plane + p), a0);
     }
-    if (kk < pc.k) a0 = fma(we[w_base + kk], LOAD(0, x, x_base + kk * in_plane + p), a0);
-    expanded[p] = apply_epilogue(pc.expand_ops, pe, (a0 + a1) + be[c]);
+    if (kSlices == 1u) {
+      if (p < in_plane) expanded[p] = apply_epilogue(pc.expand_ops, pe, ((a0 + a1) + (a2 + a3)) + be[c]);
+    } else {
+      sums[tid] = (a0 + a1) + (a2 + a3);
+      barrier();
+      for (uint half_count = kSlices / 2u; half_count > 0u; half_count >>= 1u) {
+        if (slice < half_count) sums[tid] += sums[tid + half_count * slots];
+        barrier();
+      }
+      if (slice == 0u && p < in_plane) expanded[p] = apply_epilogue(pc.expand_ops, pe, sums[tid] + be[c]);
+      barrier();
+    }
   }
   barrier();
 
