@@ -207,7 +207,7 @@ static_assert(sizeof(ExpandDepthwisePush) == 112);
 // most 28 x 28, and at most this many multiply-adds of the expand per
 // workgroup (its latency grows with them while the dispatch it saves stays
 // ~6 us). On an H100 at fp16 with bounds of 65536 / 16384 / 8192 / 4096
-// (two runs each): MobileNetV3-Small 0.348 / 0.342 / 0.355 / 0.361 ms
+// (the first of two passes, which agreed within 3%): MobileNetV3-Small 0.348 / 0.342 / 0.355 / 0.361 ms
 // (without the fusion 0.356), EfficientNet-B0 0.699 / 0.697 / 0.694 / 0.699
 // (0.716), MnasNet 0.472 / 0.462 / 0.455 / 0.455 (0.474). A first version
 // with one invocation per pixel walking all of K made all three slower.
