@@ -211,8 +211,12 @@ TEST(CoopmatLoweringTest, GemmTilesGrowWithTheWorkAndLongLinearLayersLeaveTheCon
   // Few outputs: 64 x 64 (256 invocations); A's rows of 30 are not 16-byte aligned.
   EXPECT_EQ(fp16_product_step({100, 30}, {30, 300}, false),
             std::make_pair(Kernel::kGemmCoopmat, std::vector<uint32_t>{64, 64, 0, 1, 2, 4, 16, 16, 16}));
-  // A classifier's one row keeps the conv kernel and its split-K.
-  EXPECT_EQ(fp16_product_step({1, 2048}, {2048, 1000}, true).first, Kernel::kConv2dCoopmat);
+  // A classifier's one row runs pointwise_conv.comp (2M multiply-adds, K
+  // split inside the workgroup; before session 14 the conv kernel and its
+  // split-K); a longer one too many for it, 64 x 2048 -> 1000 (131M), keeps
+  // the tensor-core conv kernel.
+  EXPECT_EQ(fp16_product_step({1, 2048}, {2048, 1000}, true).first, Kernel::kPointwiseConv);
+  EXPECT_EQ(fp16_product_step({64, 2048}, {2048, 1000}, true).first, Kernel::kConv2dCoopmat);
   // A device that runs at most 512 invocations per workgroup gets 64 x 128 tiles instead.
   EXPECT_EQ(product_step({1024, 256}, {256, 1024}, false,
                          LoweringOptions{std::nullopt, CoopMatConv{16, 16, 8, 32, 512, 48 * 1024}})

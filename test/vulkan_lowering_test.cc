@@ -140,7 +140,7 @@ TEST(VulkanLoweringTest, IndependentDispatchesShareABarrierFreeRun) {
 // A linear layer (constant 2-D weights, a bias per column) runs on the conv
 // kernel as a 1x1 conv over the rows: its tiling and split-K serve a
 // classifier's single row.
-TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneLinearLayerOnTheConvKernel) {
+TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneLinearLayer) {
   GraphBuilder b("g");
   const ValueId a = b.input("a", {DType::kFloat32, {2, 5, 7}});
   const ValueId w = b.constant("w", random_tensor({7, 3}, 3));
@@ -150,7 +150,9 @@ TEST(VulkanLoweringTest, MatMulAddReluFuseIntoOneLinearLayerOnTheConvKernel) {
   b.output(b.op("Relu", {s}, {}, "relu"));
   const LoweredIsland l = lower(build(b));
   ASSERT_EQ(l.steps.size(), 1u);
-  EXPECT_EQ(l.steps[0].kernel, Kernel::kConv2d);
+  // A linear layer this small runs pointwise_conv.comp (a 1x1 conv over its
+  // rows; larger ones the shared conv kernel, as before session 14).
+  EXPECT_EQ(l.steps[0].kernel, Kernel::kPointwiseConv);
   EXPECT_EQ(l.steps[0].label, "mm+add+relu");
 }
 

@@ -5,7 +5,8 @@
 // starting mid-channel), batches, more channels and hidden units than one
 // workgroup has invocations, folded BatchNorm and biases, the activations
 // MobileNetV3 (Relu, HardSigmoid) and EfficientNet (SiLU, Sigmoid) use, and
-// f16 storage.
+// f16 storage. Also the squeeze's mean written by the depthwise conv
+// before it (plan_depthwise_means, shaders/depthwise_mean.comp).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -81,9 +82,11 @@ TEST(SeScaleLoweringTest, TheConvsAndTheMulAreOneDispatch) {
       c.efficientnet = efficientnet;
       const LoweredIsland l = lower(block(c));
       EXPECT_EQ(count(l, Kernel::kSeScale), 1u) << reduce_mean << efficientnet;
-      EXPECT_EQ(count(l, Kernel::kReduce), 1u);
-      // The depthwise conv, the mean, the convs and Mul, the projection.
-      EXPECT_EQ(l.dispatch_count(), 4u) << reduce_mean << efficientnet;
+      // The mean is written by the depthwise conv (plan_depthwise_means).
+      EXPECT_EQ(count(l, Kernel::kReduce), 0u);
+      EXPECT_EQ(count(l, Kernel::kDepthwiseMean), 1u);
+      // The depthwise conv and its means, the convs and Mul, the projection.
+      EXPECT_EQ(l.dispatch_count(), 3u) << reduce_mean << efficientnet;
     }
 }
 
@@ -100,8 +103,8 @@ TEST(SeScaleLoweringTest, AHiddenValueReadElsewhereAChainAfterTheMulOrTooManyHid
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 0u);
   wide.squeeze = 1024;
   EXPECT_EQ(count(lower(block(wide)), Kernel::kSeScale), 1u);
-  Block big;  // 512 x 129 weights, past kSeScaleMaxWeights
-  big.channels = 512;
+  Block big;  // 1024 x 129 weights, past kSeScaleMaxWeights
+  big.channels = 1024;
   big.squeeze = 129;
   EXPECT_EQ(count(lower(block(big)), Kernel::kSeScale), 0u);
   big.squeeze = 128;
@@ -148,6 +151,10 @@ TEST_F(SeScaleGpuTest, MobileNetStyleBlocksMatchTheCpuKernels) {
   expect_matches_cpu({1, 16, 4, 7, 5});
   expect_matches_cpu({2, 37, 9, 13, 11, true, false, true});
   expect_matches_cpu({1, 12, 3, 56, 56});  // planes wider than a workgroup's 1024 elements
+  // MobileNetV3-Small's last blocks (576 x 144, fused since session 14):
+  // 36 quads of hidden units, 7 channel parts of 82 channels each (the
+  // four-sum loop and its tail), 21 gates of 8 lanes per workgroup.
+  expect_matches_cpu({1, 576, 144, 7, 7});
 }
 
 TEST_F(SeScaleGpuTest, EfficientNetStyleBlocksWithManyUnitsAndChannelsMatchTheCpuKernels) {
@@ -169,6 +176,107 @@ TEST_F(SeScaleGpuTest, BlocksWithF16StorageMatchTheCpuKernels) {
   Block c{2, 96, 24, 14, 14};
   c.efficientnet = true;
   expect_matches_cpu(c, "fp16");
+}
+
+// x -> depthwise conv (channel multiplier 2, stride, padding, dilation,
+// bias) -> HardSwish -> spatial mean; both the conv's output and the mean
+// are island outputs.
+struct DepthwiseMean {
+  int64_t batch = 1, channels = 6, h = 9, w = 7, kernel = 3, stride = 1, dilation = 1;
+  bool reduce_mean = false;  // ReduceMean over H and W instead of GlobalAveragePool
+  std::vector<int64_t> mean_axes = {2, 3};
+};
+
+Graph depthwise_mean(const DepthwiseMean& c) {
+  GraphBuilder b("dw_mean");
+  const ValueId in = b.input("x", {DType::kFloat32, {c.batch, c.channels, c.h, c.w}});
+  const ValueId conv =
+      b.op("Conv",
+           {in, b.constant("w", random_tensor({2 * c.channels, 1, c.kernel, c.kernel}, 11, -0.5f, 0.5f)),
+            b.constant("b", random_tensor({2 * c.channels}, 12))},
+           {{"pads", Ints{c.kernel / 2, c.kernel / 2 + 1, c.kernel / 2, c.kernel / 2}},
+            {"group", c.channels},
+            {"strides", Ints{c.stride, c.stride}},
+            {"dilations", Ints{c.dilation, c.dilation}}});
+  const ValueId y = b.op("HardSwish", {conv});
+  b.output(y);
+  b.output(c.reduce_mean ? b.op("ReduceMean", {y}, {{"axes", c.mean_axes}}) : b.op("GlobalAveragePool", {y}));
+  return build(b);
+}
+
+TEST(DepthwiseMeanLoweringTest, ASpatialMeanOfADepthwiseConvIsWrittenByTheConv) {
+  const LoweredIsland l = lower(depthwise_mean({}));
+  EXPECT_EQ(count(l, Kernel::kDepthwiseMean), 1u);
+  EXPECT_EQ(l.dispatch_count(), 1u);
+  DepthwiseMean reduce;
+  reduce.reduce_mean = true;
+  EXPECT_EQ(lower(depthwise_mean(reduce)).dispatch_count(), 1u);
+  // Over channels too, or planes past kDepthwiseMeanMaxPlane: two dispatches.
+  reduce.mean_axes = {1, 2, 3};
+  const LoweredIsland channels = lower(depthwise_mean(reduce));
+  EXPECT_EQ(count(channels, Kernel::kDepthwiseMean), 0u);
+  EXPECT_EQ(channels.dispatch_count(), 2u);
+  DepthwiseMean wide;  // the padding widens the output by one: 29 x 28, then 28 x 28
+  wide.h = 29;
+  wide.w = 27;
+  EXPECT_EQ(count(lower(depthwise_mean(wide)), Kernel::kDepthwiseMean), 0u);
+  wide.h = 28;
+  const LoweredIsland fused = lower(depthwise_mean(wide));
+  ASSERT_EQ(count(fused, Kernel::kDepthwiseMean), 1u);
+  // Workgroups of the plane's pixels rounded up to a power of two, 64 to 256.
+  EXPECT_EQ(fused.steps[0].specialization, std::vector<uint32_t>{256});
+  EXPECT_EQ(lower(depthwise_mean({})).steps[0].specialization, std::vector<uint32_t>{128});  // 9 x 8
+  EXPECT_EQ(lower(depthwise_mean({1, 2, 7, 6})).steps[0].specialization, std::vector<uint32_t>{64});  // 7 x 7
+}
+
+class DepthwiseMeanGpuTest : public hetsched::testing::VkTest {
+ protected:
+  void SetUp() override {
+    std::shared_ptr<SharedGpuContext> context = make_context();
+    ASSERT_NE(context, nullptr);
+    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context("dw_mean_test:0", context).is_ok());
+  }
+
+  // Two runs; the conv's output and the means each within 1e-5 of their
+  // largest value (1e-2 with f16 storage) of the portable CPU kernels.
+  void expect_matches_cpu(const DepthwiseMean& c, const std::string& storage = "fp32") {
+    const Graph g = depthwise_mean(c);
+    ASSERT_EQ(count(lower(g), Kernel::kDepthwiseMean), 1u);
+    Result<std::unique_ptr<Delegate>> delegate =
+        make_vulkan_delegate({{"gpu_shared_context_token", "dw_mean_test"}, {"gpu_shared_context_mode", "lookup_only"}});
+    ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
+    Result<hetsched::testing::GpuIslandDriver> driver =
+        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
+    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+    for (uint32_t run = 0; run < 2; ++run) {
+      const std::vector<Tensor> inputs = {random_tensor({c.batch, c.channels, c.h, c.w}, 200 + run)};
+      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
+      ASSERT_TRUE(want.is_ok()) << want.status().message();
+      Result<std::vector<Tensor>> got = driver->run(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().message();
+      ASSERT_EQ(got->size(), 2u);
+      for (size_t o = 0; o < 2; ++o) {
+        float scale = 0;
+        for (float v : (*want)[o].span<float>()) scale = std::max(scale, std::abs(v));
+        const float err = hetsched::testing::max_abs_diff((*got)[o], (*want)[o]);
+        EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-5f) * scale) << "output " << o << ", run " << run;
+        if (run == 0)
+          std::cout << "[dw mean] " << c.batch << "x" << c.channels << "x" << c.h << "x" << c.w << " k" << c.kernel
+                    << " s" << c.stride << " d" << c.dilation << " " << storage << " output " << o
+                    << ": max abs error " << err << " (max " << scale << ")\n";
+      }
+    }
+  }
+};
+
+TEST_F(DepthwiseMeanGpuTest, ConvOutputsAndMeansMatchTheCpuKernels) {
+  expect_matches_cpu({});
+  expect_matches_cpu({2, 5, 14, 11, 5, 2, 1, true});  // batches, 5x5 stride 2, ReduceMean
+  expect_matches_cpu({1, 3, 12, 12, 3, 1, 2});          // dilation
+  expect_matches_cpu({1, 4, 28, 27, 3, 1, 1});          // 28 x 28 outputs: 4 per invocation of 256
+  expect_matches_cpu({1, 7, 7, 6, 3, 1, 1});            // 7 x 7 on 64 invocations
+  // (f16 storage of the conv's output and the means, both intermediates
+  // there: SeScaleGpuTest.BlocksWithF16StorageMatchTheCpuKernels.)
 }
 
 }  // namespace

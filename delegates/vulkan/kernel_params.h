@@ -151,11 +151,68 @@ inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgrou
 // Every workgroup reads both weight matrices (from the L2 cache after the
 // first) and sums channels x squeeze products for its hidden units: past
 // this many elements of W1 that costs more than the two dispatches it
-// saves. On an H200 with every block fused, MobileNetV3-Small (two blocks
-// of 576 x 144) ran slower (0.650 -> 0.722 ms) and EfficientNet-B0 (at most
-// 1152 x 48) faster (1.075 -> 1.019 ms); with this bound both gain (0.582
-// and 1.018 ms; RegNetY-400MF 1.41 -> 1.39).
-inline constexpr uint32_t kSeScaleMaxWeights = 65536;
+// saves. Session 10's kernel (one invocation per hidden unit walking its
+// row) made MobileNetV3-Small's two 576 x 144 blocks slower fused, so the
+// bound was 65536; with four units per load and four sums in flight
+// (session 14) those blocks take 14 us fused on an H100, against about 23
+// for the fc1, fc2 and Mul dispatches, and MobileNetV3-Small fp16 went
+// 0.508 -> 0.479 ms with them fused.
+inline constexpr uint32_t kSeScaleMaxWeights = 131072;
+
+// depthwise_mean.comp: a workgroup of at most 256 invocations makes one
+// output plane (and its mean), so planes stay at most this many pixels
+// (28 x 28: 4 pixels an invocation). Larger ones keep depthwise_conv2d.comp,
+// an invocation per output, and the mean's own dispatch: on an H100 at
+// 56 x 56 (13 pixels an invocation, 16 to 144 planes) the fused dispatch
+// took 20-22 us against 16-18 for the conv and the mean; at 28 x 28 12-13
+// against 15-16, at 7 x 7 8-10 against 14.
+inline constexpr int64_t kDepthwiseMeanMaxPlane = 28 * 28;
+
+// pointwise_conv.comp.
+struct PointwisePush {
+  uint32_t batch, pixels, k, out_channels;
+  uint32_t quads;  // ceil(out_channels / 4)
+  uint32_t has_bias, has_residual, epilogue_ops;
+  float epilogue_params[4];
+};
+static_assert(sizeof(PointwisePush) == 48);
+// 1x1 convs and linear layers of at most this many multiply-adds run
+// pointwise_conv.comp instead of the implicit GEMM (conv2d.comp or its
+// tensor-core twin, and conv2d_reduce.comp under split-K): at batch 1 those
+// are latency-bound, and MobileNet-style blocks are made of them. On an
+// H100 (p50 of a request, fp16 / fp32 profiles) with bounds of 0, 8M and
+// 32M: MobileNetV3-Small 0.466 / 0.357 / 0.359 ms at fp16, EfficientNet-B0
+// 0.854 / 0.782 / 0.687 at fp32, MnasNet 0.624 / 0.527 / 0.452 at fp32.
+// ResNet-50's 1x1 convs (51M and more) stay on the tensor cores.
+inline constexpr int64_t kPointwiseMaxFmas = int64_t{32} << 20;
+// pointwise_conv.comp splits K over more invocations of a workgroup until
+// the grid has this many workgroups (two per multiprocessor of an H100), a
+// slice would get fewer than 4 k, or 64 slices.
+inline constexpr int64_t kPointwiseWorkgroups = 264;
+
+// expand_depthwise.comp.
+struct ExpandDepthwisePush {
+  uint32_t batch, channels, in_h, in_w;
+  uint32_t out_channels, out_h, out_w, group_out;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w;
+  uint32_t dilation_h, dilation_w, pad_top, pad_left;
+  uint32_t k;
+  uint32_t has_mean, expand_ops, depthwise_ops;
+  float expand_params[4];
+  float depthwise_params[4];
+};
+static_assert(sizeof(ExpandDepthwisePush) == 112);
+// A workgroup holds the expanded input plane in shared memory and computes
+// each of its pixels from the expand's K inputs: planes (in and out) of at
+// most 28 x 28, and at most this many multiply-adds of the expand per
+// workgroup (its latency grows with them while the dispatch it saves stays
+// ~6 us). On an H100 at fp16 with bounds of 65536 / 16384 / 8192 / 4096
+// (the first of two passes, which agreed within 3%): MobileNetV3-Small 0.348 / 0.342 / 0.355 / 0.361 ms
+// (without the fusion 0.356), EfficientNet-B0 0.699 / 0.697 / 0.694 / 0.699
+// (0.716), MnasNet 0.472 / 0.462 / 0.455 / 0.455 (0.474). A first version
+// with one invocation per pixel walking all of K made all three slower.
+inline constexpr int64_t kExpandDepthwiseMaxPlane = 28 * 28;
+inline constexpr int64_t kExpandDepthwiseMaxFmas = 16384;
 
 // pool2d.comp.
 struct PoolPush {

@@ -48,6 +48,9 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kGemmCoopmat128x128: return "gemm_coopmat_128x128";
     case Kernel::kGemmCoopmat128x256: return "gemm_coopmat_128x256";
     case Kernel::kSeScale: return "se_scale";
+    case Kernel::kDepthwiseMean: return "depthwise_mean";
+    case Kernel::kPointwiseConv: return "pointwise_conv";
+    case Kernel::kExpandDepthwise: return "expand_depthwise";
     case Kernel::kCastWords: return "cast_words";
     case Kernel::kCastToBool: return "cast_to_bool";
     case Kernel::kCastFromBool: return "cast_from_bool";
@@ -90,6 +93,9 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kSeScale: return 4;
+    case Kernel::kDepthwiseMean:
+    case Kernel::kPointwiseConv: return 5;
+    case Kernel::kExpandDepthwise: return 7;
     case Kernel::kNormalize:
     case Kernel::kReduce:
     case Kernel::kStridedCopy:
@@ -123,9 +129,12 @@ uint32_t kernel_push_constant_size(Kernel kernel) {
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kDepthwiseMean:
     case Kernel::kConvTranspose2d: return sizeof(ConvPush);
     case Kernel::kPool2d: return sizeof(PoolPush);
     case Kernel::kSeScale: return sizeof(SeScalePush);
+    case Kernel::kPointwiseConv: return sizeof(PointwisePush);
+    case Kernel::kExpandDepthwise: return sizeof(ExpandDepthwisePush);
     case Kernel::kSoftmax: return sizeof(SoftmaxPush);
     case Kernel::kResize: return sizeof(ResizePush);
     case Kernel::kCastF16ToF32:
@@ -301,6 +310,8 @@ class Lowering {
 
     HS_RETURN_IF_ERROR(group_nodes());
     HS_RETURN_IF_ERROR(plan_se_scale());
+    HS_RETURN_IF_ERROR(plan_depthwise_means());
+    plan_expand_depthwise();
     place_concat_inputs();
     HS_RETURN_IF_ERROR(emit_groups());
     HS_RETURN_IF_ERROR(bind_outputs());
@@ -816,6 +827,8 @@ class Lowering {
     for (const Group* group : order) {
       if (elided_.count(group->nodes[0]) != 0) continue;  // a Transpose or scalar Mul a MatMul reads through
       if (in_se_scale_.count(group->nodes[0]) != 0) continue;  // runs with its block's Mul (se_scale_at_)
+      if (mean_in_depthwise_.count(group->nodes[0]) != 0) continue;  // written by its depthwise conv
+      if (expand_in_depthwise_.count(group->nodes[0]) != 0) continue;  // computed by its depthwise conv
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
@@ -967,7 +980,6 @@ class Lowering {
     p.has_bias = affine.has_bias ? 1 : 0;
     p.has_residual = group.residual != kNoValue ? 1 : 0;
     pack_epilogue(group, p.epilogue_ops, p.epilogue_params);
-    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
     auto weight = [&](int64_t oc, int64_t k) { return weights[oc * group_k + k] * affine.scale[oc]; };
 
     if (groups > 1 && group_channels == 1) {
@@ -975,9 +987,34 @@ class Lowering {
       std::vector<float> arranged(weights.size());
       for (int64_t oc = 0; oc < out_channels; ++oc)
         for (int64_t k = 0; k < group_k; ++k) arranged[oc * group_k + k] = weight(oc, k);
+      // Its input is not made: the expand conv runs inside this dispatch.
+      if (auto expand = expand_of_depthwise_.find(group.nodes[0]); expand != expand_of_depthwise_.end())
+        return emit_expand_depthwise(group, *expand->second, p, arranged, affine.bias);
+      HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
       const int w_buffer = constant_buffer(bytes_of(arranged), w_value.name);
       const int b_buffer = affine.has_bias ? constant_buffer(bytes_of(affine.bias), label_ + "/bias") : kParamsBuffer;
       const int out = new_value_buffer(group.output);
+      if (auto fused = depthwise_mean_of_.find(group.nodes[0]); fused != depthwise_mean_of_.end()) {
+        // depthwise_mean.comp: one workgroup per output plane, which also
+        // writes the plane's mean (plan_depthwise_means).
+        const Group& mean = *fused->second;
+        for (NodeId id : mean.nodes) {
+          label_ += "+" + g_.node(id).name;
+          node_names_.push_back(g_.node(id).name);
+          node_ops_.push_back(g_.node(id).op);
+        }
+        const int means = new_value_buffer(mean.output);
+        Step step = dispatch(Kernel::kDepthwiseMean, words_of(p), grid_1d(static_cast<uint64_t>(x.shape[0] * out_channels)));
+        // A workgroup of 64, 128 or 256 invocations: the plane's pixels rounded up to a power of two.
+        uint32_t group_size = 64;
+        while (group_size < 256 && group_size < win.out_h * win.out_w) group_size *= 2;
+        step.specialization = {group_size};
+        step.bindings = {in, w_buffer, b_buffer, out, means};
+        step.reads = {in, w_buffer, b_buffer};
+        step.writes = {out, means};
+        out_.steps.push_back(std::move(step));
+        return Status::ok();
+      }
       const int64_t pixels = x.shape[0] * win.out_h * win.out_w;
       Step step =
           dispatch(Kernel::kDepthwiseConv2d, words_of(p), grid_1d(ceil_div(pixels * out_channels, kGenericGroupSize)));
@@ -987,6 +1024,7 @@ class Lowering {
       out_.steps.push_back(std::move(step));
       return Status::ok();
     }
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(n.inputs[0]));
     return emit_implicit_gemm(group, p, weight, affine.has_bias ? affine.bias : std::vector<float>{}, in, w_value.name);
   }
 
@@ -999,6 +1037,7 @@ class Lowering {
   template <class WeightAt>
   Status emit_implicit_gemm(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
                             int in, const std::string& w_name) {
+    if (pointwise_fits(p)) return emit_pointwise(group, p, weight, bias, in);
     const ConvGemmShape gemm = gpu::conv_gemm_shape(p);
     // Tensor-core tiles stay 64 x 64 (gemm_coopmat says why;
     // conv2d_coopmat.comp at 1x256x56x56 on an H100: 0.074 ms at 64x64/1,
@@ -1048,6 +1087,184 @@ class Lowering {
       step.reads = {partial, b_buffer};
       step.reads.insert(step.reads.end(), residual_reads.begin(), residual_reads.end());
     }
+    step.writes = {out};
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // Whether the conv `p` describes runs pointwise_conv.comp: a 1x1 conv of
+  // one group, stride 1 and no padding (or a linear layer) of at most
+  // kPointwiseMaxFmas multiply-adds, unless a benchmark forces a tiling.
+  bool pointwise_fits(const ConvPush& p) const {
+    if (options_.conv_tiling || p.kernel_h != 1 || p.kernel_w != 1 || p.stride_h != 1 || p.stride_w != 1 ||
+        p.pad_top != 0 || p.pad_left != 0 || p.out_h != p.in_h || p.out_w != p.in_w ||
+        p.group_channels != p.channels || p.group_out != p.out_channels)
+      return false;
+    const int64_t fmas = int64_t{p.batch} * p.out_h * p.out_w * p.out_channels * p.channels;
+    return fmas <= kPointwiseMaxFmas;
+  }
+
+  // A 1x1 expand conv (one group, stride 1, no padding, no residual,
+  // constant weights) whose output only a depthwise conv reads runs inside
+  // that conv's dispatch (expand_depthwise.comp) where both planes have at
+  // most kExpandDepthwiseMaxPlane pixels and the expand's K times the input
+  // plane is at most kExpandDepthwiseMaxFmas.
+  void plan_expand_depthwise() {
+    std::map<ValueId, const Group*> writer;
+    for (const Group& group : groups_) writer[group.output] = &group;
+    for (const Group& dw : groups_) {
+      if (!is_depthwise_2d(dw)) continue;
+      const Node& d = g_.node(dw.nodes[0]);
+      auto made = writer.find(d.inputs[0]);
+      if (made == writer.end() || uses_[d.inputs[0]] != 1 || is_output_.count(d.inputs[0]) != 0 ||
+          placement_of(d.inputs[0]))
+        continue;
+      const Group& e = *made->second;
+      if (e.kind != GroupKind::kConv || e.residual != kNoValue || elided_.count(e.nodes[0]) != 0 ||
+          in_se_scale_.count(e.nodes[0]) != 0)
+        continue;
+      const Node& en = g_.node(e.nodes[0]);
+      if (en.op != "Conv" || en.inputs.size() < 2 || !g_.value(en.inputs[1]).is_constant()) continue;
+      const Shape& ex = g_.value(en.inputs[0]).type.shape;
+      const Shape& ew = g_.value(en.inputs[1]).type.shape;
+      const Shape& ey = g_.value(e.output).type.shape;
+      const Shape& dy = g_.value(dw.output).type.shape;
+      Result<int64_t> groups = en.attrs.get_int("group", 1);
+      if (!groups.is_ok() || *groups != 1 || ex.size() != 4 || ew.size() != 4 || ey.size() != 4 || ew[2] != 1 ||
+          ew[3] != 1 || ex[2] != ey[2] || ex[3] != ey[3] || ex[1] != ew[1])
+        continue;
+      // Stride 1, no padding: the output plane is the input's.
+      Result<std::vector<int64_t>> strides = en.attrs.get_ints("strides", {1, 1});
+      Result<std::vector<int64_t>> pads = en.attrs.get_ints("pads", {0, 0, 0, 0});
+      if (!strides.is_ok() || !pads.is_ok() || *strides != std::vector<int64_t>{1, 1} ||
+          *pads != std::vector<int64_t>{0, 0, 0, 0})
+        continue;
+      const int64_t in_plane = ey[2] * ey[3];
+      if (in_plane > kExpandDepthwiseMaxPlane || dy[2] * dy[3] > kExpandDepthwiseMaxPlane ||
+          in_plane * ex[1] > kExpandDepthwiseMaxFmas)
+        continue;
+      expand_of_depthwise_[dw.nodes[0]] = &e;
+      expand_in_depthwise_.insert(e.nodes[0]);
+    }
+  }
+
+  // The depthwise conv `dw` (push constants p, weights arranged
+  // [out channel][tap], bias per output channel) with the expand conv before it, and its
+  // output means where plan_depthwise_means took them: one
+  // expand_depthwise.comp dispatch.
+  Status emit_expand_depthwise(const Group& dw, const Group& expand, const ConvPush& p,
+                               const std::vector<float>& dw_weights, const std::vector<float>& dw_bias) {
+    const Node& en = g_.node(expand.nodes[0]);
+    const Shape& ex = g_.value(en.inputs[0]).type.shape;
+    const int64_t channels = g_.value(expand.output).type.shape[1], k = ex[1];
+    HS_ASSIGN_OR_RETURN(const ChannelAffine ea, fold_channel_affine(expand, channels));
+    const std::vector<float> ew = g_.value(en.inputs[1]).constant->to_float_vector();  // [channels][k]
+    std::vector<float> expand_weights(ew.size());
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < k; ++i) expand_weights[c * k + i] = ew[c * k + i] * ea.scale[c];
+    // The expand's nodes go first in the label and profile names.
+    std::string label;
+    std::vector<std::string> names, ops;
+    for (NodeId id : expand.nodes) {
+      label += (label.empty() ? "" : "+") + g_.node(id).name;
+      names.push_back(g_.node(id).name);
+      ops.push_back(g_.node(id).op);
+    }
+    label_ = label + "+" + label_;
+    node_names_.insert(node_names_.begin(), names.begin(), names.end());
+    node_ops_.insert(node_ops_.begin(), ops.begin(), ops.end());
+    ExpandDepthwisePush q{};
+    q.batch = p.batch;
+    q.channels = p.channels;
+    q.in_h = p.in_h;
+    q.in_w = p.in_w;
+    q.out_channels = p.out_channels;
+    q.out_h = p.out_h;
+    q.out_w = p.out_w;
+    q.group_out = p.group_out;
+    q.kernel_h = p.kernel_h;
+    q.kernel_w = p.kernel_w;
+    q.stride_h = p.stride_h;
+    q.stride_w = p.stride_w;
+    q.dilation_h = p.dilation_h;
+    q.dilation_w = p.dilation_w;
+    q.pad_top = p.pad_top;
+    q.pad_left = p.pad_left;
+    q.k = u32(k);
+    pack_epilogue(expand, q.expand_ops, q.expand_params);
+    q.depthwise_ops = p.epilogue_ops;
+    std::copy(std::begin(p.epilogue_params), std::end(p.epilogue_params), std::begin(q.depthwise_params));
+    HS_ASSIGN_OR_RETURN(const int in, buffer_of(en.inputs[0]));
+    const int we = constant_buffer(bytes_of(expand_weights), label_ + "/expand_weights");
+    const int be = constant_buffer(bytes_of(ea.bias), label_ + "/expand_bias");
+    const int wd = constant_buffer(bytes_of(dw_weights), label_ + "/depthwise_weights");
+    const int bd = constant_buffer(bytes_of(dw_bias), label_ + "/depthwise_bias");
+    const int out = new_value_buffer(dw.output);
+    std::vector<int> writes = {out};
+    int means = kParamsBuffer;
+    if (auto fused = depthwise_mean_of_.find(dw.nodes[0]); fused != depthwise_mean_of_.end()) {
+      const Group& mean = *fused->second;
+      for (NodeId id : mean.nodes) {
+        label_ += "+" + g_.node(id).name;
+        node_names_.push_back(g_.node(id).name);
+        node_ops_.push_back(g_.node(id).op);
+      }
+      means = new_value_buffer(mean.output);
+      writes.push_back(means);
+      q.has_mean = 1;
+    }
+    Step step = dispatch(Kernel::kExpandDepthwise, words_of(q), grid_1d(uint64_t{p.batch} * p.out_channels));
+    // 256 invocations; K split over those a pixel of the input plane leaves.
+    uint32_t slices = 1;
+    while (slices < 64 && 256 / (slices * 2) >= p.in_h * p.in_w && slices * 2 * 4 <= k) slices *= 2;
+    step.specialization = {256, slices};
+    step.bindings = {in, we, be, wd, bd, out, means};
+    step.reads = {in, we, be, wd, bd};
+    step.writes = std::move(writes);
+    out_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // A conv pointwise_fits admits, as one pointwise_conv.comp dispatch:
+  // weights weight(oc, k) arranged [k][out channel] in vec4s, bias per
+  // output channel (empty: none), the group's residual and epilogue.
+  template <class WeightAt>
+  Status emit_pointwise(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
+                        int in) {
+    const uint32_t quads = ceil_div(p.out_channels, 4);
+    std::vector<float> arranged(static_cast<size_t>(p.channels) * quads * 4, 0.f);
+    for (int64_t k = 0; k < int64_t{p.channels}; ++k)
+      for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc)
+        arranged[static_cast<size_t>(k * quads * 4 + oc)] = weight(oc, k);
+    PointwisePush q{};
+    q.batch = p.batch;
+    q.pixels = p.out_h * p.out_w;
+    q.k = p.channels;
+    q.out_channels = p.out_channels;
+    q.quads = quads;
+    q.has_bias = bias.empty() ? 0 : 1;
+    q.has_residual = group.residual != kNoValue ? 1 : 0;
+    q.epilogue_ops = p.epilogue_ops;
+    std::copy(std::begin(p.epilogue_params), std::end(p.epilogue_params), std::begin(q.epilogue_params));
+    const int w_buffer = constant_buffer(bytes_of(arranged), label_ + "/weights");
+    const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
+    int residual = kParamsBuffer;
+    std::vector<int> reads = {in, w_buffer, b_buffer};
+    if (group.residual != kNoValue) {
+      HS_ASSIGN_OR_RETURN(residual, buffer_of(group.residual));
+      reads.push_back(residual);
+    }
+    const int out = new_value_buffer(group.output);
+    // K slices per output quad: more until the grid fills the GPU.
+    const int64_t slots = int64_t{p.batch} * q.pixels * quads;
+    uint32_t slices = 1;
+    while (slices < 64 && int64_t{slices} * 2 * 4 <= int64_t{p.channels} &&
+           ceil_div(slots * slices, 256) < kPointwiseWorkgroups)
+      slices *= 2;
+    Step step = dispatch(Kernel::kPointwiseConv, words_of(q), grid_1d(ceil_div(slots * slices, 256)));
+    step.specialization = {slices};
+    step.bindings = {in, w_buffer, b_buffer, out, residual};
+    step.reads = std::move(reads);
     step.writes = {out};
     out_.steps.push_back(std::move(step));
     return Status::ok();
@@ -1559,6 +1776,45 @@ class Lowering {
     return Status::ok();
   }
 
+  // The spatial mean (GlobalAveragePool, or ReduceMean over H and W) of a
+  // depthwise conv's output — the squeeze of a squeeze-and-excitation
+  // block, read by se_scale or by the block's first 1x1 conv — is written
+  // by the conv itself (depthwise_mean.comp: a workgroup per output plane)
+  // when the planes have at most kDepthwiseMeanMaxPlane pixels: the mean's
+  // dispatch, and the barrier before it, go. The conv's output is written
+  // as before (the block's Mul reads it).
+  Status plan_depthwise_means() {
+    std::map<ValueId, const Group*> writer;
+    for (const Group& group : groups_) writer[group.output] = &group;
+    for (const Group& mean : groups_) {
+      if (elided_.count(mean.nodes[0]) != 0 || in_se_scale_.count(mean.nodes[0]) != 0) continue;
+      HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(mean));
+      if (!spatial) continue;
+      auto conv = writer.find(g_.node(mean.nodes[0]).inputs[0]);
+      if (conv == writer.end() || !is_depthwise_2d(*conv->second)) continue;
+      const Shape& y = g_.value(conv->second->output).type.shape;
+      if (y[2] * y[3] > kDepthwiseMeanMaxPlane || depthwise_mean_of_.count(conv->second->nodes[0]) != 0) continue;
+      depthwise_mean_of_[conv->second->nodes[0]] = &mean;
+      mean_in_depthwise_.insert(mean.nodes[0]);
+    }
+    return Status::ok();
+  }
+
+  // A Conv group of rank-4 tensors whose groups each read one input
+  // channel (emit_conv runs it on a depthwise kernel), with constant
+  // weights and no residual.
+  bool is_depthwise_2d(const Group& group) const {
+    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
+    const Node& n = g_.node(group.nodes[0]);
+    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
+    const Shape& x = g_.value(n.inputs[0]).type.shape;
+    const Shape& w = g_.value(n.inputs[1]).type.shape;
+    const Shape& y = g_.value(group.output).type.shape;
+    Result<int64_t> groups = n.attrs.get_int("group", 1);
+    return groups.is_ok() && *groups > 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && x[1] == *groups &&
+           w[1] == 1;
+  }
+
   // A Conv group on a one-pixel input with 1x1 constant weights, one
   // group and nothing added but its bias (and folded BatchNormalization).
   bool is_one_pixel_conv(const Group& group) const {
@@ -1600,15 +1856,19 @@ class Lowering {
     HS_ASSIGN_OR_RETURN(const ChannelAffine a2, fold_channel_affine(*se.expand, channels));
     const std::vector<float> w1 = g_.value(reduce.inputs[1]).constant->to_float_vector();  // [squeeze][channels]
     const std::vector<float> w2 = g_.value(expand.inputs[1]).constant->to_float_vector();  // [channels][squeeze]
-    // W1 transposed to [channels][squeeze] and scaled, b1, W2 scaled, b2.
+    // W1 transposed to [channels][squeeze4] and scaled, b1, W2 scaled
+    // [channels][squeeze4], b2: squeeze4 is squeeze rounded up to whole
+    // vec4s (se_scale.comp reads four units at a time), the padding zero.
+    const int64_t squeeze4 = (squeeze + 3) / 4 * 4;
     std::vector<float> weights;
-    weights.reserve(static_cast<size_t>(2 * squeeze * channels + squeeze + channels));
+    weights.reserve(static_cast<size_t>(2 * squeeze4 * channels + squeeze4 + channels + 3));
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w1[j * channels + c] * a1.scale[j]);
-    weights.insert(weights.end(), a1.bias.begin(), a1.bias.end());
+      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w1[j * channels + c] * a1.scale[j] : 0.f);
+    for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? a1.bias[j] : 0.f);
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze; ++j) weights.push_back(w2[c * squeeze + j] * a2.scale[c]);
+      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w2[c * squeeze + j] * a2.scale[c] : 0.f);
     weights.insert(weights.end(), a2.bias.begin(), a2.bias.end());
+    weights.resize((weights.size() + 3) / 4 * 4, 0.f);
 
     SeScalePush p{};
     p.batch = u32(batch);
@@ -2267,6 +2527,14 @@ class Lowering {
   // they absorb.
   std::map<NodeId, SeBlock> se_scale_at_;
   std::set<NodeId> in_se_scale_;
+  // plan_depthwise_means' fusions: a depthwise conv group's head -> the
+  // spatial mean group it also writes; those mean groups' heads.
+  std::map<NodeId, const Group*> depthwise_mean_of_;
+  std::set<NodeId> mean_in_depthwise_;
+  // plan_expand_depthwise's fusions: a depthwise conv group's head -> the
+  // expand conv group before it; those expand groups' heads.
+  std::map<NodeId, const Group*> expand_of_depthwise_;
+  std::set<NodeId> expand_in_depthwise_;
   std::map<ValueId, int> uses_;
   std::set<ValueId> is_output_;
   std::set<NodeId> fused_later_;  // Muls already fused with their Sigmoid (fuse_swish)

@@ -69,8 +69,18 @@ enum class Kernel : uint8_t {
   // holding 4 x 2 accumulators):
   kGemmCoopmat128x128,  // 128 x 128 tiles, 256 invocations (gemm_coopmat_128x128.comp)
   kGemmCoopmat128x256,  // 128 x 256 tiles, 512 invocations (gemm_coopmat_128x256.comp)
+  // A depthwise conv that also writes its output planes' means (the squeeze
+  // of a squeeze-and-excitation block): depthwise_mean.comp.
+  kDepthwiseMean,
+  // A small 1x1 conv or linear layer in one dispatch, K split inside the
+  // workgroup: pointwise_conv.comp.
+  kPointwiseConv,
+  // A 1x1 expand conv and the depthwise conv that alone reads it (and that
+  // conv's output means, where plan_depthwise_means took them) in one
+  // dispatch: expand_depthwise.comp.
+  kExpandDepthwise,
 };
-inline constexpr size_t kKernelCount = 26;
+inline constexpr size_t kKernelCount = 29;
 
 // "elementwise", "gemm", ... (the shader's file stem).
 std::string_view kernel_name(Kernel kernel);
