@@ -1,6 +1,6 @@
 // MatMul of two run-time operands (attention's Q.K^T and P.V), numpy
-// batched with broadcast batch dims: one task per (batch, block of 32
-// output columns), which packs its two panels of B and runs the GEMM
+// batched with broadcast batch dims: one task per (batch, block of 64
+// output columns), which packs its panels of B and runs the GEMM
 // micro-kernel down every row of A (gemm.h).
 #include <algorithm>
 #include <string>

@@ -1,6 +1,10 @@
 #include "delegates/cpu/fast/gemm.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "delegates/cpu/fast/vector_math.h"
 
@@ -125,103 +129,121 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const ARows& a, const float* panel, co
   if constexpr (Rows > 5) store16(5, l5, h5, e, c, ldc, columns);
 }
 
-// 12 rows x two panels (32 columns): 24 accumulators keep both FMA pipes
-// busy through their latency; A's element is broadcast once for both.
-// With Both false, the first panel only (12 accumulators still cover the
-// FMA latency), for a last block of at most 16 columns: a 1x1 conv to 40
-// or 112 channels otherwise spends a third or a seventh of its FMAs on
-// padding.
-template <int64_t Rows, bool Both = true>
+// Rows x Panels panels of 16 columns, 24 accumulators at 12 x 2 and 6 x 4:
+// enough to keep both FMA pipes busy through their latency, with A's
+// element broadcast once for all panels. 6 x 4 loads 10 vectors for 24 FMAs
+// where 12 x 2 loads 14, and ran 1.1-1.2x faster on the session-14 Xeon at
+// depths up to ~1000 (a 1x1 conv of 64 -> 256 channels at 56x56: 150
+// against 130 GFLOP/s); 12 x 2 reads B half as often, which wins on a few
+// rows of great depth (a 3x3 conv of 512 channels at 7x7: 164 against 142).
+// Fewer Panels than the set's for a last block of fewer columns: a 1x1 conv
+// to 40 or 112 channels would otherwise spend FMAs on padding.
+template <int64_t Rows, int64_t Panels>
 HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panels, const Epilogue& e, float* c,
                                    int64_t ldc, int64_t columns) {
-  __m512 x[Rows], y[Rows];
-  for (int64_t r = 0; r < Rows; ++r) x[r] = y[r] = _mm512_setzero_ps();
+  __m512 acc[Rows][Panels];
+  for (int64_t r = 0; r < Rows; ++r)
+    for (int64_t q = 0; q < Panels; ++q) acc[r][q] = _mm512_setzero_ps();
   const float* next = e.next_panels;
   // One prefetch (a line of each next panel) per run of prefetch_every
   // steps, outside the run's loop, which has no branch of its own.
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
-  const int64_t lda = a.lda, length = k / a.segments;
+  const int64_t lda = a.lda, length = k / a.segments, stride = k * kPanel;
   for (int64_t s = 0; s < a.segments; ++s) {
     const float* as = a.a + s * a.segment_stride;
     const float* p0 = panels + s * length * kPanel;
-    const float* p1 = p0 + k * kPanel;
     for (int64_t q = 0; q < length;) {
       if (next) {
-        _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
-        _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
+        for (int64_t j = 0; j < Panels; ++j) _mm_prefetch(reinterpret_cast<const char*>(next + j * stride), _MM_HINT_T1);
         next += kPanel;
       }
       for (const int64_t end = std::min(length, q + every); q < end; ++q) {
-        const __m512 b0 = _mm512_load_ps(p0 + q * kPanel);
-        const __m512 b1 = Both ? _mm512_load_ps(p1 + q * kPanel) : b0;
+        __m512 b[Panels];
+        for (int64_t j = 0; j < Panels; ++j) b[j] = _mm512_load_ps(p0 + j * stride + q * kPanel);
         for (int64_t r = 0; r < Rows; ++r) {
           const __m512 ar = _mm512_set1_ps(as[r * lda + q]);
-          x[r] = _mm512_fmadd_ps(ar, b0, x[r]);
-          if constexpr (Both) y[r] = _mm512_fmadd_ps(ar, b1, y[r]);
+          for (int64_t j = 0; j < Panels; ++j) acc[r][j] = _mm512_fmadd_ps(ar, b[j], acc[r][j]);
         }
       }
     }
   }
-  const __mmask16 m0 = static_cast<__mmask16>(columns >= kPanel ? 0xffff : (1u << columns) - 1);
-  const __mmask16 m1 = static_cast<__mmask16>(!Both                    ? 0
-                                              : columns >= kBlockColumns ? 0xffff
-                                              : columns <= kPanel   ? 0
-                                                                    : (1u << (columns - kPanel)) - 1);
+  __mmask16 mask[Panels];
+  for (int64_t j = 0; j < Panels; ++j) {
+    const int64_t left = columns - j * kPanel;
+    mask[j] = static_cast<__mmask16>(left >= kPanel ? 0xffff : left <= 0 ? 0 : (1u << left) - 1);
+  }
   // max(min, x) and min(max, x) return x when it is NaN.
   const __m512 minv = _mm512_set1_ps(e.min), maxv = _mm512_set1_ps(e.max);
   // Every row's bias and residual before any store: C and the residual
   // are often 4 KiB apart row for row (two page-aligned tensors), and a
   // residual load behind a store to an address 4 KiB off waits for it
   // (a 1x1 conv of 64 -> 256 channels with its residual ran at half speed).
-  for (int64_t r = 0; r < Rows; ++r) {
-    if (e.bias) {
-      x[r] = _mm512_add_ps(x[r], _mm512_maskz_loadu_ps(m0, e.bias));
-      y[r] = _mm512_add_ps(y[r], _mm512_maskz_loadu_ps(m1, e.bias + kPanel));
+  for (int64_t r = 0; r < Rows; ++r)
+    for (int64_t j = 0; j < Panels; ++j) {
+      if (e.bias) acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_maskz_loadu_ps(mask[j], e.bias + j * kPanel));
+      if (e.residual)
+        acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_maskz_loadu_ps(mask[j], e.residual + r * ldc + j * kPanel));
     }
-    if (e.residual) {
-      x[r] = _mm512_add_ps(x[r], _mm512_maskz_loadu_ps(m0, e.residual + r * ldc));
-      y[r] = _mm512_add_ps(y[r], _mm512_maskz_loadu_ps(m1, e.residual + r * ldc + kPanel));
+  for (int64_t r = 0; r < Rows; ++r)
+    for (int64_t j = 0; j < Panels; ++j) {
+      // The maskz forms: GCC 12 takes the plain ones' undefined pass-through
+      // for an uninitialised read (-Wuninitialized).
+      const __m512 v = _mm512_maskz_min_ps(0xffff, maxv, _mm512_maskz_max_ps(0xffff, minv, acc[r][j]));
+      _mm512_mask_storeu_ps(c + r * ldc + j * kPanel, mask[j], v);
     }
-  }
-  for (int64_t r = 0; r < Rows; ++r) {
-    // The maskz forms: GCC 12 takes the plain ones' undefined pass-through
-    // for an uninitialised read (-Wuninitialized).
-    const __m512 lo = _mm512_maskz_min_ps(0xffff, maxv, _mm512_maskz_max_ps(0xffff, minv, x[r]));
-    const __m512 hi = _mm512_maskz_min_ps(0xffff, maxv, _mm512_maskz_max_ps(0xffff, minv, y[r]));
-    _mm512_mask_storeu_ps(c + r * ldc, m0, lo);
-    _mm512_mask_storeu_ps(c + r * ldc + kPanel, m1, hi);
-  }
 }
 #endif
 
 using Kernel = void (*)(int64_t, const ARows&, const float*, const Epilogue&, float*, int64_t, int64_t);
 
-// One ISA's micro-kernels, for 1..rows rows (kernels[r - 1]), each covering
-// `columns` columns of C (one or two panels).
+// One ISA's micro-kernels for tiles of up to `rows` rows by `panels`
+// panels: kernels[p - 1][r - 1] covers r rows and p panels (a last block
+// of fewer columns takes fewer).
 struct KernelSet {
   int64_t rows;
-  int64_t columns;
-  Kernel kernels[12];
-  Kernel half[12] = {};  // for a block of at most kPanel columns, where the set has them
+  int64_t panels;
+  Kernel kernels[4][12];
 };
 
-const KernelSet& chosen_kernels() {
-  static const KernelSet plain{6, kPanel, {kernel_plain<1>, kernel_plain<2>, kernel_plain<3>, kernel_plain<4>,
-                                           kernel_plain<5>, kernel_plain<6>}};
+template <int64_t Panels, size_t... R>
+constexpr std::array<Kernel, 12> avx512_rows(std::index_sequence<R...>) {
+  std::array<Kernel, 12> k{};
+  ((k[R] = kernel_avx512<static_cast<int64_t>(R) + 1, Panels>), ...);
+  return k;
+}
+
+template <int64_t Rows, size_t... P>
+KernelSet avx512_set(std::index_sequence<P...>) {
+  KernelSet set{Rows, static_cast<int64_t>(sizeof...(P)), {}};
+  ((std::copy_n(avx512_rows<static_cast<int64_t>(P) + 1>(std::make_index_sequence<Rows>()).begin(), Rows,
+                 set.kernels[P])),
+   ...);
+  return set;
+}
+
+// The AVX-512 sets: 6 x 4 panels for most products, 12 x 2 for a few rows
+// of great depth (kernel_avx512). Which one gemm_block takes for m rows of
+// depth k.
+constexpr int64_t kDeepRows = 64;   // fewer rows than this ...
+constexpr int64_t kDeepDepth = 2048;  // ... at this depth or more: 12 x 2
+
+const KernelSet* chosen_kernels(int64_t m, int64_t k) {
+  static const KernelSet plain{6, 1, {{kernel_plain<1>, kernel_plain<2>, kernel_plain<3>, kernel_plain<4>,
+                                       kernel_plain<5>, kernel_plain<6>}}};
 #ifdef HETSCHED_FAST_X86
-  static const KernelSet avx2{6, kPanel, {kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>,
-                                          kernel_avx2<5>, kernel_avx2<6>}};
-  static const KernelSet avx512{
-      12, kBlockColumns, {kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
-                          kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
-                          kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>},
-      {kernel_avx512<1, false>, kernel_avx512<2, false>, kernel_avx512<3, false>, kernel_avx512<4, false>,
-       kernel_avx512<5, false>, kernel_avx512<6, false>, kernel_avx512<7, false>, kernel_avx512<8, false>,
-       kernel_avx512<9, false>, kernel_avx512<10, false>, kernel_avx512<11, false>, kernel_avx512<12, false>}};
-  if (cpu_has_avx512f()) return avx512;
-  if (cpu_has_avx2_fma()) return avx2;
+  static const KernelSet avx2{6, 1, {{kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>, kernel_avx2<5>,
+                                      kernel_avx2<6>}}};
+  static const KernelSet wide = avx512_set<6>(std::make_index_sequence<4>());
+  static const KernelSet deep = avx512_set<12>(std::make_index_sequence<2>());
+  // HETSCHED_GEMM_TILE=12x32 takes the 12 x 2 set everywhere (A/B runs).
+  static const bool deep_only = [] {
+    const char* v = std::getenv("HETSCHED_GEMM_TILE");
+    return v && std::string(v) == "12x32";
+  }();
+  if (cpu_has_avx512f()) return deep_only || (m < kDeepRows && k >= kDeepDepth) ? &deep : &wide;
+  if (cpu_has_avx2_fma()) return &avx2;
 #endif
-  return plain;
+  return &plain;
 }
 
 }  // namespace
@@ -249,12 +271,13 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
 
 void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
                 float* c, int64_t ldc) {
-  static const KernelSet& set = chosen_kernels();
-  // Sets narrower than a block take it one panel at a time.
-  for (int64_t j = 0; j < columns; j += set.columns) {
-    const int64_t width = std::min(set.columns, columns - j);
+  const KernelSet& set = *chosen_kernels(m, k);
+  // Sets narrower than a block take it in parts of their width.
+  const int64_t set_columns = set.panels * kPanel;
+  for (int64_t j = 0; j < columns; j += set_columns) {
+    const int64_t width = std::min(set_columns, columns - j);
     const float* panel = panels + j / kPanel * k * kPanel;
-    const Kernel* kernels = width <= kPanel && set.half[0] ? set.half : set.kernels;
+    const Kernel* kernels = set.kernels[(width + kPanel - 1) / kPanel - 1];
     const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
                      epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, 0,
                      epilogue.min, epilogue.max};

@@ -7,13 +7,13 @@
 //
 // B is packed into panels of kPanel columns (k rows of kPanel floats, the
 // last panel zero-padded), consecutive in memory. One gemm_block call
-// computes every row of C for up to kBlockColumns columns (two panels), so a
-// caller parallelises over column blocks (and batches) and packs each panel
-// once. The micro-kernels are AVX-512 (12 rows x 32 columns: 24
-// accumulators, so the two FMA pipes never wait on a sum; one panel, 12
-// accumulators, for a last block of at most 16 columns) or AVX2+FMA
-// (6 x 16) where the CPU has them (chosen at run time; the build targets
-// baseline x86-64), plain loops otherwise. One thread on the development
+// computes every row of C for up to kBlockColumns columns (four panels), so
+// a caller parallelises over column blocks (and batches) and packs each
+// panel once. The micro-kernels are AVX-512 (6 rows x 64 columns, or 12 x
+// 32 for a few rows of great depth: 24 accumulators, so the two FMA pipes
+// never wait on a sum; fewer panels for a last block of fewer columns) or
+// AVX2+FMA (6 x 16) where the CPU has them (chosen at run time; the build
+// targets baseline x86-64), plain loops otherwise. One thread on the development
 // machine's EPYC (bench/gemm_bench): ~250 GFLOP/s with AVX-512, ~130 with
 // AVX2 (each about its FMA units' peak) at 128x768x3072 and the like.
 #pragma once
@@ -24,7 +24,8 @@
 namespace hetsched::cpu::fast {
 
 inline constexpr int64_t kPanel = 16;
-inline constexpr int64_t kBlockColumns = 2 * kPanel;
+inline constexpr int64_t kBlockPanels = 4;
+inline constexpr int64_t kBlockColumns = kBlockPanels * kPanel;
 
 // Packs columns [j0, j0 + kPanel) of B (k x n) into `panel` (k * kPanel
 // floats, 64-byte aligned). B is row-major with row stride `ldb`, or, with
@@ -72,10 +73,10 @@ struct ARows {
 };
 
 // C[i][j] = sum_p A[i][p] * B[p][j] (+ epilogue) for i < m and j < columns
-// (<= kBlockColumns), B being `panels`: two consecutive packed panels (the
-// second may be all padding, but must be there: the AVX-512 kernel reads
-// both). A and C are row-major with strides lda and ldc; `c`
-// points at the block's first column of row 0.
+// (<= kBlockColumns), B being `panels`: the block's ceil(columns / kPanel)
+// consecutive packed panels (no kernel reads a panel past those). A and C
+// are row-major with strides lda and ldc; `c` points at the block's first
+// column of row 0.
 void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
                 const Epilogue& epilogue, float* c, int64_t ldc);
 // The same with A's rows as `a` describes.

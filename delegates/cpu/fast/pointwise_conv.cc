@@ -314,7 +314,7 @@ class GemmConv final : public FastOp {
     float* panels = reinterpret_cast<float*>(panels_.data());
     const int64_t k = split_.k, pixels = g_.out_pixels(), in_pixels = g_.in_h * g_.in_w, taps = g_.taps();
     const double work = static_cast<double>(k * pixels);
-    parallel_tasks(pool_, static_cast<size_t>(split_.blocks * 2), work, [&](size_t t) {
+    parallel_tasks(pool_, static_cast<size_t>(split_.blocks * kBlockPanels), work, [&](size_t t) {
       const int64_t j0 = static_cast<int64_t>(t) * kPanel, width = std::max<int64_t>(0, std::min(kPanel, pixels - j0));
       float* panel = panels + static_cast<int64_t>(t) * k * kPanel;
       for (int64_t p = 0; p < k - 1; ++p) {

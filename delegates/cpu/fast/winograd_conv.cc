@@ -254,7 +254,7 @@ class WinogradConv final : public FastOp {
     float* v = reinterpret_cast<float*>(v_.data());
     float* m = reinterpret_cast<float*>(m_.data());
     const float* u = reinterpret_cast<const float*>(filter_.data());
-    const int64_t panels = column_blocks_ * 2;
+    const int64_t panels = column_blocks_ * kBlockPanels;
     for (int64_t base = 0; base < g_.tiles; base += g_.block) {
       const int64_t count = std::min(g_.block, g_.tiles - base);
       const int64_t chunks = std::min<int64_t>(count, 4 * (pool_ ? pool_->threads() : 1));
@@ -267,7 +267,7 @@ class WinogradConv final : public FastOp {
         const int64_t p = static_cast<int64_t>(task) / column_blocks_, jb = static_cast<int64_t>(task) % column_blocks_;
         const int64_t j0 = jb * kBlockColumns;
         gemm_block(count, g_.cin, std::min(kBlockColumns, g_.cout - j0), v + p * g_.block * g_.ldv, g_.ldv,
-                   u + (p * panels + jb * 2) * g_.cin * kPanel, Epilogue{}, m + p * g_.block * g_.ldm + j0, g_.ldm);
+                   u + (p * panels + jb * kBlockPanels) * g_.cin * kPanel, Epilogue{}, m + p * g_.block * g_.ldm + j0, g_.ldm);
       });
       const double out_work = static_cast<double>(count * g_.cout) * kPoints * 6;
       parallel_tasks(pool_, static_cast<size_t>(chunks), out_work, [&](size_t c) {
@@ -390,7 +390,7 @@ Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId 
   const int64_t blocks = filter_bytes > g.tiles * per_tile ? 1 : (g.tiles + fit - 1) / fit;
   g.block = std::min(g.tiles, round_up((g.tiles + blocks - 1) / blocks, 12));
   const Tensor& w = ctx.input(1);
-  const int64_t panels = (g.cout + kBlockColumns - 1) / kBlockColumns * 2;
+  const int64_t panels = (g.cout + kBlockColumns - 1) / kBlockColumns * kBlockPanels;
   AlignedBuffer filter = transform_filter(w.data<float>(), g.cin, g.cout, panels);
   std::vector<float> bias(static_cast<size_t>(g.ldm + kLanes), 0.f);
   if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue) {
