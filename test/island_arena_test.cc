@@ -31,6 +31,22 @@ std::map<ValueId, uint64_t> offsets_of(const IslandArena& arena) {
   return std::map<ValueId, uint64_t>(arena.placed.begin(), arena.placed.end());
 }
 
+// A plan of `g` whose one fast group is a 1x1 conv (node `conv`, standing
+// in) with its residual Add (node `add`) of `residual`, writing `output`.
+cpu::fast::FastPlan with_residual_group(const Graph& g, NodeId conv, NodeId add, ValueId residual, ValueId output) {
+  cpu::fast::FastPlan fast;
+  fast.on_fast_kernel.assign(g.num_nodes(), false);
+  cpu::fast::ConvGroup group;
+  group.conv = conv;
+  group.add = add;
+  group.residual = residual;
+  group.output = output;
+  fast.conv_groups = {group};
+  fast.conv_group_at[conv] = 0;
+  fast.in_conv_group.insert(add);
+  return fast;
+}
+
 bool overlap(const Graph& g, const std::map<ValueId, uint64_t>& at, ValueId a, ValueId b) {
   const uint64_t a0 = at.at(a), a1 = a0 + g.value(a).type.byte_size();
   const uint64_t b0 = at.at(b), b1 = b0 + g.value(b).type.byte_size();
@@ -84,16 +100,7 @@ TEST(IslandArenaTest, AGroupsOutputLivesFromTheStepItRunsAt) {
   const Graph g = testing::build(b);
   EnginePlan plan;
   plan.steps = {segment({0}), portable({1}), segment({2}), segment({3}), portable({4}), segment({5})};
-  cpu::fast::FastPlan fast;
-  fast.on_fast_kernel.assign(6, false);
-  cpu::fast::ConvGroup group;
-  group.conv = 1;
-  group.add = 4;
-  group.residual = r;
-  group.output = s;
-  fast.conv_groups = {group};
-  fast.conv_group_at[1] = 0;
-  fast.in_conv_group.insert(4);
+  const cpu::fast::FastPlan fast = with_residual_group(g, 1, 4, r, s);
   const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
   ASSERT_TRUE(arena.is_ok()) << arena.status().message();
   const auto at = offsets_of(*arena);
@@ -130,16 +137,7 @@ TEST(IslandArenaTest, AResidualGroupsOutputTakesOverTheResidualItReadsLast) {
     EnginePlan plan;
     plan.steps = {segment({0}), segment({1}), portable({2}), portable({3}), segment({4}), segment({5})};
     if (read_after) plan.steps.push_back(segment({6}));
-    cpu::fast::FastPlan fast;
-    fast.on_fast_kernel.assign(g.num_nodes(), false);
-    cpu::fast::ConvGroup group;
-    group.conv = 2;
-    group.add = 3;
-    group.residual = r;
-    group.output = s;
-    fast.conv_groups = {group};
-    fast.conv_group_at[2] = 0;
-    fast.in_conv_group.insert(3);
+    const cpu::fast::FastPlan fast = with_residual_group(g, 2, 3, r, s);
     const Result<IslandArena> arena = cpu::plan_island_arena(g, plan, fast);
     ASSERT_TRUE(arena.is_ok()) << arena.status().message();
     const auto at = offsets_of(*arena);

@@ -832,15 +832,21 @@ class Lowering {
       label_.clear();
       node_names_.clear();
       node_ops_.clear();
-      for (NodeId id : group->nodes) {
-        label_ += (label_.empty() ? "" : "+") + g_.node(id).name;
-        node_names_.push_back(g_.node(id).name);
-        node_ops_.push_back(g_.node(id).op);
-      }
+      name_nodes(*group);
       Status status = emit(*group);
       if (!status.is_ok()) return status.with_context(g_.describe_node(group->nodes[0]) + ": ");
     }
     return Status::ok();
+  }
+
+  // The dispatch being recorded runs `group`'s nodes too: its label, and the
+  // names and ops its timestamps are reported under.
+  void name_nodes(const Group& group) {
+    for (NodeId id : group.nodes) {
+      label_ += (label_.empty() ? "" : "+") + g_.node(id).name;
+      node_names_.push_back(g_.node(id).name);
+      node_ops_.push_back(g_.node(id).op);
+    }
   }
 
   Status emit(const Group& group) {
@@ -998,11 +1004,7 @@ class Lowering {
         // depthwise_mean.comp: one workgroup per output plane, which also
         // writes the plane's mean (plan_depthwise_means).
         const Group& mean = *fused->second;
-        for (NodeId id : mean.nodes) {
-          label_ += "+" + g_.node(id).name;
-          node_names_.push_back(g_.node(id).name);
-          node_ops_.push_back(g_.node(id).op);
-        }
+        name_nodes(mean);
         const int means = new_value_buffer(mean.output);
         Step step = dispatch(Kernel::kDepthwiseMean, words_of(p), grid_1d(static_cast<uint64_t>(x.shape[0] * out_channels)));
         // A workgroup of 64, 128 or 256 invocations: the plane's pixels rounded up to a power of two.
@@ -1204,11 +1206,7 @@ class Lowering {
     int means = kParamsBuffer;
     if (auto fused = depthwise_mean_of_.find(dw.nodes[0]); fused != depthwise_mean_of_.end()) {
       const Group& mean = *fused->second;
-      for (NodeId id : mean.nodes) {
-        label_ += "+" + g_.node(id).name;
-        node_names_.push_back(g_.node(id).name);
-        node_ops_.push_back(g_.node(id).op);
-      }
+      name_nodes(mean);
       means = new_value_buffer(mean.output);
       writes.push_back(means);
       q.has_mean = 1;
