@@ -53,10 +53,12 @@ class BatchMatMul final : public FastOp {
     const Shape batch_dims(sc.begin(), sc.end() - 2);
     a_offsets_ = batch_offsets(sa, batch_dims);
     b_offsets_ = batch_offsets(b.shape(), batch_dims);
-    blocks_ = (n_ + kBlockColumns - 1) / kBlockColumns;
+    // Attention's heads x blocks are few tasks: 64-column blocks only where
+    // they still give every thread four (gemm.h's block_columns).
+    width_ = block_columns(n_, static_cast<int64_t>(a_offsets_.size()), pool ? pool->threads() : 1);
+    blocks_ = (n_ + width_ - 1) / width_;
     const size_t tasks = a_offsets_.size() * static_cast<size_t>(blocks_);
-    // Zero-filled: a block's second panel past n is never packed, only read.
-    scratch_ = AlignedBuffer(tasks * static_cast<size_t>(k_ * kBlockColumns) * sizeof(float));
+    scratch_ = AlignedBuffer(tasks * static_cast<size_t>(k_ * width_) * sizeof(float));
   }
 
   Status run() override {
@@ -65,14 +67,14 @@ class BatchMatMul final : public FastOp {
     float* c = out();
     float* scratch = reinterpret_cast<float*>(scratch_.data());
     const size_t tasks = a_offsets_.size() * static_cast<size_t>(blocks_);
-    const double work = 2.0 * static_cast<double>(tasks) * static_cast<double>(m_ * k_ * kBlockColumns);
+    const double work = 2.0 * static_cast<double>(tasks) * static_cast<double>(m_ * k_ * width_);
     parallel_tasks(pool_, tasks, work, [&](size_t t) {
       const size_t batch = t / static_cast<size_t>(blocks_);
-      const int64_t j0 = static_cast<int64_t>(t % static_cast<size_t>(blocks_)) * kBlockColumns;
-      float* panels = scratch + t * static_cast<size_t>(k_ * kBlockColumns);
-      for (int64_t j = j0; j < std::min(n_, j0 + kBlockColumns); j += kPanel)
+      const int64_t j0 = static_cast<int64_t>(t % static_cast<size_t>(blocks_)) * width_;
+      float* panels = scratch + t * static_cast<size_t>(k_ * width_);
+      for (int64_t j = j0; j < std::min(n_, j0 + width_); j += kPanel)
         pack_panel(k_, n_, b + b_offsets_[batch], n_, false, j, panels + (j - j0) * k_);
-      gemm_block(m_, k_, std::min(kBlockColumns, n_ - j0), a + a_offsets_[batch], k_, panels, {},
+      gemm_block(m_, k_, std::min(width_, n_ - j0), a + a_offsets_[batch], k_, panels, {},
                  c + static_cast<int64_t>(batch) * m_ * n_ + j0, n_);
     });
     return Status::ok();
@@ -82,7 +84,7 @@ class BatchMatMul final : public FastOp {
   const Tensor& a_;
   const Tensor& b_;
   TaskPool* pool_;
-  int64_t m_ = 0, k_ = 0, n_ = 0, blocks_ = 0;
+  int64_t m_ = 0, k_ = 0, n_ = 0, width_ = kBlockColumns, blocks_ = 0;
   std::vector<int64_t> a_offsets_, b_offsets_;  // by output batch
   AlignedBuffer scratch_;                       // two packed panels per task
 };

@@ -222,12 +222,13 @@ KernelSet avx512_set(std::index_sequence<P...>) {
 }
 
 // The AVX-512 sets: 6 x 4 panels for most products, 12 x 2 for a few rows
-// of great depth (kernel_avx512). Which one gemm_block takes for m rows of
-// depth k.
+// of great depth (kernel_avx512) and for blocks of at most 32 columns (its
+// 24 accumulators, where 6 x 2 panels would have 12). Which one gemm_block
+// takes for m rows of depth k in a block of `columns`.
 constexpr int64_t kDeepRows = 64;   // fewer rows than this ...
 constexpr int64_t kDeepDepth = 2048;  // ... at this depth or more: 12 x 2
 
-const KernelSet* chosen_kernels(int64_t m, int64_t k) {
+const KernelSet* chosen_kernels(int64_t m, int64_t k, int64_t columns) {
   static const KernelSet plain{6, 1, {{kernel_plain<1>, kernel_plain<2>, kernel_plain<3>, kernel_plain<4>,
                                        kernel_plain<5>, kernel_plain<6>}}};
 #ifdef HETSCHED_FAST_X86
@@ -240,13 +241,20 @@ const KernelSet* chosen_kernels(int64_t m, int64_t k) {
     const char* v = std::getenv("HETSCHED_GEMM_TILE");
     return v && std::string(v) == "12x32";
   }();
-  if (cpu_has_avx512f()) return deep_only || (m < kDeepRows && k >= kDeepDepth) ? &deep : &wide;
+  if (cpu_has_avx512f())
+    return deep_only || columns <= kBlockColumns / 2 || (m < kDeepRows && k >= kDeepDepth) ? &deep : &wide;
   if (cpu_has_avx2_fma()) return &avx2;
 #endif
   return &plain;
 }
 
 }  // namespace
+
+int64_t block_columns(int64_t n, int64_t tasks_per_block, int threads) {
+  constexpr int64_t kTasksPerThread = 4;
+  const int64_t wide = (n + kBlockColumns - 1) / kBlockColumns * tasks_per_block;
+  return threads > 1 && wide < kTasksPerThread * threads ? kBlockColumns / 2 : kBlockColumns;
+}
 
 const char* gemm_isa() { return cpu_has_avx512f() ? "avx512f" : cpu_has_avx2_fma() ? "avx2" : "plain"; }
 
@@ -271,7 +279,7 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
 
 void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
                 float* c, int64_t ldc) {
-  const KernelSet& set = *chosen_kernels(m, k);
+  const KernelSet& set = *chosen_kernels(m, k, columns);
   // Sets narrower than a block take it in parts of their width.
   const int64_t set_columns = set.panels * kPanel;
   for (int64_t j = 0; j < columns; j += set_columns) {

@@ -83,6 +83,13 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
 void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
                 float* c, int64_t ldc);
 
+// The column blocks a caller splits C's n columns into, when `tasks_per_block`
+// tasks share each block (batches, row bands) and `threads` threads run
+// them: kBlockColumns, or half that where the wider blocks would give the
+// threads fewer than four tasks each (16 threads on a 768-column layer).
+// gemm_block runs a block of at most half that width on 12 x 32 tiles.
+int64_t block_columns(int64_t n, int64_t tasks_per_block, int threads);
+
 // The micro-kernel gemm_block runs on this CPU: "avx512f", "avx2" or "plain".
 const char* gemm_isa();
 
