@@ -10,8 +10,9 @@
 // computes every row of C for up to kBlockColumns columns (four panels), so
 // a caller parallelises over column blocks (and batches) and packs each
 // panel once. The micro-kernels are AVX-512 (6 rows x 64 columns, or 12 x
-// 32 for a few rows of great depth: 24 accumulators, so the two FMA pipes
-// never wait on a sum; fewer panels for a last block of fewer columns) or
+// 32 for a few rows of great depth and for blocks of at most 32 columns: 24
+// accumulators, so the two FMA pipes never wait on a sum; fewer panels for a
+// last block of fewer columns) or
 // AVX2+FMA (6 x 16) where the CPU has them (chosen at run time; the build
 // targets baseline x86-64), plain loops otherwise. One thread on the development
 // machine's EPYC (bench/gemm_bench): ~250 GFLOP/s with AVX-512, ~130 with
