@@ -135,6 +135,33 @@ TEST(WinogradConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 6, 23, 10}, 48, 16, {1, 0, 1, 0}, FusedActivation{FusedActivation::Kind::kHardSwish});
 }
 
+// At 16 threads the GEMMs run in blocks of 32 columns (gemm.h's
+// block_columns: 64 output channels in 64-column blocks would give the
+// threads 36 tasks), a path 1 and 2 threads never take; also 40 and 96
+// channels (partial blocks).
+TEST(WinogradConvTest, SixteenThreadsMatchPortable) {
+  ScopedWinograd on("on");
+  for (const int64_t cout : {int64_t{64}, int64_t{40}, int64_t{96}}) {
+    SCOPED_TRACE("cout " + std::to_string(cout));
+    GraphBuilder b("sixteen_" + std::to_string(cout));
+    const ValueId x = b.input("x", f32_type({1, 24, 14, 13}));
+    b.output(add_conv(b, x, 24, cout, 3, {1, 1, 1, 1}, true, FusedActivation{FusedActivation::Kind::kRelu}, "conv", 2));
+    const Graph graph = testing::build(b);
+    const Tensor input = random_tensor({1, 24, 14, 13}, 1);
+    auto want = testing::run_cpu_island(graph, {input}, {{"engine", "portable"}, {"threads", "1"}});
+    auto got = testing::run_cpu_island(graph, {input}, {{"engine", "xnnpack"}, {"threads", "16"}});
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    EXPECT_EQ(got->coverage.fast_ops, 1);
+    const Tensor& w = want->outputs[0];
+    const Tensor& g = got->outputs[0];
+    ASSERT_EQ(w.type(), g.type());
+    float scale = 0, worst = 0;
+    for (int64_t i = 0; i < w.num_elements(); ++i) scale = std::max(scale, std::abs(w.data<float>()[i]));
+    for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(w.data<float>()[i] - g.data<float>()[i]));
+    EXPECT_LE(worst, 1e-5f * scale + 1e-6f);
+  }
+}
+
 // (With Winograd off the dense-conv rule may take a 3x3 conv to the fast
 // GEMM instead: dense_conv_test.cc; off here too.)
 TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {

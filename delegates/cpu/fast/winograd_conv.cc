@@ -241,7 +241,11 @@ class WinogradConv final : public FastOp {
                float hi, ActivationPass post, TaskPool* pool)
       : FastOp(y), x_(x), g_(g), filter_(std::move(filter)), bias_(std::move(bias)), lo_(lo), hi_(hi), post_(post),
         pool_(pool) {
-    column_blocks_ = (g_.cout + kBlockColumns - 1) / kBlockColumns;
+    // 36 GEMMs a block of tiles, each split in column blocks: 64 columns
+    // where that gives every thread four tasks, 32 where it would not
+    // (64 output channels at 16 threads: 36 tasks, 72 in blocks of 32).
+    width_ = block_columns(g_.cout, kPoints, pool ? pool->threads() : 1);
+    column_blocks_ = (g_.cout + width_ - 1) / width_;
     v_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldv) * sizeof(float));
     m_ = AlignedBuffer(static_cast<size_t>(kPoints * g_.block * g_.ldm) * sizeof(float));
   }
@@ -254,7 +258,8 @@ class WinogradConv final : public FastOp {
     float* v = reinterpret_cast<float*>(v_.data());
     float* m = reinterpret_cast<float*>(m_.data());
     const float* u = reinterpret_cast<const float*>(filter_.data());
-    const int64_t panels = column_blocks_ * kBlockPanels;
+    // The packed filter's panels a point (make_winograd packs them in blocks of kBlockColumns).
+    const int64_t panels = (g_.cout + kBlockColumns - 1) / kBlockColumns * kBlockPanels;
     for (int64_t base = 0; base < g_.tiles; base += g_.block) {
       const int64_t count = std::min(g_.block, g_.tiles - base);
       const int64_t chunks = std::min<int64_t>(count, 4 * (pool_ ? pool_->threads() : 1));
@@ -265,9 +270,9 @@ class WinogradConv final : public FastOp {
       const double gemm_work = 2.0 * static_cast<double>(count * g_.cin * g_.cout) * kPoints;
       parallel_tasks(pool_, static_cast<size_t>(kPoints * column_blocks_), gemm_work, [&](size_t task) {
         const int64_t p = static_cast<int64_t>(task) / column_blocks_, jb = static_cast<int64_t>(task) % column_blocks_;
-        const int64_t j0 = jb * kBlockColumns;
-        gemm_block(count, g_.cin, std::min(kBlockColumns, g_.cout - j0), v + p * g_.block * g_.ldv, g_.ldv,
-                   u + (p * panels + jb * kBlockPanels) * g_.cin * kPanel, Epilogue{}, m + p * g_.block * g_.ldm + j0, g_.ldm);
+        const int64_t j0 = jb * width_;
+        gemm_block(count, g_.cin, std::min(width_, g_.cout - j0), v + p * g_.block * g_.ldv, g_.ldv,
+                   u + (p * panels + j0 / kPanel) * g_.cin * kPanel, Epilogue{}, m + p * g_.block * g_.ldm + j0, g_.ldm);
       });
       const double out_work = static_cast<double>(count * g_.cout) * kPoints * 6;
       parallel_tasks(pool_, static_cast<size_t>(chunks), out_work, [&](size_t c) {
@@ -307,7 +312,7 @@ class WinogradConv final : public FastOp {
   float lo_, hi_;  // the fused Relu or Clip, in the output transform
   ActivationPass post_;
   TaskPool* pool_;
-  int64_t column_blocks_ = 0;
+  int64_t width_ = kBlockColumns, column_blocks_ = 0;  // the GEMMs' column blocks
   AlignedBuffer v_;  // [kPoints][block][ldv]: the transformed input of one block of tiles
   AlignedBuffer m_;  // [kPoints][block][ldm]: the GEMMs' products
 };
