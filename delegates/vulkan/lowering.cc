@@ -1798,33 +1798,38 @@ class Lowering {
     return Status::ok();
   }
 
+  // A Conv group's X, W and Y shapes and its `group` attribute, for a
+  // group of rank-4 tensors with constant weights and no residual;
+  // nullopt otherwise.
+  struct ConvShapes {
+    Shape x, w, y;
+    int64_t groups;
+  };
+  std::optional<ConvShapes> constant_conv_shapes(const Group& group) const {
+    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return std::nullopt;
+    const Node& n = g_.node(group.nodes[0]);
+    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return std::nullopt;
+    const Result<int64_t> groups = n.attrs.get_int("group", 1);
+    ConvShapes s{g_.value(n.inputs[0]).type.shape, g_.value(n.inputs[1]).type.shape, g_.value(group.output).type.shape,
+                 groups.is_ok() ? *groups : 0};
+    if (!groups.is_ok() || s.x.size() != 4 || s.w.size() != 4 || s.y.size() != 4) return std::nullopt;
+    return s;
+  }
+
   // A Conv group of rank-4 tensors whose groups each read one input
   // channel (emit_conv runs it on a depthwise kernel), with constant
   // weights and no residual.
   bool is_depthwise_2d(const Group& group) const {
-    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
-    const Node& n = g_.node(group.nodes[0]);
-    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
-    const Shape& x = g_.value(n.inputs[0]).type.shape;
-    const Shape& w = g_.value(n.inputs[1]).type.shape;
-    const Shape& y = g_.value(group.output).type.shape;
-    Result<int64_t> groups = n.attrs.get_int("group", 1);
-    return groups.is_ok() && *groups > 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && x[1] == *groups &&
-           w[1] == 1;
+    const std::optional<ConvShapes> s = constant_conv_shapes(group);
+    return s && s->groups > 1 && s->x[1] == s->groups && s->w[1] == 1;
   }
 
   // A Conv group on a one-pixel input with 1x1 constant weights, one
   // group and nothing added but its bias (and folded BatchNormalization).
   bool is_one_pixel_conv(const Group& group) const {
-    if (group.kind != GroupKind::kConv || group.residual != kNoValue) return false;
-    const Node& n = g_.node(group.nodes[0]);
-    if (n.op != "Conv" || n.inputs.size() < 2 || !g_.value(n.inputs[1]).is_constant()) return false;
-    const Shape& x = g_.value(n.inputs[0]).type.shape;
-    const Shape& w = g_.value(n.inputs[1]).type.shape;
-    const Shape& y = g_.value(group.output).type.shape;
-    Result<int64_t> groups = n.attrs.get_int("group", 1);
-    return groups.is_ok() && *groups == 1 && x.size() == 4 && w.size() == 4 && y.size() == 4 && w[2] == 1 &&
-           w[3] == 1 && x[2] == 1 && x[3] == 1 && y[2] == 1 && y[3] == 1 && w[1] == x[1] && y[1] == w[0];
+    const std::optional<ConvShapes> s = constant_conv_shapes(group);
+    return s && s->groups == 1 && s->w[2] == 1 && s->w[3] == 1 && s->x[2] == 1 && s->x[3] == 1 && s->y[2] == 1 &&
+           s->y[3] == 1 && s->w[1] == s->x[1] && s->y[1] == s->w[0];
   }
 
   // GlobalAveragePool, or ReduceMean over exactly H and W of a rank-4
