@@ -34,7 +34,7 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-constexpr int64_t kRowTile = 12;  // the AVX-512 micro-kernel's rows
+constexpr int64_t kRowTile = 12;  // a multiple of the AVX-512 micro-kernels' rows (6 and 12)
 // A task's band of A (rows x k floats) is read once per column block, so
 // it should stay in L2 (1 MiB on the development machine's cores). Up to
 // kWholeBytes, one band of every row: the weights, often read from memory
