@@ -131,24 +131,15 @@ inline Graph dense_block() {
 // output within 1e-2 of its largest |value|, printed after "[label]".
 inline void expect_half_run_matches_cpu(Delegate& delegate, const Graph& g, const DelegateOptions& options,
                                         const std::string& label) {
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < g.inputs().size(); ++i)
-    inputs.push_back(random_tensor(g.value(g.inputs()[i]).type.shape, 200 + static_cast<uint32_t>(i)));
-  Result<std::vector<Tensor>> want = run_on_cpu(g, inputs);
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  Result<GpuIslandDriver> driver = GpuIslandDriver::create(delegate, g, {options, 0});
-  ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-  Result<std::vector<Tensor>> got = driver->run(inputs);
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < got->size(); ++i) {
-    float scale = 0;
-    for (float v : (*want)[i].span<float>()) scale = std::max(scale, std::fabs(v));
-    const float err = max_abs_diff((*got)[i], (*want)[i]);
-    std::cout << "[" << label << "] " << g.name() << " output " << i << ": max abs error " << err << " (max |y| "
-              << scale << ")\n";
-    EXPECT_LE(err, 1e-2f * scale) << g.name() << " output " << i;
-  }
+  expect_runs_match_cpu(
+      delegate, g, options, 1,
+      [&](uint32_t) {
+        std::vector<Tensor> inputs;
+        for (size_t i = 0; i < g.inputs().size(); ++i)
+          inputs.push_back(random_tensor(g.value(g.inputs()[i]).type.shape, 200 + static_cast<uint32_t>(i)));
+        return inputs;
+      },
+      1e-2f, label + " " + g.name());
 }
 
 // A host lends `host`'s device without storageBuffer16BitAccess enabled

@@ -109,27 +109,12 @@ class ExpandDepthwiseGpuTest : public hetsched::testing::VkTest {
     Result<std::unique_ptr<Delegate>> delegate = make_vulkan_delegate(
         {{"gpu_shared_context_token", "expand_dw_test"}, {"gpu_shared_context_mode", "lookup_only"}});
     ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-    Result<hetsched::testing::GpuIslandDriver> driver =
-        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    for (uint32_t run = 0; run < 2; ++run) {
-      const std::vector<Tensor> inputs = {random_tensor({c.batch, c.k, c.h, c.w}, 400 + run)};
-      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-      ASSERT_TRUE(want.is_ok()) << want.status().message();
-      Result<std::vector<Tensor>> got = driver->run(inputs);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      ASSERT_EQ(got->size(), want->size());
-      for (size_t o = 0; o < want->size(); ++o) {
-        float scale = 0;
-        for (float v : (*want)[o].span<float>()) scale = std::max(scale, std::abs(v));
-        const float err = hetsched::testing::max_abs_diff((*got)[o], (*want)[o]);
-        EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-5f) * scale) << "output " << o << ", run " << run;
-        if (run == 0)
-          std::cout << "[expand dw] " << c.batch << "x" << c.k << "x" << c.h << "x" << c.w << " -> " << c.channels
-                    << " k" << c.kernel << " s" << c.stride << " " << storage << " output " << o << ": max abs error "
-                    << err << " (max " << scale << ")\n";
-      }
-    }
+    const std::string label = "expand dw " + std::to_string(c.batch) + "x" + std::to_string(c.k) + "x" +
+                              std::to_string(c.h) + "x" + std::to_string(c.w) + " -> " + std::to_string(c.channels) +
+                              " k" + std::to_string(c.kernel) + " s" + std::to_string(c.stride);
+    hetsched::testing::expect_runs_match_cpu(
+        **delegate, g, {{"storage", storage}}, 2, [&](uint32_t run) { return std::vector<Tensor>{random_tensor({c.batch, c.k, c.h, c.w}, 400 + run)}; },
+        1e-5f, label);
   }
 };
 

@@ -125,24 +125,15 @@ class PointwiseConvGpuTest : public hetsched::testing::VkTest {
     Result<std::unique_ptr<Delegate>> delegate =
         make_vulkan_delegate({{"gpu_shared_context_token", "pointwise_test"}, {"gpu_shared_context_mode", "lookup_only"}});
     ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-    Result<hetsched::testing::GpuIslandDriver> driver =
-        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    for (uint32_t run = 0; run < 2; ++run) {
-      std::vector<Tensor> inputs;
-      for (size_t i = 0; i < input_shapes.size(); ++i)
-        inputs.push_back(random_tensor(input_shapes[i], 300 + 10 * run + static_cast<uint32_t>(i)));
-      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-      ASSERT_TRUE(want.is_ok()) << want.status().message();
-      Result<std::vector<Tensor>> got = driver->run(inputs);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      float scale = 0;
-      for (float v : (*want)[0].span<float>()) scale = std::max(scale, std::abs(v));
-      const float err = hetsched::testing::max_abs_diff((*got)[0], (*want)[0]);
-      EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-5f) * scale) << what << ", run " << run;
-      if (run == 0)
-        std::cout << "[pointwise] " << what << " " << storage << ": max abs error " << err << " (max " << scale << ")\n";
-    }
+    hetsched::testing::expect_runs_match_cpu(
+        **delegate, g, {{"storage", storage}}, 2,
+        [&](uint32_t run) {
+          std::vector<Tensor> inputs;
+          for (size_t i = 0; i < input_shapes.size(); ++i)
+            inputs.push_back(random_tensor(input_shapes[i], 300 + 10 * run + static_cast<uint32_t>(i)));
+          return inputs;
+        },
+        1e-5f, "pointwise " + what);
   }
 
   void expect_conv_matches_cpu(const Pointwise& c, const std::string& storage = "fp32") {

@@ -127,23 +127,12 @@ class SeScaleGpuTest : public hetsched::testing::VkTest {
     Result<std::unique_ptr<Delegate>> delegate =
         make_vulkan_delegate({{"gpu_shared_context_token", "se_scale_test"}, {"gpu_shared_context_mode", "lookup_only"}});
     ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-    Result<hetsched::testing::GpuIslandDriver> driver =
-        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    for (uint32_t run = 0; run < 3; ++run) {
-      const std::vector<Tensor> inputs = {random_tensor({c.batch, c.channels, c.h, c.w}, 100 + run)};
-      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-      ASSERT_TRUE(want.is_ok()) << want.status().message();
-      Result<std::vector<Tensor>> got = driver->run(inputs);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      float scale = 0;
-      for (float v : (*want)[0].span<float>()) scale = std::max(scale, std::abs(v));
-      const float err = hetsched::testing::max_abs_diff((*got)[0], (*want)[0]);
-      EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-4f) * scale) << "run " << run;
-      if (run == 0)
-        std::cout << "[se] " << c.batch << "x" << c.channels << "x" << c.h << "x" << c.w << " squeeze " << c.squeeze
-                  << " " << storage << ": max abs error " << err << " (max |y| " << scale << ")\n";
-    }
+    const std::string label = "se " + std::to_string(c.batch) + "x" + std::to_string(c.channels) + "x" +
+                              std::to_string(c.h) + "x" + std::to_string(c.w) + " squeeze " + std::to_string(c.squeeze);
+    hetsched::testing::expect_runs_match_cpu(
+        **delegate, g, {{"storage", storage}}, 3,
+        [&](uint32_t run) { return std::vector<Tensor>{random_tensor({c.batch, c.channels, c.h, c.w}, 100 + run)}; },
+        1e-4f, label);
   }
 };
 
@@ -245,27 +234,14 @@ class DepthwiseMeanGpuTest : public hetsched::testing::VkTest {
     Result<std::unique_ptr<Delegate>> delegate =
         make_vulkan_delegate({{"gpu_shared_context_token", "dw_mean_test"}, {"gpu_shared_context_mode", "lookup_only"}});
     ASSERT_TRUE(delegate.is_ok()) << delegate.status().message();
-    Result<hetsched::testing::GpuIslandDriver> driver =
-        hetsched::testing::GpuIslandDriver::create(**delegate, g, {{{"storage", storage}}, 0});
-    ASSERT_TRUE(driver.is_ok()) << driver.status().message();
-    for (uint32_t run = 0; run < 2; ++run) {
-      const std::vector<Tensor> inputs = {random_tensor({c.batch, c.channels, c.h, c.w}, 200 + run)};
-      Result<std::vector<Tensor>> want = hetsched::testing::run_on_cpu(g, inputs);
-      ASSERT_TRUE(want.is_ok()) << want.status().message();
-      Result<std::vector<Tensor>> got = driver->run(inputs);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      ASSERT_EQ(got->size(), 2u);
-      for (size_t o = 0; o < 2; ++o) {
-        float scale = 0;
-        for (float v : (*want)[o].span<float>()) scale = std::max(scale, std::abs(v));
-        const float err = hetsched::testing::max_abs_diff((*got)[o], (*want)[o]);
-        EXPECT_LE(err, (storage == "fp16" ? 1e-2f : 1e-5f) * scale) << "output " << o << ", run " << run;
-        if (run == 0)
-          std::cout << "[dw mean] " << c.batch << "x" << c.channels << "x" << c.h << "x" << c.w << " k" << c.kernel
-                    << " s" << c.stride << " d" << c.dilation << " " << storage << " output " << o
-                    << ": max abs error " << err << " (max " << scale << ")\n";
-      }
-    }
+    const std::string label = "dw mean " + std::to_string(c.batch) + "x" + std::to_string(c.channels) + "x" +
+                              std::to_string(c.h) + "x" + std::to_string(c.w) + " k" + std::to_string(c.kernel) + " s" +
+                              std::to_string(c.stride) + " d" + std::to_string(c.dilation);
+    ASSERT_EQ(g.outputs().size(), 2u);  // the conv's output and the means
+    hetsched::testing::expect_runs_match_cpu(
+        **delegate, g, {{"storage", storage}}, 2,
+        [&](uint32_t run) { return std::vector<Tensor>{random_tensor({c.batch, c.channels, c.h, c.w}, 200 + run)}; },
+        1e-5f, label);
   }
 };
 

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <iostream>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -158,6 +160,37 @@ inline Result<std::vector<Tensor>> run_on_cpu(const Graph& graph, const std::vec
   ExecContext ctx;
   HS_RETURN_IF_ERROR(handle->execute(ctx, in_refs, out_refs));
   return outputs;
+}
+
+// `g` on `delegate` with the init options `options`, `runs` runs of one
+// island whose inputs `inputs(run)` makes, against the portable CPU kernels:
+// every output within `bound` (1e-2 with storage fp16) of its largest
+// |value|. Run 0's errors are printed after "[label] ".
+inline void expect_runs_match_cpu(Delegate& delegate, const Graph& g, const DelegateOptions& options, uint32_t runs,
+                                  const std::function<std::vector<Tensor>(uint32_t)>& inputs, float bound,
+                                  const std::string& label) {
+  const auto storage_it =
+      std::find_if(options.begin(), options.end(), [](const auto& option) { return option.first == "storage"; });
+  const std::string storage = storage_it == options.end() ? "fp32" : storage_it->second;
+  Result<GpuIslandDriver> driver = GpuIslandDriver::create(delegate, g, {options, 0});
+  ASSERT_TRUE(driver.is_ok()) << driver.status().message();
+  for (uint32_t run = 0; run < runs; ++run) {
+    const std::vector<Tensor> in = inputs(run);
+    Result<std::vector<Tensor>> want = run_on_cpu(g, in);
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    Result<std::vector<Tensor>> got = driver->run(in);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t o = 0; o < want->size(); ++o) {
+      float scale = 0;
+      for (float v : (*want)[o].span<float>()) scale = std::max(scale, std::abs(v));
+      const float err = max_abs_diff((*got)[o], (*want)[o]);
+      EXPECT_LE(err, (storage == "fp16" ? 1e-2f : bound) * scale) << label << ", output " << o << ", run " << run;
+      if (run == 0)
+        std::cout << "[" << label << "] " << storage << " output " << o << ": max abs error " << err << " (max "
+                  << scale << ")\n";
+    }
+  }
 }
 
 // Every element of `got` within atol + rtol * |want| of `want` (NaN matches

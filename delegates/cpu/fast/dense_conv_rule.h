@@ -1,5 +1,5 @@
 // When a dense KxK conv (group 1, kernel larger than 1x1; not one Winograd
-// takes) runs faster on the fast GEMM, its windows gathered into A
+// takes) runs faster on the fast GEMM, its windows read in place or gathered into A
 // (pointwise_conv.cc's GemmConv), than on XNNPACK's conv operator, by its
 // shape alone.
 //

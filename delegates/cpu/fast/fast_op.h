@@ -123,7 +123,7 @@ FastOpKind transpose_kind();     // transpose.cc
 FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
 FastOpKind winograd_conv_kind();   // winograd_conv.cc
 FastOpKind pointwise_conv_kind();  // pointwise_conv.cc (a 1x1 conv alone; groups: pointwise_conv.h)
-FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv, its windows gathered)
+FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv on the GEMM)
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run
@@ -146,7 +146,7 @@ Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId 
 bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
 // Whether `node` is a dense KxK Conv (group 1, not 1x1, not one Winograd
-// takes) that leaves XNNPACK for the fast GEMM, its windows gathered into
+// takes) that leaves XNNPACK for the fast GEMM, its windows read in place or gathered into
 // the GEMM's A (pointwise_conv.cc): HETSCHED_DENSE_CONV and, unset,
 // dense_conv_rule.h decide. Reads and writes NHWC as well as the graph's
 // order, so it runs as an NHWC step between segments.

@@ -60,7 +60,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (NodeId n : dense)
     if (dense_conv_reads_windows(graph, graph.node(n))) stems.insert(n);
   const char* const kDenseReason =
-      "a dense conv XNNPACK runs slower at this shape; on the fast GEMM, its windows gathered";
+      "a dense conv XNNPACK runs slower at this shape; on the fast GEMM";
   for (bool changed = !dense_forced; changed && !dense.empty();) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;

@@ -133,9 +133,11 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const ARows& a, const float* panel, co
 // enough to keep both FMA pipes busy through their latency, with A's
 // element broadcast once for all panels. 6 x 4 loads 10 vectors for 24 FMAs
 // where 12 x 2 loads 14, and ran 1.1-1.2x faster on the session-14 Xeon at
-// depths up to ~1000 (a 1x1 conv of 64 -> 256 channels at 56x56: 150
-// against 130 GFLOP/s); 12 x 2 reads B half as often, which wins on a few
-// rows of great depth (a 3x3 conv of 512 channels at 7x7: 164 against 142).
+// depths up to ~1000; 12 x 2 reads B half as often, which wins on a few
+// rows of great depth. `HETSCHED_GEMM_TILE=12x32|6x64 build/bench/gemm_bench
+// 3136x64x256 49x4608x512` (a 1x1 conv of 64 -> 256 channels at 56x56; a
+// 3x3 conv of 512 channels at 7x7), 6 x 4 against 12 x 2: 144-148 against
+// 128-130 GFLOP/s, and 129-131 against 137-141.
 // Fewer Panels than the set's for a last block of fewer columns: a 1x1 conv
 // to 40 or 112 channels would otherwise spend FMAs on padding.
 template <int64_t Rows, int64_t Panels>
@@ -236,13 +238,17 @@ const KernelSet* chosen_kernels(int64_t m, int64_t k, int64_t columns) {
                                       kernel_avx2<6>}}};
   static const KernelSet wide = avx512_set<6>(std::make_index_sequence<4>());
   static const KernelSet deep = avx512_set<12>(std::make_index_sequence<2>());
-  // HETSCHED_GEMM_TILE=12x32 takes the 12 x 2 set everywhere (A/B runs).
-  static const bool deep_only = [] {
+  // HETSCHED_GEMM_TILE=12x32 takes the 12 x 2 set everywhere, =6x64 the
+  // 6 x 4 set wherever a block has more than 32 columns (A/B runs).
+  static const std::string forced = [] {
     const char* v = std::getenv("HETSCHED_GEMM_TILE");
-    return v && std::string(v) == "12x32";
+    return std::string(v ? v : "");
   }();
-  if (cpu_has_avx512f())
-    return deep_only || columns <= kBlockColumns / 2 || (m < kDeepRows && k >= kDeepDepth) ? &deep : &wide;
+  if (cpu_has_avx512f()) {
+    if (forced == "12x32" || columns <= kBlockColumns / 2) return &deep;
+    if (forced == "6x64") return &wide;
+    return m < kDeepRows && k >= kDeepDepth ? &deep : &wide;
+  }
   if (cpu_has_avx2_fma()) return &avx2;
 #endif
   return &plain;

@@ -1,17 +1,19 @@
 // Convs on the fast GEMM: 1x1 ones (pointwise_conv.h's groups) and dense
 // KxK ones (dense_conv_rule.h). On NHWC data (an NHWC step between XNNPACK
 // segments) the conv is C[pixels x Cout] = A[pixels x K] . W^T, K = taps x
-// Cin, A being the input itself (1x1, stride 1) or gathered from it (a
-// strided 1x1: ResNet's downsample; a KxK conv: each output pixel's window,
-// tap by tap, zeros where it hangs over the padding), the weights packed
-// into panels once, at init, and the bias, residual and Relu/Clip in the
-// micro-kernel's stores. In the graph's order (NCHW) it is, per image,
+// Cin, A's rows being the output pixels' windows read in place (gemm.h's
+// ARows: a segment per kernel row, from the input itself, or from a
+// zero-bordered copy of it where a window hangs over the padding; a 1x1
+// stride-1 conv's A is the input) or, dilated in width or with
+// HETSCHED_CONV_WINDOWS=off, gathered tap by tap into a buffer, the weights
+// packed into panels once, at init, and the bias, residual and Relu/Clip in
+// the micro-kernel's stores. In the graph's order (NCHW) it is, per image,
 // C[Cout x pixels] = W[Cout x K] . X[K x pixels]: the input's windows are
 // packed into panels on every run with a row of ones under them, and the
 // bias is W's extra column, so the same micro-kernel adds it.
 //
 // Both split C into tasks of a band of rows (kept in L2) by a run of
-// 32-column blocks, more and narrower tasks only when the threads need
+// column blocks (gemm.h's kBlockColumns), more and narrower tasks only when the threads need
 // them.
 #include "delegates/cpu/fast/pointwise_conv.h"
 
@@ -479,7 +481,8 @@ Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
 // HETSCHED_DENSE_CONV or dense_conv_pays() says so.
 Status dense_supported(const Graph& graph, const Node& node) {
   HS_RETURN_IF_ERROR(gemm_conv_supported(graph, node));
-  const xnnpack::Window2d win = xnnpack::read_conv(graph, node).value().window;
+  const xnnpack::ConvParams p = xnnpack::read_conv(graph, node).value();
+  const xnnpack::Window2d& win = p.window;
   if (is_1x1(win)) return unsupported("a 1x1 conv (pointwise_conv.h)");
   if (winograd_conv_leaves_xnnpack(graph, node)) return unsupported("Winograd takes it (winograd_conv.cc)");
   const DenseConvChoice choice = dense_conv_choice();
@@ -487,7 +490,7 @@ Status dense_supported(const Graph& graph, const Node& node) {
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   const DenseConvShape shape{x[1], y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
-                             std::max<int64_t>(win.stride_h, win.stride_w), win.dilation_w == 1 && windows_enabled()};
+                             std::max<int64_t>(win.stride_h, win.stride_w), reads_windows(conv_shape(graph, node, p))};
   if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
     return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
   return Status::ok();
