@@ -19,6 +19,8 @@
 // tensor-core kernels; --check then allows 5e-3); --gemm-kernels for the
 // delegate's gemm_kernel option on the MatMul cases at fp16 ("auto" or a
 // gemm_coopmat kernel's name, e.g. gemm_coopmat_128x256).
+// The `chain` case times 64 dependent tiny dispatches: what one dispatch
+// costs behind its barrier when it has almost nothing to do.
 // Prints one line per case (and tiling):
 //   conv3x3 1x256x56x56: 1234.5 GFLOP/s (median 3.01 ms over 20 replays)
 //   conv3x3 1x256x56x56 [128x64/4]: ...
@@ -180,6 +182,25 @@ Result<Case> add_case(bool small) {
   return Case{"add " + std::to_string(n >> 20) + "M", std::move(g), 3.0 * 4.0 * static_cast<double>(n), "GB/s"};
 }
 
+// A chain of dependent dispatches that do almost nothing: `length` 1x1
+// convs (each with its Relu, one dispatch) of 64 channels on a 7x7 map, each
+// reading the one before. Its time over `length` is what a dependent
+// dispatch costs on its own: the barrier, the launch, the ramp and the tail.
+// Printed as k dispatches/s (1000 / that is microseconds per dispatch).
+Result<Case> chain_case(bool small) {
+  const int64_t length = 64, channels = small ? 16 : 64, size = 7;
+  GraphBuilder b("chain");
+  ValueId x = b.input("x", {DType::kFloat32, {1, channels, size, size}});
+  for (int64_t i = 0; i < length; ++i) {
+    const ValueId w = b.constant("w" + std::to_string(i), filled({channels, channels, 1, 1}, static_cast<uint32_t>(i + 3)));
+    x = b.op("Relu", {b.op("Conv", {x, w})});
+  }
+  b.output(x);
+  HS_ASSIGN_OR_RETURN(Graph g, b.build());
+  return Case{"chain " + std::to_string(length) + " x conv1x1 1x" + std::to_string(channels) + "x7x7", std::move(g),
+              static_cast<double>(length) * 1e6, "k dispatches/s"};
+}
+
 // What timing a case found.
 struct Timing {
   double seconds = 0;  // median GPU seconds per replay
@@ -296,7 +317,7 @@ int run(const BenchOptions& options) {
   for (auto make :
        {wide_conv_case, narrow_conv_case, middle_conv_case, deep_conv_case, stem_conv_case, matmul_case, big_matmul_case,
         matmul_f16_case, big_matmul_f16_case,
-        attention_case, linear_weights_case, linear_runtime_case, add_case}) {
+        attention_case, linear_weights_case, linear_runtime_case, add_case, chain_case}) {
     Result<Case> c = make(options.small);
     if (!c.is_ok()) {
       std::fprintf(stderr, "error: %s\n", c.status().message().c_str());
