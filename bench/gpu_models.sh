@@ -11,8 +11,8 @@
 # usage: bench/gpu_models.sh [--hetsched PATH] [--models "resnet50 mobilenet_v3_small ..."]
 #                            [--profiles "vk32 vk16 vk16s32 vk32s16 vgf32"] [--runs N] [--no-torch]
 # Profiles: vk32 / vk16 the Vulkan delegate at precision fp32 / fp16 (storage
-# auto), vk16s32 / vk32s16 the same with storage fp32 / fp16, vgf32 the VGF
-# delegate at fp32. Needs PyTorch with torchvision (the GPU machine has it).
+# auto), vk16s32 / vk32s16 the same with storage fp32 / fp16, vgf32 / vgf16
+# the VGF delegate at fp32 / fp16. Needs PyTorch with torchvision (the GPU machine has it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -50,6 +50,7 @@ profile vk16 vulkan fp16 auto
 profile vk16s32 vulkan fp16 fp32
 profile vk32s16 vulkan fp32 fp16
 profile vgf32 vgf fp32 auto
+profile vgf16 vgf fp16 auto
 
 for m in $models; do
   python3 "$root/scripts/models/export_torchvision.py" "$m" -o "$work/$m.onnx" --opset 18 --dynamo --calibrate-bn \
