@@ -1005,6 +1005,35 @@ std::vector<OpCase> shared_kernel_cases() {
          b.output(b.op("Relu", {b.op("Add", {x, y})}));
        },
        -1.f, 1.f, tol, tol},
+      // Squeeze-and-excitation blocks (the pool, then fc1, fc2 and the Mul as
+      // one se_scale.comp dispatch in NHWC). 40 channels of 6x5 in two
+      // images: an image's second 1024 elements start at channel 24, so
+      // its gates wrap past the last channel; 10 hidden units (not whole
+      // vec4s).
+      {"SharedSeScaleWrappedChunk",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 40, 6, 5}});
+         const ValueId m = b.op("GlobalAveragePool", {x});
+         const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", random_constant({10, 40, 1, 1}, 141)),
+                                                       b.constant("b1", random_constant({10}, 142))})});
+         const ValueId g = b.op("HardSigmoid", {b.op("Conv", {h, b.constant("w2", random_constant({40, 10, 1, 1}, 143)),
+                                                              b.constant("b2", random_constant({40}, 144))})});
+         b.output(b.op("Mul", {x, g}));
+       },
+       -1.f, 1.f, tol, tol},
+      // 1100 channels, more than a workgroup's 1024 elements: each chunk
+      // gates a run of 1024 channels; the gate on the Mul's left.
+      {"SharedSeScaleWideChannels",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 1100, 2, 2}});
+         const ValueId m = b.op("GlobalAveragePool", {x});
+         const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", random_constant({6, 1100, 1, 1}, 145, -0.1f, 0.1f)),
+                                                       b.constant("b1", random_constant({6}, 146))})});
+         const ValueId g = b.op("Sigmoid", {b.op("Conv", {h, b.constant("w2", random_constant({1100, 6, 1, 1}, 147)),
+                                                          b.constant("b2", random_constant({1100}, 148))})});
+         b.output(b.op("Mul", {g, x}));
+       },
+       -1.f, 1.f, tol, tol},
       // A residual Add and its ReLU: one binary dispatch with the clamp.
       {"ResidualAddFusedRelu",
        [](GraphBuilder& b) {

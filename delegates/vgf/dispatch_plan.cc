@@ -18,6 +18,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kPad: return "pad";
     case Kernel::kConv2d: return "conv2d";
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
+    case Kernel::kSeScale: return "se_scale";
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
@@ -53,6 +54,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2dCoopmat: return gpu::kConv2dBindings;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
+    case Kernel::kSeScale: return gpu::kSeScaleBindings;
     case Kernel::kTransposeConv2d:
     case Kernel::kResize:
     case Kernel::kSelect:
@@ -80,6 +82,7 @@ uint32_t kernel_half_capable_bindings(Kernel kernel) {
     case Kernel::kConv2dCoopmat: return bit(0) | bit(3) | bit(5);
     case Kernel::kConv2dReduce: return bit(2) | bit(3);
     case Kernel::kDepthwiseConv2d: return bit(0) | bit(3);
+    case Kernel::kSeScale: return bit(0) | bit(1) | bit(3);  // X, the means, Y (2: the packed weights)
     default: return 0;
   }
 }
@@ -101,6 +104,7 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kDepthwiseConv2d:
       return sizeof(gpu::ConvPush) / sizeof(uint32_t);
     case Kernel::kTransposeConv2d: return 17;
+    case Kernel::kSeScale: return sizeof(gpu::SeScalePush) / sizeof(uint32_t);
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
     case Kernel::kReduce: return 6 + kTailWords;
@@ -416,6 +420,7 @@ class Planner {
   }
 
   size_t plan_conv(size_t item, const Operator& op, std::vector<Dispatch>& out) {
+    if (const std::optional<size_t> folded = plan_se_scale(item, op, out)) return *folded;
     const bool depthwise = op.op == OpCode::kDepthwiseConv2d;
     const uint32_t x = op.inputs[0], wid = op.inputs[1], y = op.outputs[0];
     const auto &xs = shape(x), &ws = shape(wid), &ys = shape(y);
@@ -431,6 +436,99 @@ class Planner {
     return conv(item, p, x, y, floats(op.inputs[2]),
                 [&](int64_t oc, int64_t c, int64_t tap) { return w[static_cast<size_t>((oc * taps + tap) * ic + c)]; },
                 out);
+  }
+
+  // The item after `item` when it is an operator (a tail may end in a
+  // compute segment the lowering wrote, as fuse_tail's HardSwish, so the
+  // next operator may open the next segment).
+  const Operator* next_op(size_t item) const { return item + 1 < items_.size() ? items_[item + 1].op : nullptr; }
+
+  // A 1x1 conv2d over [n, 1, 1, c_in] to `c_out` channels, unpadded and
+  // unstrided: a squeeze-and-excitation block's fc1 or fc2.
+  bool is_one_pixel_conv(const Operator& op, int64_t c_in, int64_t c_out) const {
+    if (op.op != OpCode::kConv2d || op.inputs.size() < 3) return false;
+    const auto &xs = shape(op.inputs[0]), &ws = shape(op.inputs[1]);
+    const ConvAttr& a = std::get<ConvAttr>(op.attr);
+    return xs.size() == 4 && xs[1] == 1 && xs[2] == 1 && xs[3] == c_in && ws.size() == 4 && ws[0] == c_out &&
+           ws[1] == 1 && ws[2] == 1 && res(op.inputs[1]).kind == ResourceKind::kConstant &&
+           res(op.inputs[2]).kind == ResourceKind::kConstant &&
+           std::all_of(a.pad.begin(), a.pad.end(), [](int64_t v) { return v == 0; });
+  }
+
+  // The second half of a squeeze-and-excitation block as the Vulkan
+  // delegate runs it (lowering.cc's plan_se_scale): fc1 (this conv2d, on a
+  // global average pool of x) and its tail, fc2 and its tail, and the Mul of
+  // x by fc2's result, items in a row, each result read only by the next,
+  // become one se_scale.comp dispatch in NHWC where fc1 stood; the pool
+  // stays a dispatch of its own. Returns the items folded, or nothing when
+  // `fc1` heads no such block.
+  std::optional<size_t> plan_se_scale(size_t item, const Operator& fc1, std::vector<Dispatch>& out) {
+    if (fc1.op != OpCode::kConv2d) return std::nullopt;
+    const uint32_t means = fc1.inputs[0];
+    const std::vector<int64_t>& ms = shape(means);
+    if (ms.size() != 4 || ms[1] != 1 || ms[2] != 1) return std::nullopt;
+    const int64_t batch = ms[0], channels = ms[3], squeeze = shape(fc1.outputs[0]).back();
+    if (!is_one_pixel_conv(fc1, channels, squeeze) || !gpu::se_scale_fits(channels, squeeze)) return std::nullopt;
+    // The pool: a window over the whole unpadded x.
+    const Operator* pool = nullptr;
+    for (size_t i = item; i-- > 0 && !pool;)
+      if (items_[i].op && !items_[i].op->outputs.empty() && items_[i].op->outputs[0] == means) pool = items_[i].op;
+    if (!pool || pool->op != OpCode::kAvgPool2d) return std::nullopt;
+    const uint32_t x = pool->inputs[0];
+    const std::vector<int64_t>& xs = shape(x);
+    const PoolAttr& pa = std::get<PoolAttr>(pool->attr);
+    if (xs.size() != 4 || pa.kernel[0] != xs[1] || pa.kernel[1] != xs[2] ||
+        !std::all_of(pa.pad.begin(), pa.pad.end(), [](int64_t v) { return v == 0; }))
+      return std::nullopt;
+    const FusedTail t1 = fuse_tail(file_, items_, item, fc1.outputs[0], squeeze, readers_);
+    const size_t fc2_item = item + t1.items + 1;
+    const Operator* fc2 = next_op(item + t1.items);
+    if (!fc2 || fc2->inputs[0] != t1.output || readers_[t1.output] != 1 || !is_one_pixel_conv(*fc2, squeeze, channels))
+      return std::nullopt;
+    const FusedTail t2 = fuse_tail(file_, items_, fc2_item, fc2->outputs[0], channels, readers_);
+    const size_t mul_item = fc2_item + t2.items + 1;
+    const Operator* mul = next_op(fc2_item + t2.items);
+    if (!mul || mul->op != OpCode::kMul || readers_[t2.output] != 1 || shape(mul->outputs[0]) != xs) return std::nullopt;
+    if (!((mul->inputs[0] == x && mul->inputs[1] == t2.output) || (mul->inputs[1] == x && mul->inputs[0] == t2.output)))
+      return std::nullopt;
+
+    // The convs' weights are OHWI ([out][1][1][in]), scaled by their tails.
+    const std::vector<float> w1 = floats(fc1.inputs[1]), w2 = floats(fc2->inputs[1]);
+    std::vector<float> b1 = floats(fc1.inputs[2]), b2 = floats(fc2->inputs[2]);
+    for (int64_t j = 0; j < squeeze; ++j) b1[j] = b1[j] * t1.scale[j] + t1.shift[j];
+    for (int64_t c = 0; c < channels; ++c) b2[c] = b2[c] * t2.scale[c] + t2.shift[c];
+    const std::vector<float> weights = gpu::pack_se_weights(
+        channels, squeeze, [&](int64_t j, int64_t c) { return w1[j * channels + c] * t1.scale[j]; }, b1,
+        [&](int64_t c, int64_t j) { return w2[c * squeeze + j] * t2.scale[c]; }, b2);
+    gpu::SeScalePush p{};
+    p.batch = u32(batch);
+    p.channels = u32(channels);
+    p.squeeze = u32(squeeze);
+    p.plane = u32(xs[1] * xs[2]);
+    p.chunks = u32((channels * xs[1] * xs[2] + gpu::kSeScaleChunk - 1) / gpu::kSeScaleChunk);
+    p.ops1 = t1.epilogue_ops;
+    p.ops2 = t2.epilogue_ops;
+    std::memcpy(p.params1, t1.epilogue_params, sizeof(p.params1));
+    std::memcpy(p.params2, t2.epilogue_params, sizeof(p.params2));
+    const std::string name = fc1.name.empty() ? label_ : fc1.name;
+    Dispatch d;
+    d.kernel = Kernel::kSeScale;
+    d.bindings = {x, means, derive({name + "/se weights", words_of(weights), 0}), mul->outputs[0]};
+    d.writes = {mul->outputs[0]};
+    d.push = words_of_struct(p);
+    d.specialization = {1};  // NHWC
+    d.groups = groups_of(static_cast<uint64_t>(batch) * p.chunks, 1);
+    d.label = label_;
+    d.nodes = {fc1.name};
+    d.ops = {std::string(op_name(fc1.op))};
+    name_tail(d, t1);
+    d.nodes.push_back(fc2->name);
+    d.ops.push_back(std::string(op_name(fc2->op)));
+    name_tail(d, t2);
+    d.nodes.push_back(mul->name);
+    d.ops.push_back(std::string(op_name(mul->op)));
+    out.push_back(std::move(d));
+    return mul_item - item;
   }
 
   // A matmul whose B is a constant without batch dims (a linear layer) is

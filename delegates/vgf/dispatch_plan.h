@@ -21,6 +21,7 @@
 
 #include "delegates/vgf/vgf_format.h"
 #include "shared_gpu/conv_kernel.h"
+#include "shared_gpu/se_kernel.h"
 
 namespace hetsched::vgf {
 
@@ -45,6 +46,7 @@ enum class Kernel : uint8_t {
   kCastToBool,    // cast f32, i32 or i64 -> bool (storageBuffer8BitAccess)
   kCastFromBool,  // cast bool -> f32, i32 or i64
   kConv2dCoopmat,  // shared_gpu/shaders/conv2d_coopmat.comp (precision fp16)
+  kSeScale,        // shared_gpu/shaders/se_scale.comp: a squeeze-and-excitation block's 1x1 convs and Mul
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

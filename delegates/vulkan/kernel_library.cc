@@ -33,8 +33,6 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/resize_spv.h"
 #include "delegates/vulkan/shaders/softmax_spv.h"
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
-#include "delegates/vulkan/shaders/se_scale_spv.h"
-#include "delegates/vulkan/shaders/se_scale_half_spv.h"
 #include "delegates/vulkan/shaders/depthwise_mean_spv.h"
 #include "delegates/vulkan/shaders/depthwise_mean_half_spv.h"
 #include "delegates/vulkan/shaders/pointwise_conv_spv.h"
@@ -89,7 +87,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
     case Kernel::kGemmCoopmat1024: return HS_SPIRV(GemmCoopmat1024);
     case Kernel::kGemmCoopmat128x128: return HS_SPIRV(GemmCoopmat128x128);
     case Kernel::kGemmCoopmat128x256: return HS_SPIRV(GemmCoopmat128x256);
-    case Kernel::kSeScale: return HS_SPIRV(SeScale);
+    case Kernel::kSeScale: return gpu::se_scale_spirv(half);
     case Kernel::kDepthwiseMean: return HS_SPIRV(DepthwiseMean);
     case Kernel::kPointwiseConv: return HS_SPIRV(PointwiseConv);
     case Kernel::kExpandDepthwise: return HS_SPIRV(ExpandDepthwise);

@@ -10,6 +10,7 @@
 
 #include "shared_gpu/conv_kernel.h"
 #include "shared_gpu/gpu_op_codes.h"
+#include "shared_gpu/se_kernel.h"
 
 namespace hetsched::vulkan {
 
@@ -24,6 +25,7 @@ using gpu::kConvTileK;
 using gpu::kFirstBinary;
 using gpu::kMaxEpilogueOps;
 using gpu::OpCode;
+using gpu::SeScalePush;
 
 // Limits of the parameter blocks. kMaxRank bounds the rank of every tensor
 // a generic kernel walks (after merging dims that are contiguous in every
@@ -137,27 +139,7 @@ struct GemmPush {
 };
 static_assert(sizeof(GemmPush) == 100);
 
-// se_scale.comp.
-struct SeScalePush {
-  uint32_t batch, channels, squeeze, plane;
-  uint32_t chunks;  // workgroups per image: ceil(channels * plane / kSeScaleChunk)
-  uint32_t ops1, ops2;
-  float params1[4];
-  float params2[4];
-};
-static_assert(sizeof(SeScalePush) == 60);
-inline constexpr uint32_t kSeScaleChunk = 1024;       // elements a workgroup scales
-inline constexpr uint32_t kSeScaleMaxSqueeze = 1024;  // hidden units a workgroup keeps
-// Every workgroup reads both weight matrices (from the L2 cache after the
-// first) and sums channels x squeeze products for its hidden units: past
-// this many elements of W1 that costs more than the two dispatches it
-// saves. Session 10's kernel (one invocation per hidden unit walking its
-// row) made MobileNetV3-Small's two 576 x 144 blocks slower fused, so the
-// bound was 65536; with four units per load and four sums in flight
-// (session 14) those blocks take 14 us fused on an H100, against about 23
-// for the fc1, fc2 and Mul dispatches, and MobileNetV3-Small fp16 went
-// 0.508 -> 0.479 ms with them fused.
-inline constexpr uint32_t kSeScaleMaxWeights = 131072;
+// se_scale.comp: shared_gpu/se_kernel.h.
 
 // depthwise_mean.comp: a workgroup of at most 256 invocations makes one
 // output plane (and its mean), so planes stay at most this many pixels

@@ -92,7 +92,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kPad:
     case Kernel::kConvTranspose2d: return 4;
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
-    case Kernel::kSeScale: return 4;
+    case Kernel::kSeScale: return gpu::kSeScaleBindings;
     case Kernel::kDepthwiseMean:
     case Kernel::kPointwiseConv: return 5;
     case Kernel::kExpandDepthwise: return 7;
@@ -1738,7 +1738,7 @@ class Lowering {
   // squeeze-and-excitation block. The two convs and the Mul become one
   // se_scale.comp dispatch, emitted where the Mul stood; the mean stays a
   // dispatch of its own (every workgroup of se_scale reads all of it).
-  // Blocks with more than kSeScaleMaxWeights weights in a matrix stay as
+  // Blocks past gpu::se_scale_fits (too many weights in a matrix) stay as
   // they are.
   Status plan_se_scale() {
     std::map<ValueId, const Group*> writer;
@@ -1762,8 +1762,7 @@ class Lowering {
         HS_ASSIGN_OR_RETURN(const bool spatial, is_spatial_mean(*mean->second));
         const Shape& xs = g_.value(x).type.shape;
         if (!spatial || g_.value(mul.output).type.shape != xs || g_.value(gate).type.shape[1] != xs[1] ||
-            g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxSqueeze ||
-            xs[1] * g_.value(reduce->second->output).type.shape[1] > kSeScaleMaxWeights)
+            !gpu::se_scale_fits(xs[1], g_.value(reduce->second->output).type.shape[1]))
           continue;
         se_scale_at_[mul.nodes[0]] = {mean->second, reduce->second, expand->second, &mul, x};
         in_se_scale_.insert(reduce->second->nodes[0]);
@@ -1859,26 +1858,16 @@ class Lowering {
     HS_ASSIGN_OR_RETURN(const ChannelAffine a2, fold_channel_affine(*se.expand, channels));
     const std::vector<float> w1 = g_.value(reduce.inputs[1]).constant->to_float_vector();  // [squeeze][channels]
     const std::vector<float> w2 = g_.value(expand.inputs[1]).constant->to_float_vector();  // [channels][squeeze]
-    // W1 transposed to [channels][squeeze4] and scaled, b1, W2 scaled
-    // [channels][squeeze4], b2: squeeze4 is squeeze rounded up to whole
-    // vec4s (se_scale.comp reads four units at a time), the padding zero.
-    const int64_t squeeze4 = (squeeze + 3) / 4 * 4;
-    std::vector<float> weights;
-    weights.reserve(static_cast<size_t>(2 * squeeze4 * channels + squeeze4 + channels + 3));
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w1[j * channels + c] * a1.scale[j] : 0.f);
-    for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? a1.bias[j] : 0.f);
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < squeeze4; ++j) weights.push_back(j < squeeze ? w2[c * squeeze + j] * a2.scale[c] : 0.f);
-    weights.insert(weights.end(), a2.bias.begin(), a2.bias.end());
-    weights.resize((weights.size() + 3) / 4 * 4, 0.f);
+    const std::vector<float> weights = gpu::pack_se_weights(
+        channels, squeeze, [&](int64_t j, int64_t c) { return w1[j * channels + c] * a1.scale[j]; }, a1.bias,
+        [&](int64_t c, int64_t j) { return w2[c * squeeze + j] * a2.scale[c]; }, a2.bias);
 
     SeScalePush p{};
     p.batch = u32(batch);
     p.channels = u32(channels);
     p.squeeze = u32(squeeze);
     p.plane = u32(plane);
-    p.chunks = ceil_div(channels * plane, kSeScaleChunk);
+    p.chunks = ceil_div(channels * plane, gpu::kSeScaleChunk);
     pack_epilogue(*se.reduce, p.ops1, p.params1);
     pack_epilogue(*se.expand, p.ops2, p.params2);
     // The label and profile names cover the three groups it runs.
@@ -1898,6 +1887,7 @@ class Lowering {
     const int w_buffer = constant_buffer(bytes_of(weights), label_ + "/weights");
     const int out = new_value_buffer(se.mul->output);
     Step step = dispatch(Kernel::kSeScale, words_of(p), grid_1d(static_cast<uint64_t>(batch) * p.chunks));
+    step.specialization = {0};  // NCHW
     step.bindings = {in, means, w_buffer, out};
     step.reads = {in, means, w_buffer};
     step.writes = {out};

@@ -4,11 +4,13 @@
 // (MobileNetV3, EfficientNet, RegNetY, ...): y = x * gate, gate[n][c] =
 // act2(b2[c] + sum_j W2[c][j] * act1(b1[j] + sum_c' W1[j][c'] *
 // mean[n][c'])), where the graph has two 1x1 convs on the pooled means and
-// a Mul (lowering.cc's plan_se_scale; the mean stays its own dispatch).
+// a Mul (the Vulkan delegate's plan_se_scale, on NCHW; the VGF runtime's
+// dispatch plan, on NHWC: kNhwc). The mean stays a dispatch of its own.
 //
 // Every workgroup scales 1024 consecutive elements of one image. It first
 // computes the image's hidden units itself, then the gates of the channels
-// its elements lie in, then the products: the small matrix products are
+// its elements lie in (NCHW: a few planes; NHWC: up to 1024 channels, a run
+// that may wrap past the last channel to the first), then the products: the small matrix products are
 // repeated by every workgroup instead of waiting on one, and their weights
 // come from the L2 cache after the first. Both products are latency-bound
 // (a workgroup reads channels x squeeze weights of each matrix), so they
@@ -17,10 +19,13 @@
 // each gate's sum over several invocations: with one invocation per hidden
 // unit and per gate walking its whole row, EfficientNet-B0's 1152 x 48
 // blocks took 45-55 us each on an H100.
-#include "common.glsl"
-#include "../../../shared_gpu/shaders/half_io.glsl"
+// Push constants: SeScalePush in shared_gpu/se_kernel.h.
+#include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const bool kNhwc = false;  // X and Y are [n][h][w][c]
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 HALF_IN(0, XH, x)
@@ -44,7 +49,7 @@ layout(push_constant) uniform Push {
 
 const uint kChunk = 1024u;  // elements a workgroup scales
 // The host checks squeeze <= kMaxSqueeze; a chunk spans at most
-// kChunk / plane + 2 channels.
+// kChunk / plane + 2 channels (NCHW) or kChunk (NHWC).
 const uint kMaxSqueeze = 1024u;
 
 shared vec4 partial4[256];
@@ -101,8 +106,9 @@ void main() {
   // The gates of this chunk's channels: `lanes` invocations per channel
   // (a power of two), each summing every lanes-th quad of its row.
   const vec4 p2 = vec4(pc.p2_0, pc.p2_1, pc.p2_2, pc.p2_3);
-  const uint c_first = first / pc.plane;
-  const uint c_count = (end - 1u) / pc.plane - c_first + 1u;
+  // Gate k is channel (c_first + k) % channels.
+  const uint c_first = kNhwc ? first % pc.channels : first / pc.plane;
+  const uint c_count = kNhwc ? min(end - first, pc.channels) : (end - 1u) / pc.plane - c_first + 1u;
   uint lanes = 1u;
   while (lanes * 2u * c_count <= 256u && lanes < quads) lanes *= 2u;
   const uint per_round = 256u / lanes;
@@ -111,7 +117,7 @@ void main() {
     const uint lane = tid % lanes;
     float acc = 0.0;
     if (k < c_count) {
-      const uint row = w2 + (c_first + k) * quads;
+      const uint row = w2 + (c_first + k) % pc.channels * quads;
       float acc1 = 0.0;
       uint q = lane;
       for (; q + lanes < quads; q += 2u * lanes) {
@@ -124,7 +130,7 @@ void main() {
     partial[tid] = acc;
     barrier();
     if (lane == 0u && k < c_count) {
-      const uint c = c_first + k;
+      const uint c = (c_first + k) % pc.channels;
       float sum = weights[b2 + c / 4u][c % 4u];
       for (uint l = 0u; l < lanes; ++l) sum += partial[tid + l];
       gate[k] = apply_epilogue(pc.ops2, p2, sum);
@@ -133,5 +139,8 @@ void main() {
   }
 
   const uint base = n * image_size;
-  for (uint e = first + tid; e < end; e += 256u) STORE(3, y, base + e, LOAD(0, x, base + e) * gate[e / pc.plane - c_first]);
+  for (uint e = first + tid; e < end; e += 256u) {
+    const uint k = kNhwc ? (e % pc.channels + pc.channels - c_first) % pc.channels : e / pc.plane - c_first;
+    STORE(3, y, base + e, LOAD(0, x, base + e) * gate[k]);
+  }
 }
