@@ -78,50 +78,61 @@ TEST(VgfDispatchPlanTest, ConvRunsTheSharedKernelInNhwcWithSplitK) {
   EXPECT_EQ(plan.derived[2].scratch_bytes, 4u * 16 * 32 * 4);
 }
 
-// A squeeze-and-excitation block of x [1, C, 4, 4]: the pool, fc1 and its
-// Relu, fc2 and its HardSigmoid, the Mul by x; `gate_out` also makes the
-// gate an output (read twice), `other` multiplies another tensor by it.
-DispatchPlan se_plan(int64_t channels, int64_t squeeze, bool gate_out = false, bool other = false) {
+// A squeeze-and-excitation block of x [1, C, 4, 4]: the mean
+// (GlobalAveragePool, or ReduceMean over H and W as PyTorch's dynamo
+// exporter writes it), fc1 and its Relu, fc2 and its HardSigmoid, the Mul
+// by x; `gate_out` also makes the gate an output (read twice), `other`
+// multiplies another tensor by it.
+struct SeBlock {
+  int64_t channels = 24, squeeze = 6;
+  bool reduce_mean = false, gate_out = false, other = false;
+};
+DispatchPlan se_plan(const SeBlock& se) {
   return plan_of([&](GraphBuilder& b) {
-    const ValueId x = b.input("x", {DType::kFloat32, {1, channels, 4, 4}});
-    const ValueId m = b.op("GlobalAveragePool", {x});
-    const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", ramp({squeeze, channels, 1, 1})),
-                                                  b.constant("b1", ramp({squeeze}))})});
-    const ValueId g = b.op("HardSigmoid", {b.op("Conv", {h, b.constant("w2", ramp({channels, squeeze, 1, 1})),
-                                                         b.constant("b2", ramp({channels}))})});
-    const ValueId scaled = other ? b.input("z", {DType::kFloat32, {1, channels, 4, 4}}) : x;
+    const ValueId x = b.input("x", {DType::kFloat32, {1, se.channels, 4, 4}});
+    const ValueId m = se.reduce_mean ? b.op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{2, 3}}})
+                                     : b.op("GlobalAveragePool", {x});
+    const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", ramp({se.squeeze, se.channels, 1, 1})),
+                                                  b.constant("b1", ramp({se.squeeze}))})});
+    const ValueId g = b.op("HardSigmoid", {b.op("Conv", {h, b.constant("w2", ramp({se.channels, se.squeeze, 1, 1})),
+                                                         b.constant("b2", ramp({se.channels}))})});
+    const ValueId scaled = se.other ? b.input("z", {DType::kFloat32, {1, se.channels, 4, 4}}) : x;
     b.output(b.op("Mul", {scaled, g}));
-    if (gate_out) b.output(g);
+    if (se.gate_out) b.output(g);
   });
 }
 
 TEST(VgfDispatchPlanTest, SqueezeExcitationRunsAsThePoolAndOneSeScaleDispatch) {
-  const DispatchPlan plan = se_plan(24, 6);
-  ASSERT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kReduce, Kernel::kSeScale}));
-  const Dispatch& se = plan.segments.back().dispatches.back();
-  EXPECT_EQ(se.specialization, std::vector<uint32_t>{1});  // NHWC
-  ASSERT_EQ(se.push.size() * 4, sizeof(gpu::SeScalePush));
-  gpu::SeScalePush push{};
-  std::memcpy(&push, se.push.data(), sizeof(push));
-  EXPECT_EQ(push.channels, 24u);
-  EXPECT_EQ(push.squeeze, 6u);
-  EXPECT_EQ(push.plane, 16u);
-  EXPECT_EQ(push.chunks, 1u);  // 384 elements
-  EXPECT_NE(push.ops1, 0u);    // the Relu
-  EXPECT_NE(push.ops2, 0u);    // the HardSigmoid's clamp
-  // Both convs' nodes and the Mul's are the dispatch's.
-  EXPECT_EQ(se.ops.back(), "mul");
-  EXPECT_GE(se.nodes.size(), 3u);
+  for (const bool reduce_mean : {false, true}) {
+    const DispatchPlan plan = se_plan({.reduce_mean = reduce_mean});
+    ASSERT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kReduce, Kernel::kSeScale})) << reduce_mean;
+    const Dispatch& se = plan.segments.back().dispatches.back();
+    EXPECT_EQ(se.specialization, std::vector<uint32_t>{1});  // NHWC
+    ASSERT_EQ(se.push.size() * 4, sizeof(gpu::SeScalePush));
+    gpu::SeScalePush push{};
+    std::memcpy(&push, se.push.data(), sizeof(push));
+    EXPECT_EQ(push.channels, 24u);
+    EXPECT_EQ(push.squeeze, 6u);
+    EXPECT_EQ(push.plane, 16u);
+    EXPECT_EQ(push.chunks, 1u);  // 384 elements
+    EXPECT_NE(push.ops1, 0u);    // the Relu
+    EXPECT_NE(push.ops2, 0u);    // the HardSigmoid's clamp
+    // Both convs' nodes and the Mul's are the dispatch's.
+    EXPECT_EQ(se.ops.back(), "mul");
+    EXPECT_GE(se.nodes.size(), 3u);
+  }
+  // The kernel scales whatever the Mul multiplies by the gate.
+  const DispatchPlan other = se_plan({.other = true});
+  ASSERT_EQ(kernels(other).back(), Kernel::kSeScale);
+  EXPECT_NE(other.segments.back().dispatches.back().bindings[0], first(other).bindings[0]);  // z, not x
 }
 
 TEST(VgfDispatchPlanTest, SqueezeExcitationStaysUnfusedWhereItsPiecesAreReadElsewhere) {
-  for (const bool gate_out : {true, false}) {
-    const std::vector<Kernel> k = kernels(se_plan(24, 6, gate_out, !gate_out));
-    EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kSeScale), 0) << gate_out;
-    EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kConv2d), 2) << gate_out;
-  }
+  const std::vector<Kernel> k = kernels(se_plan({.gate_out = true}));
+  EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kSeScale), 0);
+  EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kConv2d), 2);
   // Past gpu::se_scale_fits: 1100 x 120 weights in a matrix.
-  const std::vector<Kernel> big = kernels(se_plan(1100, 120));
+  const std::vector<Kernel> big = kernels(se_plan({.channels = 1100, .squeeze = 120}));
   EXPECT_EQ(std::count(big.begin(), big.end(), Kernel::kSeScale), 0);
 }
 

@@ -1034,6 +1034,18 @@ std::vector<OpCase> shared_kernel_cases() {
          b.output(b.op("Mul", {g, x}));
        },
        -1.f, 1.f, tol, tol},
+      // The mean as PyTorch's dynamo exporter writes it (ReduceMean over H
+      // and W), and the gate scaling another tensor than the pooled one.
+      {"SharedSeScaleReduceMeanOtherTensor",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 36, 5, 7}});
+         const ValueId z = b.input("z", {DType::kFloat32, {1, 36, 5, 7}});
+         const ValueId m = b.op("ReduceMean", {x}, {{"axes", Ints{2, 3}}});
+         const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", random_constant({9, 36, 1, 1}, 149))})});
+         const ValueId g = b.op("Sigmoid", {b.op("Conv", {h, b.constant("w2", random_constant({36, 9, 1, 1}, 150))})});
+         b.output(b.op("Mul", {z, g}));
+       },
+       -1.f, 1.f, tol, tol},
       // A residual Add and its ReLU: one binary dispatch with the clamp.
       {"ResidualAddFusedRelu",
        [](GraphBuilder& b) {

@@ -456,12 +456,13 @@ class Planner {
   }
 
   // The second half of a squeeze-and-excitation block as the Vulkan
-  // delegate runs it (lowering.cc's plan_se_scale): fc1 (this conv2d, on a
-  // global average pool of x) and its tail, fc2 and its tail, and the Mul of
-  // x by fc2's result, items in a row, each result read only by the next,
-  // become one se_scale.comp dispatch in NHWC where fc1 stood; the pool
-  // stays a dispatch of its own. Returns the items folded, or nothing when
-  // `fc1` heads no such block.
+  // delegate runs it (lowering.cc's plan_se_scale): fc1 (this conv2d, on
+  // per-channel values m [n, 1, 1, c], the block's pooled means however the
+  // file computes them) and its tail, fc2 and its tail, and the Mul of some
+  // x [n, h, w, c] by fc2's result, items in a row, each result read only
+  // by the next, become one se_scale.comp dispatch in NHWC where fc1 stood;
+  // m stays what made it. Returns the items folded, or nothing when `fc1`
+  // heads no such block.
   std::optional<size_t> plan_se_scale(size_t item, const Operator& fc1, std::vector<Dispatch>& out) {
     if (fc1.op != OpCode::kConv2d) return std::nullopt;
     const uint32_t means = fc1.inputs[0];
@@ -469,17 +470,6 @@ class Planner {
     if (ms.size() != 4 || ms[1] != 1 || ms[2] != 1) return std::nullopt;
     const int64_t batch = ms[0], channels = ms[3], squeeze = shape(fc1.outputs[0]).back();
     if (!is_one_pixel_conv(fc1, channels, squeeze) || !gpu::se_scale_fits(channels, squeeze)) return std::nullopt;
-    // The pool: a window over the whole unpadded x.
-    const Operator* pool = nullptr;
-    for (size_t i = item; i-- > 0 && !pool;)
-      if (items_[i].op && !items_[i].op->outputs.empty() && items_[i].op->outputs[0] == means) pool = items_[i].op;
-    if (!pool || pool->op != OpCode::kAvgPool2d) return std::nullopt;
-    const uint32_t x = pool->inputs[0];
-    const std::vector<int64_t>& xs = shape(x);
-    const PoolAttr& pa = std::get<PoolAttr>(pool->attr);
-    if (xs.size() != 4 || pa.kernel[0] != xs[1] || pa.kernel[1] != xs[2] ||
-        !std::all_of(pa.pad.begin(), pa.pad.end(), [](int64_t v) { return v == 0; }))
-      return std::nullopt;
     const FusedTail t1 = fuse_tail(file_, items_, item, fc1.outputs[0], squeeze, readers_);
     const size_t fc2_item = item + t1.items + 1;
     const Operator* fc2 = next_op(item + t1.items);
@@ -488,9 +478,12 @@ class Planner {
     const FusedTail t2 = fuse_tail(file_, items_, fc2_item, fc2->outputs[0], channels, readers_);
     const size_t mul_item = fc2_item + t2.items + 1;
     const Operator* mul = next_op(fc2_item + t2.items);
-    if (!mul || mul->op != OpCode::kMul || readers_[t2.output] != 1 || shape(mul->outputs[0]) != xs) return std::nullopt;
-    if (!((mul->inputs[0] == x && mul->inputs[1] == t2.output) || (mul->inputs[1] == x && mul->inputs[0] == t2.output)))
+    if (!mul || mul->op != OpCode::kMul || readers_[t2.output] != 1 ||
+        (mul->inputs[0] != t2.output) == (mul->inputs[1] != t2.output))
       return std::nullopt;
+    const uint32_t x = mul->inputs[0] == t2.output ? mul->inputs[1] : mul->inputs[0];
+    const std::vector<int64_t>& xs = shape(x);
+    if (xs.size() != 4 || xs[0] != batch || xs[3] != channels || shape(mul->outputs[0]) != xs) return std::nullopt;
 
     // The convs' weights are OHWI ([out][1][1][in]), scaled by their tails.
     const std::vector<float> w1 = floats(fc1.inputs[1]), w2 = floats(fc2->inputs[1]);
