@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "shared_gpu/vk_check.h"
@@ -13,6 +14,33 @@ namespace {
 bool has_instance_extension(const std::vector<VkExtensionProperties>& extensions, const char* name) {
   return std::any_of(extensions.begin(), extensions.end(),
                      [name](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+}  // namespace
+
+namespace {
+
+// The loader unloads the drivers with the last instance and loads them
+// again with the next. NVIDIA's driver takes static TLS each time it is
+// loaded and glibc never gives it back: after about 30 instances made and
+// destroyed in turn (a test binary, a host application opening and closing
+// sessions) dlopen fails ("libnvidia-tls.so: cannot allocate memory in
+// static TLS block") and vkCreateInstance reports no driver. One instance
+// with no layers, made after the first that succeeds and kept for the
+// process's life, keeps the drivers loaded.
+void pin_drivers(const VkInstanceCreateInfo& like) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    VkInstanceCreateInfo plain = like;
+    plain.pNext = nullptr;
+    plain.enabledLayerCount = 0;
+    plain.ppEnabledLayerNames = nullptr;
+    plain.enabledExtensionCount = 0;
+    plain.ppEnabledExtensionNames = nullptr;
+    plain.flags = 0;
+    static VkInstance pin = VK_NULL_HANDLE;  // reachable for the process's life, never destroyed
+    if (vkCreateInstance(&plain, nullptr, &pin) != VK_SUCCESS) pin = VK_NULL_HANDLE;
+  });
 }
 
 }  // namespace
@@ -87,11 +115,12 @@ Result<VkInstance> create_vulkan_instance(const InstanceOptions& options) {
   const VkResult result = vkCreateInstance(&create_info, nullptr, &instance);
   if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
     return unavailable(
-        "failed to create Vulkan instance: no Vulkan driver (ICD) found "
+        "failed to create Vulkan instance: no Vulkan driver (ICD) found or none loaded "
         "(vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER); install mesa-vulkan-drivers for lavapipe, "
-        "a CPU implementation");
+        "a CPU implementation, or run with VK_LOADER_DEBUG=error to see why a driver failed to load");
   }
   HS_RETURN_IF_ERROR(vk_status(result, "vkCreateInstance").with_context("failed to create Vulkan instance: "));
+  pin_drivers(create_info);
   return instance;
 }
 

@@ -142,6 +142,17 @@ TEST(NoDriverTest, MissingIcdIsUnavailableAndNamesTheDebianPackage) {
   EXPECT_TRUE(contains(context.status().message(), "no Vulkan driver")) << context.status().message();
 }
 
+// A host application may open and close sessions, each with a context of
+// its own, for as long as it runs. NVIDIA's driver, loaded again for every
+// instance, ran out of static TLS after about 30 (instance.cc's
+// pin_drivers); lavapipe never did, so this fails only on such a driver.
+TEST(SharedGpuContextCycleTest, SixtyFourContextsMadeAndDestroyedInTurn) {
+  for (int i = 0; i < 64; ++i) {
+    Result<std::shared_ptr<SharedGpuContext>> context = SharedGpuContext::create(GpuContextOptions{});
+    ASSERT_TRUE(context.is_ok()) << "context " << i << ": " << context.status().message();
+  }
+}
+
 TEST_F(SharedGpuContextTest, SelectsDeviceByIndexAndBySubstring) {
   auto by_index = make_context("0");
   ASSERT_NE(by_index, nullptr);
