@@ -130,7 +130,7 @@ TEST(VgfDispatchPlanTest, SqueezeExcitationRunsAsThePoolAndOneSeScaleDispatch) {
 TEST(VgfDispatchPlanTest, SqueezeExcitationStaysUnfusedWhereItsPiecesAreReadElsewhere) {
   const std::vector<Kernel> k = kernels(se_plan({.gate_out = true}));
   EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kSeScale), 0);
-  EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kConv2d), 2);
+  EXPECT_EQ(std::count(k.begin(), k.end(), Kernel::kPointwiseConv), 2);  // fc1 and fc2 apart
   // Past gpu::se_scale_fits: 1100 x 120 weights in a matrix.
   const std::vector<Kernel> big = kernels(se_plan({.channels = 1100, .squeeze = 120}));
   EXPECT_EQ(std::count(big.begin(), big.end(), Kernel::kSeScale), 0);
@@ -263,7 +263,7 @@ TEST(VgfDispatchPlanTest, NothingFoldsIntoAConvThatIsAnIslandOutput) {
     b.output(y);
     b.output(b.op("Relu", {y}));
   });
-  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kConv2d, Kernel::kUnary}));
+  EXPECT_EQ(kernels(plan), (std::vector<Kernel>{Kernel::kPointwiseConv, Kernel::kUnary}));
 }
 
 TEST(VgfDispatchPlanTest, DepthwiseRunsTheSharedKernelWithItsActivation) {
@@ -281,13 +281,24 @@ TEST(VgfDispatchPlanTest, LinearLayerIsOneConvDispatchWithItsBias) {
     const ValueId a = b.input("a", {DType::kFloat32, {3, 40}});
     b.output(b.op("Relu", {b.op("Gemm", {a, b.constant("w", ramp({40, 10})), b.constant("c", ramp({10}))})}));
   });
-  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kConv2d});
-  gpu::ConvPush p{};
+  // Small: pointwise_conv.comp, rows as images of one pixel, in NHWC.
+  ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kPointwiseConv});
+  gpu::PointwisePush p{};
+  ASSERT_EQ(first(plan).push.size() * 4, sizeof(p));
   std::memcpy(&p, first(plan).push.data(), sizeof(p));
-  EXPECT_EQ(p.batch, 3u);  // rows as pixels
-  EXPECT_EQ(p.channels, 40u);
+  EXPECT_EQ(p.batch, 3u);
+  EXPECT_EQ(p.pixels, 1u);
+  EXPECT_EQ(p.k, 40u);
   EXPECT_EQ(p.out_channels, 10u);
+  EXPECT_EQ(p.has_bias, 1u);
   EXPECT_EQ(p.epilogue_ops, static_cast<uint32_t>(gpu::OpCode::kRelu));
+  EXPECT_EQ(first(plan).specialization.back(), 1u);  // NHWC
+  // Past gpu::kPointwiseMaxFmas (32M): 512 x 256 x 512 = 67M on the conv kernel.
+  const DispatchPlan big = plan_of([](GraphBuilder& b) {
+    const ValueId a = b.input("a", {DType::kFloat32, {512, 256}});
+    b.output(b.op("Gemm", {a, b.constant("w", ramp({256, 512})), b.constant("c", ramp({512}))}));
+  });
+  EXPECT_EQ(kernels(big).front(), Kernel::kConv2d);
 }
 
 TEST(VgfDispatchPlanTest, MatMulOfTwoRunTimeOperandsKeepsTheMatmulKernel) {

@@ -1046,6 +1046,28 @@ std::vector<OpCase> shared_kernel_cases() {
          b.output(b.op("Mul", {z, g}));
        },
        -1.f, 1.f, tol, tol},
+      // Small 1x1 convs on pointwise_conv.comp in NHWC: 37 -> 13 channels
+      // (a partial quad) of two 5x7 images with a folded BatchNorm, the
+      // residual Add and a Relu; and a linear layer of three rows.
+      {"SharedPointwiseResidualOddChannels",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 37, 5, 7}});
+         const ValueId r = b.input("r", {DType::kFloat32, {2, 13, 5, 7}});
+         const ValueId y = b.op("Conv", {x, b.constant("w", random_constant({13, 37, 1, 1}, 151)),
+                                         b.constant("b", random_constant({13}, 152))});
+         const ValueId n = b.op("BatchNormalization",
+                                {y, b.constant("s", random_constant({13}, 153, 0.5f, 1.5f)),
+                                 b.constant("o", random_constant({13}, 154)), b.constant("m", random_constant({13}, 155)),
+                                 b.constant("v", random_constant({13}, 156, 0.5f, 1.5f))});
+         b.output(b.op("Relu", {b.op("Add", {n, r})}));
+       },
+       -1.f, 1.f, tol, tol},
+      {"SharedPointwiseLinearRows",
+       [](GraphBuilder& b) {
+         const ValueId a = b.input("a", {DType::kFloat32, {3, 70}});
+         b.output(b.op("Gemm", {a, b.constant("w", random_constant({70, 9}, 157)), b.constant("c", random_constant({9}, 158))}));
+       },
+       -1.f, 1.f, tol, tol},
       // A residual Add and its ReLU: one binary dispatch with the clamp.
       {"ResidualAddFusedRelu",
        [](GraphBuilder& b) {

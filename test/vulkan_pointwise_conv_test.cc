@@ -87,11 +87,12 @@ TEST(PointwiseConvLoweringTest, SmallOneByOneConvsAndLinearLayersAreOneDispatch)
   ASSERT_NE(step, nullptr);
   EXPECT_EQ(step->reads.size(), 4u);  // x, weights, bias, the residual
   // 35 pixels x 4 quads; 24 channels: slices double while each keeps 4 k.
-  EXPECT_EQ(step->specialization, std::vector<uint32_t>{4});
+  // Then NCHW (the VGF runtime runs the same kernel in NHWC).
+  EXPECT_EQ(step->specialization, (std::vector<uint32_t>{4, 0}));
   const LoweredIsland head = lower(linear(1, 1024, 1000));
   ASSERT_NE(pointwise_step(head), nullptr);
   EXPECT_EQ(head.dispatch_count(), 2u);  // no split-K reduce
-  EXPECT_EQ(pointwise_step(head)->specialization, std::vector<uint32_t>{64});
+  EXPECT_EQ(pointwise_step(head)->specialization, (std::vector<uint32_t>{64, 0}));
 }
 
 TEST(PointwiseConvLoweringTest, StridedPaddedGroupedOrLargeConvsKeepTheImplicitGemm) {

@@ -19,6 +19,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kConv2d: return "conv2d";
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
     case Kernel::kSeScale: return "se_scale";
+    case Kernel::kPointwiseConv: return "pointwise_conv";
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
@@ -55,6 +56,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
     case Kernel::kSeScale: return gpu::kSeScaleBindings;
+    case Kernel::kPointwiseConv: return gpu::kPointwiseBindings;
     case Kernel::kTransposeConv2d:
     case Kernel::kResize:
     case Kernel::kSelect:
@@ -83,6 +85,7 @@ uint32_t kernel_half_capable_bindings(Kernel kernel) {
     case Kernel::kConv2dReduce: return bit(2) | bit(3);
     case Kernel::kDepthwiseConv2d: return bit(0) | bit(3);
     case Kernel::kSeScale: return bit(0) | bit(1) | bit(3);  // X, the means, Y (2: the packed weights)
+    case Kernel::kPointwiseConv: return bit(0) | bit(3) | bit(4);  // X, Y, the residual
     default: return 0;
   }
 }
@@ -105,6 +108,7 @@ uint32_t kernel_push_words(Kernel kernel) {
       return sizeof(gpu::ConvPush) / sizeof(uint32_t);
     case Kernel::kTransposeConv2d: return 17;
     case Kernel::kSeScale: return sizeof(gpu::SeScalePush) / sizeof(uint32_t);
+    case Kernel::kPointwiseConv: return sizeof(gpu::PointwisePush) / sizeof(uint32_t);
     case Kernel::kPool2d: return 14;
     case Kernel::kMatmul: return 20;
     case Kernel::kReduce: return 6 + kTailWords;
@@ -338,6 +342,21 @@ class Planner {
       d.writes = {tail.output};
       d.specialization = {1};  // NHWC
       d.groups = groups_of(static_cast<uint64_t>(res(tail.output).elements()), gpu::kConvGroupSize);
+      out.push_back(std::move(d));
+      return tail.items;
+    }
+    if (gpu::pointwise_fits(p)) {
+      // One dispatch, K split inside the workgroup; without a residual the
+      // bias stands in, unread.
+      const gpu::PointwisePush q = gpu::pointwise_push(p, true, tail.residual.has_value());
+      const uint32_t slices = gpu::pointwise_slices(q);
+      const std::vector<float> w = gpu::pointwise_weights(p, [&](int64_t oc, int64_t c) { return scaled(oc, c, 0); });
+      d.kernel = Kernel::kPointwiseConv;
+      d.push = words_of_struct(q);
+      d.bindings = {x, derive({name + "/weights", words_of(w), 0}), b, tail.output, tail.residual.value_or(b)};
+      d.writes = {tail.output};
+      d.specialization = {slices, 1};  // NHWC
+      d.groups = gpu::pointwise_workgroups(q, slices);
       out.push_back(std::move(d));
       return tail.items;
     }

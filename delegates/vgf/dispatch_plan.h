@@ -7,7 +7,8 @@
 //
 // Convolutions run the shared tuned kernels in NHWC: conv2d, and matmul by
 // constant weights (as a 1x1 conv), on the implicit-GEMM conv2d.comp with
-// its per-shape tiling (split-K adding a conv2d_reduce dispatch);
+// its per-shape tiling (split-K adding a conv2d_reduce dispatch), or, for
+// small 1x1 ones, on pointwise_conv.comp in one dispatch;
 // depthwise_conv2d on the shared depthwise kernel. Their weights are
 // re-arranged here into derived buffers, and the channel affines and
 // activations that follow fold into them (epilogue_fusion.h).
@@ -21,6 +22,7 @@
 
 #include "delegates/vgf/vgf_format.h"
 #include "shared_gpu/conv_kernel.h"
+#include "shared_gpu/pointwise_kernel.h"
 #include "shared_gpu/se_kernel.h"
 
 namespace hetsched::vgf {
@@ -47,6 +49,7 @@ enum class Kernel : uint8_t {
   kCastFromBool,  // cast bool -> f32, i32 or i64
   kConv2dCoopmat,  // shared_gpu/shaders/conv2d_coopmat.comp (precision fp16)
   kSeScale,        // shared_gpu/shaders/se_scale.comp: a squeeze-and-excitation block's 1x1 convs and Mul
+  kPointwiseConv,  // shared_gpu/shaders/pointwise_conv.comp: a small 1x1 conv or linear layer
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

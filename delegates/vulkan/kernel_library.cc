@@ -35,8 +35,6 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
 #include "delegates/vulkan/shaders/depthwise_mean_spv.h"
 #include "delegates/vulkan/shaders/depthwise_mean_half_spv.h"
-#include "delegates/vulkan/shaders/pointwise_conv_spv.h"
-#include "delegates/vulkan/shaders/pointwise_conv_half_spv.h"
 #include "delegates/vulkan/shaders/expand_depthwise_spv.h"
 #include "delegates/vulkan/shaders/expand_depthwise_half_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_half_spv.h"
@@ -89,7 +87,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
     case Kernel::kGemmCoopmat128x256: return HS_SPIRV(GemmCoopmat128x256);
     case Kernel::kSeScale: return gpu::se_scale_spirv(half);
     case Kernel::kDepthwiseMean: return HS_SPIRV(DepthwiseMean);
-    case Kernel::kPointwiseConv: return HS_SPIRV(PointwiseConv);
+    case Kernel::kPointwiseConv: return gpu::pointwise_conv_spirv(half);
     case Kernel::kExpandDepthwise: return HS_SPIRV(ExpandDepthwise);
     // The Casts read and write their own element types.
     case Kernel::kCastF16ToF32: return spirv::kCastF16ToF32Spv;

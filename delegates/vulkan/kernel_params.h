@@ -10,6 +10,7 @@
 
 #include "shared_gpu/conv_kernel.h"
 #include "shared_gpu/gpu_op_codes.h"
+#include "shared_gpu/pointwise_kernel.h"
 #include "shared_gpu/se_kernel.h"
 
 namespace hetsched::vulkan {
@@ -25,6 +26,7 @@ using gpu::kConvTileK;
 using gpu::kFirstBinary;
 using gpu::kMaxEpilogueOps;
 using gpu::OpCode;
+using gpu::PointwisePush;
 using gpu::SeScalePush;
 
 // Limits of the parameter blocks. kMaxRank bounds the rank of every tensor
@@ -150,27 +152,7 @@ static_assert(sizeof(GemmPush) == 100);
 // against 15-16, at 7 x 7 8-10 against 14.
 inline constexpr int64_t kDepthwiseMeanMaxPlane = 28 * 28;
 
-// pointwise_conv.comp.
-struct PointwisePush {
-  uint32_t batch, pixels, k, out_channels;
-  uint32_t quads;  // ceil(out_channels / 4)
-  uint32_t has_bias, has_residual, epilogue_ops;
-  float epilogue_params[4];
-};
-static_assert(sizeof(PointwisePush) == 48);
-// 1x1 convs and linear layers of at most this many multiply-adds run
-// pointwise_conv.comp instead of the implicit GEMM (conv2d.comp or its
-// tensor-core twin, and conv2d_reduce.comp under split-K): at batch 1 those
-// are latency-bound, and MobileNet-style blocks are made of them. On an
-// H100 (p50 of a request, fp16 / fp32 profiles) with bounds of 0, 8M and
-// 32M: MobileNetV3-Small 0.466 / 0.357 / 0.359 ms at fp16, EfficientNet-B0
-// 0.854 / 0.782 / 0.687 at fp32, MnasNet 0.624 / 0.527 / 0.452 at fp32.
-// ResNet-50's 1x1 convs (51M and more) stay on the tensor cores.
-inline constexpr int64_t kPointwiseMaxFmas = int64_t{32} << 20;
-// pointwise_conv.comp splits K over more invocations of a workgroup until
-// the grid has this many workgroups (two per multiprocessor of an H100), a
-// slice would get fewer than 4 k, or 64 slices.
-inline constexpr int64_t kPointwiseWorkgroups = 264;
+// pointwise_conv.comp: shared_gpu/pointwise_kernel.h.
 
 // expand_depthwise.comp.
 struct ExpandDepthwisePush {

@@ -94,7 +94,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kConv2dReduce: return gpu::kConv2dReduceBindings;
     case Kernel::kSeScale: return gpu::kSeScaleBindings;
     case Kernel::kDepthwiseMean:
-    case Kernel::kPointwiseConv: return 5;
+    case Kernel::kPointwiseConv: return gpu::kPointwiseBindings;
     case Kernel::kExpandDepthwise: return 7;
     case Kernel::kNormalize:
     case Kernel::kReduce:
@@ -1094,17 +1094,9 @@ class Lowering {
     return Status::ok();
   }
 
-  // Whether the conv `p` describes runs pointwise_conv.comp: a 1x1 conv of
-  // one group, stride 1 and no padding (or a linear layer) of at most
-  // kPointwiseMaxFmas multiply-adds, unless a benchmark forces a tiling.
-  bool pointwise_fits(const ConvPush& p) const {
-    if (options_.conv_tiling || p.kernel_h != 1 || p.kernel_w != 1 || p.stride_h != 1 || p.stride_w != 1 ||
-        p.pad_top != 0 || p.pad_left != 0 || p.out_h != p.in_h || p.out_w != p.in_w ||
-        p.group_channels != p.channels || p.group_out != p.out_channels)
-      return false;
-    const int64_t fmas = int64_t{p.batch} * p.out_h * p.out_w * p.out_channels * p.channels;
-    return fmas <= kPointwiseMaxFmas;
-  }
+  // Whether the conv `p` describes runs pointwise_conv.comp
+  // (gpu::pointwise_fits), unless a benchmark forces a tiling.
+  bool pointwise_fits(const ConvPush& p) const { return !options_.conv_tiling && gpu::pointwise_fits(p); }
 
   // A 1x1 expand conv (one group, stride 1, no padding, no residual,
   // constant weights) whose output only a depthwise conv reads runs inside
@@ -1229,21 +1221,8 @@ class Lowering {
   template <class WeightAt>
   Status emit_pointwise(const Group& group, const ConvPush& p, WeightAt weight, const std::vector<float>& bias,
                         int in) {
-    const uint32_t quads = ceil_div(p.out_channels, 4);
-    std::vector<float> arranged(static_cast<size_t>(p.channels) * quads * 4, 0.f);
-    for (int64_t k = 0; k < int64_t{p.channels}; ++k)
-      for (int64_t oc = 0; oc < int64_t{p.out_channels}; ++oc)
-        arranged[static_cast<size_t>(k * quads * 4 + oc)] = weight(oc, k);
-    PointwisePush q{};
-    q.batch = p.batch;
-    q.pixels = p.out_h * p.out_w;
-    q.k = p.channels;
-    q.out_channels = p.out_channels;
-    q.quads = quads;
-    q.has_bias = bias.empty() ? 0 : 1;
-    q.has_residual = group.residual != kNoValue ? 1 : 0;
-    q.epilogue_ops = p.epilogue_ops;
-    std::copy(std::begin(p.epilogue_params), std::end(p.epilogue_params), std::begin(q.epilogue_params));
+    const std::vector<float> arranged = gpu::pointwise_weights(p, weight);
+    const PointwisePush q = gpu::pointwise_push(p, !bias.empty(), group.residual != kNoValue);
     const int w_buffer = constant_buffer(bytes_of(arranged), label_ + "/weights");
     const int b_buffer = bias.empty() ? kParamsBuffer : constant_buffer(bytes_of(bias), label_ + "/bias");
     int residual = kParamsBuffer;
@@ -1253,14 +1232,9 @@ class Lowering {
       reads.push_back(residual);
     }
     const int out = new_value_buffer(group.output);
-    // K slices per output quad: more until the grid fills the GPU.
-    const int64_t slots = int64_t{p.batch} * q.pixels * quads;
-    uint32_t slices = 1;
-    while (slices < 64 && int64_t{slices} * 2 * 4 <= int64_t{p.channels} &&
-           ceil_div(slots * slices, 256) < kPointwiseWorkgroups)
-      slices *= 2;
-    Step step = dispatch(Kernel::kPointwiseConv, words_of(q), grid_1d(ceil_div(slots * slices, 256)));
-    step.specialization = {slices};
+    const uint32_t slices = gpu::pointwise_slices(q);
+    Step step = dispatch(Kernel::kPointwiseConv, words_of(q), gpu::pointwise_workgroups(q, slices));
+    step.specialization = {slices, 0};  // NCHW
     step.bindings = {in, w_buffer, b_buffer, out, residual};
     step.reads = std::move(reads);
     step.writes = {out};

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// A small 1x1 conv (stride 1, no padding, one group; NCHW) or linear layer
+// A small 1x1 conv (stride 1, no padding, one group; NCHW for the Vulkan
+// delegate, NHWC for the VGF runtime: kNhwc) or linear layer
 // (rows as images of one pixel) in one dispatch, for the batch-1 layers of
 // MobileNet-style blocks that conv2d.comp's 64x64 tiles serve badly: a few
 // hundred outputs per tile row, a few K steps, a barrier per step, and a
@@ -10,16 +11,19 @@
 // workgroup), and add their sums in shared memory, in a fixed order, before
 // the bias, the residual and the epilogue ops (as conv_finish.glsl).
 // Adjacent invocations take adjacent pixels (coalesced X reads) and mostly
-// the same channels (W reads broadcast). lowering.cc's emit_pointwise
-// picks kSlices so the grid fills the GPU.
-// Bindings: X [n][k][pixel], W [k][out channel / 4] (vec4s, scaled by any
-// folded BatchNorm, zero padded), bias [out channel], Y, residual (Y's shape).
-#include "common.glsl"
-#include "../../../shared_gpu/shaders/half_io.glsl"
+// the same channels (W reads broadcast; in NHWC a pixel's K are adjacent
+// instead). shared_gpu/pointwise_kernel.h picks kSlices so the grid fills
+// the GPU.
+// Bindings: X [n][k][pixel] (NHWC [n][pixel][k]), W [k][out channel / 4]
+// (vec4s, scaled by any folded BatchNorm, zero padded), bias [out channel],
+// Y, residual (Y's shape and layout).
+#include "gpu_ops.glsl"
+#include "half_io.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const uint kSlices = 1u;  // a power of two, at most 256
+layout(constant_id = 1) const bool kNhwc = false;
 
 layout(set = 0, binding = 0) readonly restrict buffer X { float x[]; };
 HALF_IN(0, XH, x)
@@ -51,13 +55,15 @@ void main() {
   const uint n = pixel / pc.pixels, p = pixel % pc.pixels;
   vec4 a0 = vec4(0.0), a1 = vec4(0.0);
   if (live) {
-    const uint x_base = n * pc.k * pc.pixels + p;
+    // X's element k of this pixel is x_base + k * x_step.
+    const uint x_base = kNhwc ? pixel * pc.k : n * pc.k * pc.pixels + p;
+    const uint x_step = kNhwc ? 1u : pc.pixels;
     uint kk = slice;
     for (; kk + kSlices < pc.k; kk += 2u * kSlices) {
-      a0 += w[kk * pc.quads + quad] * LOAD(0, x, x_base + kk * pc.pixels);
-      a1 += w[(kk + kSlices) * pc.quads + quad] * LOAD(0, x, x_base + (kk + kSlices) * pc.pixels);
+      a0 += w[kk * pc.quads + quad] * LOAD(0, x, x_base + kk * x_step);
+      a1 += w[(kk + kSlices) * pc.quads + quad] * LOAD(0, x, x_base + (kk + kSlices) * x_step);
     }
-    if (kk < pc.k) a0 += w[kk * pc.quads + quad] * LOAD(0, x, x_base + kk * pc.pixels);
+    if (kk < pc.k) a0 += w[kk * pc.quads + quad] * LOAD(0, x, x_base + kk * x_step);
   }
   sums[tid] = a0 + a1;
   barrier();
@@ -71,7 +77,7 @@ void main() {
   for (uint r = 0u; r < 4u; ++r) {
     const uint oc = quad * 4u + r;
     if (oc >= pc.out_channels) break;
-    const uint index = (n * pc.out_channels + oc) * pc.pixels + p;
+    const uint index = kNhwc ? pixel * pc.out_channels + oc : (n * pc.out_channels + oc) * pc.pixels + p;
     float value = v[r];
     if (pc.has_bias != 0u) value += bias[oc];
     if (pc.has_residual != 0u) value += LOAD(4, residual, index);
