@@ -35,7 +35,8 @@ struct IslandArena {
 
 // The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
 // runs as a portable step of its own (not inside a segment, on a fast
-// kernel or in a group), whose data input is a run-time value and whose
+// kernel or in a group), and every Transpose that moves only axes of size 1
+// (fast::keeps_elements_in_place), whose data input is a run-time value and whose
 // output is no island edge, mapped to the value whose bytes it shares (the
 // first non-view up its chain). A view is the same bytes under another
 // shape, so the island gives its output the root's buffer and runs no

@@ -264,20 +264,6 @@ int64_t block_columns(int64_t n, int64_t tasks_per_block, int threads) {
 
 const char* gemm_isa() { return cpu_has_avx512f() ? "avx512f" : cpu_has_avx2_fma() ? "avx2" : "plain"; }
 
-void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel) {
-  const int64_t width = std::min(kPanel, n - j0);
-  if (trans_b) {
-    for (int64_t j = 0; j < width; ++j) {
-      const float* src = b + (j0 + j) * ldb;
-      for (int64_t p = 0; p < k; ++p) panel[p * kPanel + j] = src[p];
-    }
-  } else {
-    for (int64_t p = 0; p < k; ++p) std::copy(b + p * ldb + j0, b + p * ldb + j0 + width, panel + p * kPanel);
-  }
-  if (width < kPanel)
-    for (int64_t p = 0; p < k; ++p) std::fill(panel + p * kPanel + width, panel + (p + 1) * kPanel, 0.f);
-}
-
 void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
                 const Epilogue& epilogue, float* c, int64_t ldc) {
   gemm_block(m, k, columns, ARows{a, lda}, panels, epilogue, c, ldc);

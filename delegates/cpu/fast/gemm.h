@@ -29,9 +29,11 @@ inline constexpr int64_t kBlockPanels = 4;
 inline constexpr int64_t kBlockColumns = kBlockPanels * kPanel;
 
 // Packs columns [j0, j0 + kPanel) of B (k x n) into `panel` (k * kPanel
-// floats, 64-byte aligned). B is row-major with row stride `ldb`, or, with
+// floats, 64-byte aligned), times `scale` (attention's scale folded into
+// Q.K^T: attention_plan.h). B is row-major with row stride `ldb`, or, with
 // `trans_b`, stored as its transpose (n x k, row stride `ldb`).
-void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel);
+void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel,
+                float scale = 1.f);
 
 // What gemm_block adds to A . B, both optional: bias[j] per column (bias
 // points at the block's first column) and residual[i][j] (row stride ldc,
