@@ -235,6 +235,55 @@ TEST(AttentionStridesTest, DynamoExportFoldsItsLayoutOpsAndMatchesPortable) {
   }
 }
 
+// The GPT block of scripts/models/export_transformers.py (GPT-2's form):
+// the QKV projection's output Split three ways along its last axis, heads
+// by Reshape and Transpose, scores divided by sqrt(dh) and causally masked
+// (Where) before Softmax.
+Graph gpt_attention(const Dims& dims) {
+  const int64_t s = dims.seq, h = dims.heads, dh = dims.head_dim, d = dims.d();
+  GraphBuilder b("gpt");
+  const ValueId x = b.input("x", f32({1, s, 3 * d}));
+  const std::vector<ValueId> qkv =
+      b.op_multi("Split", {x, b.constant_i64("sizes", {3}, {d, d, d})}, 3, {{"axis", int64_t{-1}}}, "Split");
+  const ValueId heads_shape = b.constant_i64("heads", {4}, {1, s, h, dh});
+  std::vector<ValueId> heads;
+  for (int i = 0; i < 3; ++i) heads.push_back(b.op("Reshape", {qkv[static_cast<size_t>(i)], heads_shape}));
+  const ValueId q = b.op("Transpose", {heads[0]}, {{"perm", Ints{0, 2, 1, 3}}});
+  const ValueId kt = b.op("Transpose", {heads[1]}, {{"perm", Ints{0, 2, 3, 1}}});
+  const ValueId v = b.op("Transpose", {heads[2]}, {{"perm", Ints{0, 2, 1, 3}}});
+  const ValueId scores =
+      b.op("Div", {b.op("MatMul", {q, kt}, {}, "QK"), b.constant("root_dh", scalar(std::sqrt(static_cast<float>(dh))))},
+           {}, "scale");
+  Tensor mask(TensorType{DType::kBool, {s, s}});
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t j = 0; j < s; ++j) mask.data<uint8_t>()[i * s + j] = j > i;
+  const ValueId masked = b.op("Where", {b.constant("mask", mask), b.constant("minus", scalar(-1e9f)), scores});
+  const ValueId p = b.op("Softmax", {masked}, {{"axis", int64_t{-1}}});
+  const ValueId o = b.op("Transpose", {b.op("MatMul", {p, v}, {}, "PV")}, {{"perm", Ints{0, 2, 1, 3}}});
+  b.output(b.op("Reshape", {o, b.constant_i64("merged", {3}, {1, s, d})}));
+  auto g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+TEST(AttentionStridesTest, GptSplitFoldsAndMatchesPortable) {
+  for (const Dims& dims : std::vector<Dims>{{16, 2, 8}, {40, 4, 16}, {19, 3, 20}}) {
+    const Graph g = gpt_attention(dims);
+    if (fast_gemm()) {
+      const AttentionPlan plan = plan_attention_strides(g, {});
+      // Split, three Reshapes and three Transposes; the scale after Q.K^T
+      // (read by Where) and the Transpose and Reshape after P.V go with
+      // their MatMuls.
+      EXPECT_EQ(plan.elided.size(), 7u);
+      EXPECT_TRUE(plan.elided.count(g.find_node("Split")));
+      ASSERT_EQ(plan.matmuls.size(), 2u);
+      EXPECT_EQ(plan.matmuls[0].out_chain.size(), 1u);
+      EXPECT_EQ(plan.matmuls[1].b.offset, 2 * dims.d());
+    }
+    expect_matches_portable(g, {random_tensor({1, dims.seq, 3 * dims.d()}, 1)}, "gpt S " + std::to_string(dims.seq));
+  }
+}
+
 TEST(AttentionStridesTest, LayoutOpWithAnotherReaderStillRuns) {
   // K^T is also a graph output and V's Transpose also feeds an Add: both
   // must exist, so they run; Q's chain is still read through.

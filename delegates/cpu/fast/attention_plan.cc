@@ -30,7 +30,7 @@ bool output_writable(const StridedView& view) {
 // The layout nodes after `matmul`'s output that it can write through, the
 // longest run first: each the one reader of the value before, none elided,
 // no graph output before the last. Transposes, the Reshape kin and scalar
-// Mul or Div only (a Slice would leave some of C unwritten).
+// Mul or Div only (a Slice, Gather or Split would leave some of C unwritten).
 std::vector<NodeId> out_chain(const Graph& graph, NodeId matmul, const std::set<NodeId>& excluded,
                               const std::vector<bool>& elided) {
   std::vector<NodeId> chain;
@@ -41,7 +41,7 @@ std::vector<NodeId> out_chain(const Graph& graph, NodeId matmul, const std::set<
     const NodeId r = readers[0];
     const Node& node = graph.node(r);
     if (excluded.count(r) || elided[static_cast<size_t>(r)] || !is_layout_node(graph, node) ||
-        node.op == "Slice" || node.op == "Gather" || data_input(graph, node) != cur)
+        node.op == "Slice" || node.op == "Gather" || node.op == "Split" || data_input(graph, node) != cur)
       break;
     chain.push_back(r);
     cur = node.outputs[0];
@@ -86,9 +86,9 @@ AttentionPlan plan_attention_strides(const Graph& graph, const std::set<NodeId>&
     const Value& xv = graph.value(x);
     if (xv.is_constant() || !xv.type_known || !xv.type.is_static()) continue;
     const auto up = view.find(x);
-    const std::optional<StridedView> v =
-        apply_layout_node(graph, node, up != view.end() ? up->second : contiguous_view(x, xv.type.shape));
-    if (v) view[node.outputs[0]] = *v;
+    const StridedView input = up != view.end() ? up->second : contiguous_view(x, xv.type.shape);
+    for (size_t o = 0; o < node.outputs.size(); ++o)
+      if (const std::optional<StridedView> v = apply_layout_node(graph, node, input, o)) view[node.outputs[o]] = *v;
   }
   std::vector<bool> candidate(num_nodes, false);
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n)
@@ -101,18 +101,22 @@ AttentionPlan plan_attention_strides(const Graph& graph, const std::set<NodeId>&
       if (node.inputs[slot] == v && !operand_readable(view.at(v), slot)) return false;
     return true;
   };
-  // A layout node runs no step when every reader of its output reads
+  // A layout node runs no step when every reader of its outputs reads
   // through it: a MatMul that takes the window, or another such node
   // (readers come later in the order, so theirs is decided first).
   std::vector<bool> elided(num_nodes, false);
   for (NodeId n = static_cast<NodeId>(num_nodes); n-- > 0;) {
     const Node& node = graph.node(n);
-    if (excluded.count(n) || node.outputs.size() != 1 || !view.count(node.outputs[0])) continue;
-    const ValueId out = node.outputs[0];
-    if (graph.is_output(out)) continue;
-    const std::vector<NodeId> readers = graph.consumers(out);
-    bool all = !readers.empty();
-    for (NodeId r : readers) all = all && (elided[static_cast<size_t>(r)] || reads_through(r, out));
+    if (excluded.count(n) || !is_layout_node(graph, node)) continue;
+    bool all = true;
+    for (ValueId out : node.outputs) {
+      if (!all) break;
+      if (!view.count(out) || graph.is_output(out)) all = false;
+      if (!all) break;
+      const std::vector<NodeId> readers = graph.consumers(out);
+      all = !readers.empty();
+      for (NodeId r : readers) all = all && (elided[static_cast<size_t>(r)] || reads_through(r, out));
+    }
     elided[static_cast<size_t>(n)] = all;
   }
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {

@@ -1,7 +1,7 @@
 // Attention's batched MatMuls (two run-time operands: Q.K^T, P.V) read
 // their operands and write their output through strides (strided_view.h),
 // so that the layout ops PyTorch's exports put around them run no step:
-// the QKV projection's output sliced three ways (Slice, or Reshape,
+// the QKV projection's output sliced three ways (Slice, Split, or Reshape,
 // Transpose and Gather), split into heads (Reshape), the heads moved in
 // front (Transpose), K transposed, the attention scale (Mul or Div by a
 // scalar), and after P.V the heads moved back (Transpose, Reshape). Each of

@@ -139,6 +139,31 @@ std::optional<StridedView> select_view(const Graph& graph, const Node& node, Str
   return view;
 }
 
+// Output `output` of a Split: the slice of its length (the output's static
+// shape) along the axis, after the outputs before it.
+std::optional<StridedView> split_view(const Graph& graph, const Node& node, StridedView view, size_t output) {
+  const Result<int64_t> attr = node.attrs.get_int("axis", 0);
+  if (!attr.is_ok()) return std::nullopt;
+  const Result<int64_t> axis = normalize_axis(*attr, static_cast<int64_t>(view.shape.size()));
+  if (!axis.is_ok()) return std::nullopt;
+  const size_t d = static_cast<size_t>(*axis);
+  int64_t start = 0;
+  for (size_t i = 0; i <= output; ++i) {
+    const Value* y = static_f32(graph, node.outputs[i]);
+    if (!y || y->type.rank() != view.shape.size()) return std::nullopt;
+    if (i == output) {
+      const Shape& out = y->type.shape;
+      if (start + out[d] > view.shape[d]) return std::nullopt;
+      view.offset += start * view.strides[d];
+      view.shape[d] = out[d];
+      if (view.shape != out) return std::nullopt;
+      return view;
+    }
+    start += y->type.shape[d];
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 StridedView contiguous_view(ValueId root, const Shape& shape) {
@@ -199,7 +224,13 @@ StridedView transpose_view(const StridedView& view, const std::vector<int64_t>& 
 }
 
 bool is_layout_node(const Graph& graph, const Node& node) {
-  if (node.outputs.size() != 1 || node.inputs.empty()) return false;
+  if (node.inputs.empty() || node.outputs.empty()) return false;
+  if (node.op == "Split") {
+    for (ValueId v : node.outputs)
+      if (v == kNoValue) return false;
+    return true;
+  }
+  if (node.outputs.size() != 1) return false;
   if (node.op == "Transpose" || is_reshape_kin(node.op) || node.op == "Slice") return true;
   if (node.op == "Gather") {
     const Tensor* index = constant_input(graph, node, 1);
@@ -213,11 +244,14 @@ ValueId data_input(const Graph& graph, const Node& node) {
   return node.inputs[0];
 }
 
-std::optional<StridedView> apply_layout_node(const Graph& graph, const Node& node, const StridedView& input) {
+std::optional<StridedView> apply_layout_node(const Graph& graph, const Node& node, const StridedView& input,
+                                             size_t output) {
+  if (output >= node.outputs.size()) return std::nullopt;
   const Value* x = static_f32(graph, data_input(graph, node));
-  const Value* y = static_f32(graph, node.outputs[0]);
+  const Value* y = static_f32(graph, node.outputs[output]);
   if (!x || !y || x->type.shape != input.shape || !is_layout_node(graph, node)) return std::nullopt;
   const Shape& out = y->type.shape;
+  if (node.op == "Split") return split_view(graph, node, input, output);
   if (is_reshape_kin(node.op)) return reshape_view(input, out);
   if (node.op == "Transpose") {
     const Result<std::vector<int64_t>> perm = transpose_perm(node, input.shape.size());
@@ -236,7 +270,7 @@ std::optional<StridedView> apply_layout_node(const Graph& graph, const Node& nod
 }
 
 bool keeps_elements_in_place(const Graph& graph, const Node& node) {
-  if (!is_layout_node(graph, node)) return false;
+  if (!is_layout_node(graph, node) || node.outputs.size() != 1) return false;
   const ValueId x = data_input(graph, node);
   const Value* xv = static_f32(graph, x);
   const Value* yv = static_f32(graph, node.outputs[0]);
@@ -266,7 +300,7 @@ std::optional<StridedView> invert_layout_node(const Graph& graph, const Node& no
     }
     return v;
   }
-  if (node.op == "Slice" || node.op == "Gather") return std::nullopt;
+  if (node.op == "Slice" || node.op == "Gather" || node.op == "Split") return std::nullopt;
   const std::optional<float> f = scalar_factor(graph, node);
   if (!f || in != output.shape) return std::nullopt;
   StridedView v = output;

@@ -37,16 +37,19 @@ StridedView transpose_view(const StridedView& view, const std::vector<int64_t>& 
 
 // Whether `node` is a layout op apply_layout_node() knows: Transpose,
 // Reshape, Flatten, Squeeze, Unsqueeze, Slice, Gather of one constant
-// index, Mul or Div by a constant f32 scalar (data input first for Div).
-// Its data input is input 0 (either input for Mul: data_input()).
+// index, Split (each output a slice; GPT-2's QKV split), Mul or Div by a
+// constant f32 scalar (data input first for Div). Its data input is input
+// 0 (either input for Mul: data_input()).
 bool is_layout_node(const Graph& graph, const Node& node);
 // The run-time input of a layout node.
 ValueId data_input(const Graph& graph, const Node& node);
 
-// The view of `node`'s output, given the view of its data input; nullopt
-// when the op cannot be expressed as strides of the same bytes (a Reshape
-// merging dims that are not contiguous) or the shapes are not static.
-std::optional<StridedView> apply_layout_node(const Graph& graph, const Node& node, const StridedView& input);
+// The view of `node`'s output `output` (a Split's have several), given the
+// view of its data input; nullopt when the op cannot be expressed as
+// strides of the same bytes (a Reshape merging dims that are not
+// contiguous) or the shapes are not static.
+std::optional<StridedView> apply_layout_node(const Graph& graph, const Node& node, const StridedView& input,
+                                             size_t output = 0);
 
 // Whether `node` (a layout node) leaves every element where it is: its
 // output, row-major, is its input's bytes as they are (a Reshape; a
@@ -57,7 +60,8 @@ bool keeps_elements_in_place(const Graph& graph, const Node& node);
 // The view of `node`'s data input as a window of the bytes of its output,
 // given the view of its output: the inverse of apply_layout_node(), for a
 // producer that writes the chain's last value directly (Transpose, the
-// Reshape kin and scalar Mul or Div only; nullopt for the others).
+// Reshape kin and scalar Mul or Div only; nullopt for the others, which
+// drop elements).
 std::optional<StridedView> invert_layout_node(const Graph& graph, const Node& node, const StridedView& output);
 
 }  // namespace hetsched::cpu::fast
