@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "delegates/cpu/fast/fast_op.h"
@@ -224,7 +225,7 @@ class CpuIslandHandle final : public IslandHandle {
         HS_ASSIGN_OR_RETURN(const bool grouped, add_group(fast_plan, n, false, i, plan, segments, step_of, tensor_of));
         if (grouped) continue;
         // Its output is its input's bytes (a Transpose too, that has a fast kernel).
-        if (views_.count(graph_.node(n).outputs[0])) {
+        if (view_nodes_.count(n)) {
           ++coverage_.portable_ops;
           continue;
         }
@@ -311,6 +312,7 @@ class CpuIslandHandle final : public IslandHandle {
       tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
     // Views share their root's bytes (every buffer here has the read slack).
     views_ = arena.views;
+    view_nodes_ = arena.view_nodes;
     for (const auto& [view, root] : views_)
       tensors_.emplace(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
     spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes, {} views of them", island_id_,
@@ -414,7 +416,8 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   AlignedBuffer arena_;  // before tensors_, whose arena tensors borrow it
-  std::map<ValueId, ValueId> views_;  // island_views(): view -> root, run as no step
+  std::map<ValueId, ValueId> views_;  // IslandArena::views: view -> root, its bytes
+  std::set<NodeId> view_nodes_;       // IslandArena::view_nodes: run as no step
   std::unordered_map<ValueId, Tensor> tensors_;
   // The delegate's one pool, shared with its other islands; null where the
   // system refused a thread. pool_ is the same pool, for the fast and

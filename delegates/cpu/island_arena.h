@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct IslandArena {
   // the residual last; HETSCHED_RESIDUAL_IN_PLACE=off: none), which the
   // arena planned for.
   std::map<ValueId, ValueId> views;
+  // The island_views() nodes: they run no step (the other views' nodes,
+  // fused groups and ops that overwrite their input, do).
+  std::set<NodeId> view_nodes;
 };
 
 // The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
