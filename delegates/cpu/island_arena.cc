@@ -57,8 +57,9 @@ std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::Engin
     if (step.xnnpack || step.nhwc) continue;
     for (NodeId n : step.nodes) {
       const Node& node = graph.node(n);
-      if (!is_view_op(graph, node) || (fast.on_fast_kernel[n] && node.op != "Transpose") || fast.in_group(n) || node.outputs.size() != 1 ||
-          node.inputs.empty() || node.inputs[0] == kNoValue)
+      // A Transpose has a fast kernel, which a view spares.
+      if (!is_view_op(graph, node) || (fast.on_fast_kernel[n] && node.op != "Transpose") || fast.in_group(n) ||
+          node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue)
         continue;
       const ValueId in = node.inputs[0], out = node.outputs[0];
       const Value& x = graph.value(in);
