@@ -284,6 +284,56 @@ TEST(AttentionStridesTest, GptSplitFoldsAndMatchesPortable) {
   }
 }
 
+// Scores with an additive mask before Softmax: a constant causal mask
+// [S, S] broadcast over the heads (encdec's decoder), or, HF BERT's form, a
+// run-time padding mask [1, 1, 1, S] broadcast over heads and queries. The
+// Add joins Q.K^T's epilogue.
+Graph masked_attention(const Dims& dims, bool runtime_mask) {
+  const int64_t s = dims.seq, h = dims.heads, dh = dims.head_dim;
+  GraphBuilder b("masked");
+  const ValueId q = b.input("q", f32({1, h, s, dh}));
+  const ValueId k = b.input("k", f32({1, h, s, dh}));
+  const ValueId v = b.input("v", f32({1, h, s, dh}));
+  ValueId mask;
+  if (runtime_mask) {
+    mask = b.op("Mul", {b.input("pad", f32({1, 1, 1, s})), b.constant("big", scalar(-1e4f))}, {}, "mask");
+  } else {
+    Tensor causal(f32({s, s}));
+    for (int64_t i = 0; i < s; ++i)
+      for (int64_t j = 0; j < s; ++j) causal.data<float>()[i * s + j] = j > i ? -1e9f : 0.f;
+    mask = b.constant("causal", causal);
+  }
+  const ValueId kt = b.op("Transpose", {k}, {{"perm", Ints{0, 1, 3, 2}}}, "kt");
+  const ValueId scores = b.op("Mul", {b.op("MatMul", {q, kt}, {}, "QK"), b.constant("c", scalar(0.25f))}, {}, "scale");
+  const ValueId p = b.op("Softmax", {b.op("Add", {scores, mask}, {}, "mask_add")}, {{"axis", int64_t{-1}}});
+  b.output(b.op("MatMul", {p, v}, {}, "PV"));
+  auto g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+TEST(AttentionStridesTest, MaskAddJoinsTheScoresEpilogue) {
+  for (const Dims& dims : std::vector<Dims>{{16, 2, 8}, {37, 3, 24}})
+    for (bool runtime_mask : {false, true}) {
+      const Graph g = masked_attention(dims, runtime_mask);
+      if (fast_gemm()) {
+        const AttentionPlan plan = plan_attention_strides(g, {});
+        ASSERT_EQ(plan.matmuls.size(), 1u);
+        EXPECT_EQ(plan.matmuls[0].mask_add, g.find_node("mask_add"));
+        EXPECT_EQ(plan.matmuls[0].output, g.find_value("mask_add_out"));
+      }
+      std::vector<Tensor> inputs;
+      for (uint32_t i = 0; i < 3; ++i) inputs.push_back(random_tensor({1, dims.heads, dims.seq, dims.head_dim}, i + 1));
+      if (runtime_mask) {
+        Tensor pad(f32({1, 1, 1, dims.seq}));
+        for (int64_t j = 0; j < dims.seq; ++j) pad.data<float>()[j] = j % 3 == 2 ? 1.f : 0.f;
+        inputs.push_back(pad);
+      }
+      expect_matches_portable(g, inputs, std::string(runtime_mask ? "padding" : "causal") + " mask, S " +
+                                             std::to_string(dims.seq));
+    }
+}
+
 TEST(AttentionStridesTest, LayoutOpWithAnotherReaderStillRuns) {
   // K^T is also a graph output and V's Transpose also feeds an Add: both
   // must exist, so they run; Q's chain is still read through.

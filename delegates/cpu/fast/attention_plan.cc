@@ -49,15 +49,43 @@ std::vector<NodeId> out_chain(const Graph& graph, NodeId matmul, const std::set<
   return chain;
 }
 
+// The Add reading `v` (the one reader, no graph output) with another
+// input, a static f32 value of at most v's rank that exists before
+// `matmul` runs and broadcasts to v's shape along every dim but the last
+// (C's columns, which the epilogue reads as vectors), and v's shape out.
+// kNoNode otherwise.
+NodeId mask_add_after(const Graph& graph, NodeId matmul, ValueId v, const std::set<NodeId>& excluded) {
+  if (graph.is_output(v)) return kNoNode;
+  const std::vector<NodeId> readers = graph.consumers(v);
+  if (readers.size() != 1 || excluded.count(readers[0])) return kNoNode;
+  const Node& add = graph.node(readers[0]);
+  if (add.op != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) return kNoNode;
+  const ValueId m = add.inputs[0] == v ? add.inputs[1] : add.inputs[0];
+  const Value& mv = graph.value(m);
+  const Shape& c = graph.value(v).type.shape;
+  if (!mv.type_known || !mv.type.is_static() || mv.type.dtype != DType::kFloat32 || mv.type.rank() > c.size() ||
+      mv.type.rank() == 0 || mv.type.shape.back() != c.back() || !(graph.value(add.outputs[0]).type == graph.value(v).type))
+    return kNoNode;
+  for (size_t i = 0; i < mv.type.rank(); ++i) {
+    const int64_t d = mv.type.shape[mv.type.rank() - 1 - i];
+    if (d != 1 && d != c[c.size() - 1 - i]) return kNoNode;
+  }
+  if (!mv.is_constant() && mv.producer != kNoNode && mv.producer >= matmul) return kNoNode;
+  return readers[0];
+}
+
 }  // namespace
 
 std::vector<NodeId> StridedMatMul::nodes() const {
   std::vector<NodeId> n{matmul};
   n.insert(n.end(), out_chain.begin(), out_chain.end());
+  if (mask_add != kNoNode) n.push_back(mask_add);
   return n;
 }
 
-bool StridedMatMul::folds() const { return !out_chain.empty() || a.scale != 1.f || b.scale != 1.f || c.scale != 1.f; }
+bool StridedMatMul::folds() const {
+  return !out_chain.empty() || mask_add != kNoNode || a.scale != 1.f || b.scale != 1.f || c.scale != 1.f;
+}
 
 bool is_strided_matmul_candidate(const Graph& graph, const Node& node) {
   if (node.op != "MatMul" || node.inputs.size() != 2 || node.outputs.size() != 1) return false;
@@ -145,6 +173,20 @@ AttentionPlan plan_attention_strides(const Graph& graph, const std::set<NodeId>&
       m.out_chain.assign(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(length));
       break;
     }
+    // A mask added to C as the MatMul wrote it (scalar factors only between):
+    // the epilogue adds it, and C is the Add's output.
+    bool scalars_only = true;
+    for (NodeId r : m.out_chain) scalars_only = scalars_only && (graph.node(r).op == "Mul" || graph.node(r).op == "Div");
+    if (scalars_only && output_writable(m.c) && m.c.offset == 0)
+      if (const NodeId add = mask_add_after(graph, n, m.output, excluded); add != kNoNode) {
+        const Node& a = graph.node(add);
+        m.mask_add = add;
+        m.mask = a.inputs[0] == m.output ? a.inputs[1] : a.inputs[0];
+        const float scale = m.c.scale;
+        m.output = a.outputs[0];
+        m.c = contiguous_view(m.output, graph.value(m.output).type.shape);
+        m.c.scale = scale;
+      }
     if (m.a.root != node.inputs[0] || m.b.root != node.inputs[1] || m.folds()) plan.matmuls.push_back(std::move(m));
   }
   for (size_t n = 0; n < num_nodes; ++n)

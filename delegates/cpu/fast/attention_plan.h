@@ -8,7 +8,8 @@
 // those was a copy of a sequence x d tensor (BERT-base: eight a layer,
 // ~0.4 ms at seq 128, one thread). The MatMul packs B with the scale folded
 // in (batch_matmul.cc), reads A in place with its row stride, and writes C
-// rows where the chain after it would have put them.
+// rows where the chain after it would have put them; an additive mask
+// after the scores joins the GEMM's epilogue.
 //
 // HETSCHED_ATTENTION_STRIDES=off keeps every layout op a step of its own
 // (A/B runs).
@@ -32,9 +33,14 @@ struct StridedMatMul {
   // (the MatMul's own output when there is none), which the MatMul writes.
   StridedView c;
   std::vector<NodeId> out_chain;  // the layout nodes after the MatMul, run by it
+  // An Add after it (and after scalar Mul/Div only) of a value that
+  // broadcasts over C's batches and rows but not its columns: an attention
+  // mask or bias, added in the GEMM's epilogue. Then `output` is the Add's.
+  NodeId mask_add = kNoNode;
+  ValueId mask = kNoValue;
   ValueId output = kNoValue;
 
-  // The MatMul and its out_chain, in graph order.
+  // The MatMul, its out_chain and its mask_add, in graph order.
   std::vector<NodeId> nodes() const;
   // Whether the MatMul folds anything: an operand read from another value,
   // an out_chain or a scale. A plain one runs as a plain fast MatMul.

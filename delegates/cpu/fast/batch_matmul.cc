@@ -47,9 +47,11 @@ class BatchMatMul final : public FastOp {
  public:
   // `c` is a window of `out`'s elements (attention_plan.h); a's and b's of
   // a_root's and b_root's.
+  // `mask` (may be null): added to C in the epilogue, broadcast over C's
+  // batches and rows as `mask_view` (C's rank, padded with 1s) says.
   BatchMatMul(const Tensor& a_root, const StridedView& a, const Tensor& b_root, const StridedView& b, Tensor& out,
-              const StridedView& c, TaskPool* pool)
-      : FastOp(out), a_(a_root), b_(b_root), pool_(pool) {
+              const StridedView& c, TaskPool* pool, const Tensor* mask = nullptr, const StridedView& mask_view = {})
+      : FastOp(out), a_(a_root), b_(b_root), mask_(mask), pool_(pool) {
     m_ = a.shape[a.shape.size() - 2];
     k_ = a.shape[a.shape.size() - 1];
     n_ = c.shape[c.shape.size() - 1];
@@ -64,6 +66,10 @@ class BatchMatMul final : public FastOp {
     trans_b_ = n_ != 1 && column_stride(b) != 1;
     ldb_ = trans_b_ ? column_stride(b) : row_stride(b);
     scale_ = a.scale * b.scale * c.scale;
+    if (mask_) {
+      mask_offsets_ = batch_offsets(mask_view, batch_dims);
+      mask_ld_ = mask_view.shape[mask_view.shape.size() - 2] == 1 ? 0 : row_stride(mask_view);
+    }
     // Attention's heads x blocks are few tasks: 64-column blocks only where
     // they still give every thread four (gemm.h's block_columns).
     width_ = block_columns(n_, static_cast<int64_t>(a_offsets_.size()), pool ? pool->threads() : 1);
@@ -85,7 +91,12 @@ class BatchMatMul final : public FastOp {
       float* panels = scratch + t * static_cast<size_t>(k_ * width_);
       for (int64_t j = j0; j < std::min(n_, j0 + width_); j += kPanel)
         pack_panel(k_, n_, b + b_offsets_[batch], ldb_, trans_b_, j, panels + (j - j0) * k_, scale_);
-      gemm_block(m_, k_, std::min(width_, n_ - j0), a + a_offsets_[batch], lda_, panels, {},
+      Epilogue e;
+      if (mask_) {
+        e.residual = mask_->data<float>() + mask_offsets_[batch] + j0;
+        e.residual_ld = mask_ld_;
+      }
+      gemm_block(m_, k_, std::min(width_, n_ - j0), a + a_offsets_[batch], lda_, panels, e,
                  c + c_offsets_[batch] + j0, ldc_);
     });
     return Status::ok();
@@ -94,8 +105,11 @@ class BatchMatMul final : public FastOp {
  private:
   const Tensor& a_;
   const Tensor& b_;
+  const Tensor* mask_;
   TaskPool* pool_;
   int64_t m_ = 0, k_ = 0, n_ = 0, width_ = kBlockColumns, blocks_ = 0;
+  std::vector<int64_t> mask_offsets_;  // by output batch
+  int64_t mask_ld_ = 0;                // the mask's row stride; 0: one row for all
   int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   bool trans_b_ = false;
   float scale_ = 1.f;                                // the operands' and output's scales, applied to B's panels
@@ -133,8 +147,18 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
 FastOpKind batch_matmul_kind() { return {"MatMul", false, supports, create}; }
 
 Result<std::unique_ptr<FastOp>> make_strided_matmul(const FastOpContext& ctx, const StridedMatMul& m) {
+  const Tensor* mask = nullptr;
+  StridedView mask_view;
+  if (m.mask != kNoValue) {
+    const Value& v = ctx.graph.value(m.mask);
+    mask = v.is_constant() ? v.constant.get() : &ctx.tensor_of(m.mask);
+    // The mask's own row-major strides, right-aligned to C's rank.
+    Shape shape(m.c.shape.size() - v.type.shape.size(), 1);
+    shape.insert(shape.end(), v.type.shape.begin(), v.type.shape.end());
+    mask_view = contiguous_view(m.mask, shape);
+  }
   return std::unique_ptr<FastOp>(new BatchMatMul(ctx.tensor_of(m.a.root), m.a, ctx.tensor_of(m.b.root), m.b,
-                                                 ctx.tensor_of(m.output), m.c, ctx.pool));
+                                                 ctx.tensor_of(m.output), m.c, ctx.pool, mask, mask_view));
 }
 
 }  // namespace hetsched::cpu::fast

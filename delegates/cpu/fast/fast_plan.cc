@@ -51,6 +51,10 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       plan_out.in_strided.insert(n);
       keep_out[n] = "a layout op its attention MatMul writes through (attention_plan.h)";
     }
+    if (const NodeId add = plan_out.strided[i].mask_add; add != kNoNode) {
+      plan_out.in_strided.insert(add);
+      keep_out[add] = "a mask its attention MatMul adds in its epilogue (attention_plan.h)";
+    }
   }
   std::set<NodeId> nhwc_kernels, dense;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {

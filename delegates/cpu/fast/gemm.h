@@ -60,7 +60,12 @@ struct Epilogue {
   // k, so that each of a block's row tiles fetches its share of the next
   // block's panels.
   int64_t prefetch_every = 1;
+  // The residual's row stride: -1 for ldc, 0 for one row added to every row
+  // (an attention mask broadcast over the queries: attention_plan.h).
+  int64_t residual_ld = -1;
 };
+
+inline int64_t residual_stride(const Epilogue& e, int64_t ldc) { return e.residual_ld < 0 ? ldc : e.residual_ld; }
 
 // Where A's rows are: element (i, s * L + q) of A, for s < segments and
 // q < L = k / segments, is at a[i * lda + s * segment_stride + q]. One
