@@ -114,8 +114,9 @@ TEST(CpuThreadPoolTest, OnePoolOfThreadsMinusOneWorkersServesEveryKernel) {
   Island island = std::move(loaded).value();
   const cpu::CpuEngineCoverage& coverage = *cpu::cpu_engine_coverage(*island.handle);
   ASSERT_EQ(coverage.xnnpack_segments, 1);
-  ASSERT_GE(coverage.fast_ops, 2);  // Transpose, MatMul
-  ASSERT_EQ(coverage.portable_ops - coverage.fast_ops, 2);  // InstanceNormalization, Reshape
+  // MatMul, and the Reshape and Transpose it reads through (fast/attention_plan.h).
+  ASSERT_GE(coverage.fast_ops, 3);
+  ASSERT_EQ(coverage.portable_ops - coverage.fast_ops, 1);  // InstanceNormalization
   const ThreadPool* pool = cpu::cpu_thread_pool(*island.handle);
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->threads(), kThreads);

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 
+#include "delegates/cpu/fast/fast_plan.h"
+#include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/island_arena.h"
+#include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/builder.h"
 #include "test/test_util.h"
 
@@ -244,6 +248,66 @@ TEST(IslandArenaTest, ASplitModelMatchesPortableRunAfterRun) {
   const Tensor& y = got->outputs[0];
   for (int64_t i = 0; i < y.num_elements(); ++i)
     ASSERT_NEAR(y.data<float>()[i], want->outputs[0].data<float>()[i], 1e-5f) << "element " << i;
+}
+
+// A post-norm block's tail: linear (fast GEMM) -> LayerNormalization ->
+// Reshape -> linear -> Gelu -> linear, and a second LayerNormalization
+// whose input a Transpose reads after it, in the same portable step. The
+// first LayerNorm and the Gelu are their inputs' last readers and write
+// over them (their outputs, and the Reshape of the LayerNorm's, are views
+// of the inputs); the second LayerNorm's input lives on, so it gets bytes
+// of its own. Run three times at two threads against the portable kernels.
+TEST(IslandArenaTest, LayerNormAndGeluOverwriteTheInputTheyReadLast) {
+  GraphBuilder b("overwrite");
+  const ValueId x = b.input("x", f32({1, 48, 64}));
+  const auto linear = [&](ValueId in, int64_t k, int64_t n, const std::string& name) {
+    return b.op("MatMul", {in, b.constant(name + "_w", testing::random_tensor({k, n}, 21, -0.2f, 0.2f))}, {}, name);
+  };
+  const auto norm = [&](ValueId in, const std::string& name) {
+    return b.op("LayerNormalization",
+                {in, b.constant(name + "_s", testing::random_tensor({64}, 22)),
+                 b.constant(name + "_b", testing::random_tensor({64}, 23))},
+                {{"axis", int64_t{-1}}}, name);
+  };
+  const ValueId h = linear(x, 64, 64, "mm0");
+  const ValueId ln = norm(h, "ln0");
+  const ValueId r = b.op("Reshape", {ln, b.constant("s", i64({48, 64}))}, {}, "r");
+  const ValueId ff = linear(r, 64, 256, "mm1");
+  const ValueId g = b.op("Gelu", {ff}, {}, "gelu");
+  const ValueId out = linear(g, 256, 64, "mm2");
+  const ValueId ln1 = norm(out, "ln1");
+  b.output(b.op("Gelu", {ln1}, {}, "gelu1"));
+  // Read after ln1 in the same portable step (fast kernels run in order).
+  b.output(b.op("Transpose", {out}, {{"perm", std::vector<int64_t>{1, 0}}}, "late_reader"));
+  const Graph graph = testing::build(b);
+  ASSERT_TRUE(cpu::xnnpack::ensure_initialized().is_ok());
+  cpu::fast::FastPlan fast;
+  const EnginePlan plan = cpu::fast::plan_with_fast_kernels(graph, fast);
+  const Result<IslandArena> arena = cpu::plan_island_arena(graph, plan, fast);
+  ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+  const bool fast_gemm = std::string(cpu::fast::gemm_isa()) != "plain";
+  if (fast_gemm) {
+    EXPECT_EQ(arena->views.count(ln) ? arena->views.at(ln) : kNoValue, h);
+    EXPECT_EQ(arena->views.count(r) ? arena->views.at(r) : kNoValue, h);
+    EXPECT_EQ(arena->views.count(g) ? arena->views.at(g) : kNoValue, ff);
+    EXPECT_FALSE(arena->views.count(ln1));
+  }
+  {
+    const ScopedEnv off("HETSCHED_OVERWRITE_INPUT", "off");
+    const Result<IslandArena> apart = cpu::plan_island_arena(graph, plan, fast);
+    ASSERT_TRUE(apart.is_ok());
+    EXPECT_FALSE(apart->views.count(ln) || apart->views.count(g));
+  }
+  const Tensor in = testing::random_tensor({1, 48, 64}, 5, -2.f, 2.f);
+  auto want = testing::run_cpu_island(graph, {in}, {{"engine", "portable"}, {"threads", "1"}});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto got = testing::run_cpu_island(graph, {in}, {{"engine", "xnnpack"}, {"threads", "2"}}, 3);
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  for (size_t o = 0; o < got->outputs.size(); ++o) {
+    const Tensor& y = got->outputs[o];
+    for (int64_t i = 0; i < y.num_elements(); ++i)
+      ASSERT_NEAR(y.data<float>()[i], want->outputs[o].data<float>()[i], 1e-4f) << "output " << o << " element " << i;
+  }
 }
 
 }  // namespace

@@ -736,17 +736,21 @@ TEST(XnnpackOpsTest, FastLinearLayerMatchesPortable) {
 }
 
 TEST(XnnpackOpsTest, FastLayerNormMatchesPortable) {
-  for (int64_t axis : {int64_t{-1}, int64_t{-2}})
-    for (bool bias : {true, false}) {
-      GraphBuilder b("ln");
-      const Shape shape{2, 5, 6, 24};
-      const Shape row = axis == -1 ? Shape{24} : Shape{6, 24};
-      const ValueId x = b.input("x", f32(shape));
-      std::vector<ValueId> ins{x, b.constant("scale", random_tensor(row, 2))};
-      if (bias) ins.push_back(b.constant("bias", random_tensor(row, 3)));
-      b.output(b.op("LayerNormalization", ins, {{"axis", axis}, {"epsilon", 1e-5f}}));
-      expect_fast_agrees(b, {random_tensor(shape, 1, -3.f, 5.f)}, 1, Tolerance{});
+  // A small one, and BERT-base's [128, 768] rows, which split over the
+  // threads (run_island: 2).
+  for (const Shape& shape : std::vector<Shape>{{2, 5, 6, 24}, {1, 64, 2, 768}}) {
+    for (int64_t axis : {int64_t{-1}, int64_t{-2}}) {
+      for (bool bias : {true, false}) {
+        GraphBuilder b("ln");
+        const Shape row(shape.end() + axis, shape.end());
+        const ValueId x = b.input("x", f32(shape));
+        std::vector<ValueId> ins{x, b.constant("scale", random_tensor(row, 2))};
+        if (bias) ins.push_back(b.constant("bias", random_tensor(row, 3)));
+        b.output(b.op("LayerNormalization", ins, {{"axis", axis}, {"epsilon", 1e-5f}}));
+        expect_fast_agrees(b, {random_tensor(shape, 1, -3.f, 5.f)}, 1, Tolerance{});
+      }
     }
+  }
 }
 
 TEST(XnnpackOpsTest, FastGeluAndErfMatchPortable) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "delegates/cpu/fast/fast_op.h"
@@ -223,19 +224,25 @@ class CpuIslandHandle final : public IslandHandle {
       for (NodeId n : step.nodes) {
         HS_ASSIGN_OR_RETURN(const bool grouped, add_group(fast_plan, n, false, i, plan, segments, step_of, tensor_of));
         if (grouped) continue;
+        // Its output is its input's bytes (a Transpose too, that has a fast kernel).
+        if (view_nodes_.count(n)) {
+          ++coverage_.portable_ops;
+          continue;
+        }
         if (on_fast[n]) {
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op({graph_, graph_.node(n), pool_, tensor_of}));
           add_fast_step(std::move(op), {n}, graph_.node(n).outputs[0], i, plan, segments, step_of);
           continue;
         }
         ++coverage_.portable_ops;
-        if (views_.count(graph_.node(n).outputs[0])) continue;  // its output is its input's bytes
         HS_ASSIGN_OR_RETURN(PreparedNode p, prepare_portable(graph_.node(n)));
         steps_.push_back(Step{std::move(p), nullptr, nullptr, nullptr, {n}});
       }
     }
     find_direct_readers();
-    coverage_.engine = coverage_.xnnpack_segments > 0 ? "xnnpack" : "portable";
+    // A transformer island can run wholly on fast kernels (attention's layout
+    // ops read through, attention_plan.h): that is the xnnpack engine's plan too.
+    coverage_.engine = coverage_.xnnpack_segments > 0 || coverage_.fast_ops > 0 ? "xnnpack" : "portable";
     spdlog::debug("[CPU] init: island {}, {} ops: {} on xnnpack in {} segment(s), {} portable", island_id_,
                   graph_.num_nodes(), coverage_.xnnpack_ops, coverage_.xnnpack_segments, coverage_.portable_ops);
     if (engine == CpuEngine::kXnnpack)
@@ -245,14 +252,22 @@ class CpuIslandHandle final : public IslandHandle {
   }
 
   // Node `n` when some fused group of `fast_plan` holds it: nothing where
-  // it runs with its group's lead node, the group's op at the lead (a conv
+  // it runs with its group's lead node or is read through (an elided
+  // layout node, fast/attention_plan.h), the group's op at the lead (a conv
   // with what its epilogue takes in, fast/conv_group.h; a SiLU, fast/silu.h;
   // a BatchNorm with its clamp, fast/channel_affine.h; a linear layer,
-  // fast/linear.h), at plan step `i`, on NHWC data between
+  // fast/linear.h; an attention MatMul with the layout ops it folds,
+  // fast/attention_plan.h), at plan step `i`, on NHWC data between
   // segments or in the graph's order. Whether `n` was in a group.
   Result<bool> add_group(const fast::FastPlan& fast_plan, NodeId n, bool nhwc, size_t i,
                          const xnnpack::EnginePlan& plan, std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
                          const std::vector<int>& step_of, const std::function<Tensor&(ValueId)>& tensor_of) {
+    if (fast_plan.elided.count(n)) {
+      // Read through by the MatMuls after it; counted as a fast op.
+      ++coverage_.portable_ops;
+      ++coverage_.fast_ops;
+      return true;
+    }
     if (fast_plan.runs_with_group(n)) return true;
     fast::FastOpContext ctx{graph_, graph_.node(n), pool_, tensor_of};
     ctx.nhwc = nhwc;
@@ -270,6 +285,7 @@ class CpuIslandHandle final : public IslandHandle {
     if (added.is_ok() && !*added) added = add(fast_plan.silu_at, fast_plan.silu, fast::make_silu);
     if (added.is_ok() && !*added) added = add(fast_plan.affine_at, fast_plan.affine, fast::make_affine);
     if (added.is_ok() && !*added) added = add(fast_plan.linear_at, fast_plan.linear, fast::make_linear);
+    if (added.is_ok() && !*added) added = add(fast_plan.strided_at, fast_plan.strided, fast::make_strided_matmul);
     return added;
   }
 
@@ -296,6 +312,7 @@ class CpuIslandHandle final : public IslandHandle {
       tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
     // Views share their root's bytes (every buffer here has the read slack).
     views_ = arena.views;
+    view_nodes_ = arena.view_nodes;
     for (const auto& [view, root] : views_)
       tensors_.emplace(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
     spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes, {} views of them", island_id_,
@@ -399,7 +416,8 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   AlignedBuffer arena_;  // before tensors_, whose arena tensors borrow it
-  std::map<ValueId, ValueId> views_;  // island_views(): view -> root, run as no step
+  std::map<ValueId, ValueId> views_;  // IslandArena::views: view -> root, its bytes
+  std::set<NodeId> view_nodes_;       // IslandArena::view_nodes: run as no step
   std::unordered_map<ValueId, Tensor> tensors_;
   // The delegate's one pool, shared with its other islands; null where the
   // system refused a thread. pool_ is the same pool, for the fast and

@@ -26,7 +26,9 @@ Result<std::unique_ptr<Delegate>> make_cpu_delegate(const DelegateOptions& optio
 
 // How an initialised CPU island runs, for tests and previews.
 struct CpuEngineCoverage {
-  std::string engine;  // "xnnpack" or "portable": what the island runs on after any fallback
+  // "xnnpack" or "portable": what the island runs on after any fallback
+  // (xnnpack: XNNPACK segments or fast kernels, fast/fast_op.h).
+  std::string engine;
   int xnnpack_ops = 0;
   int xnnpack_segments = 0;
   int portable_ops = 0;  // every op not in an XNNPACK segment

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "delegates/cpu/fast/rule_choice.h"
+#include "delegates/cpu/fast/strided_view.h"
 #include "memory/arena_planner.h"
 
 namespace hetsched::cpu {
@@ -16,12 +18,33 @@ bool rule_choice_residual_in_place() {
   return fast::rule_choice("HETSCHED_RESIDUAL_IN_PLACE") != fast::RuleChoice::kOff;
 }
 
+// HETSCHED_OVERWRITE_INPUT=off: every LayerNormalization, Gelu and Erf
+// output has bytes of its own (A/B runs).
+bool rule_choice_overwrite_input() {
+  return fast::rule_choice("HETSCHED_OVERWRITE_INPUT") != fast::RuleChoice::kOff;
+}
+
+// Ops whose fast kernel reads each row or element before writing it, so
+// they may run in place (fast/layer_norm.cc, fast/activation_pass.h; not
+// Softmax, whose kernel reads and writes through restrict pointers).
+bool overwrites_input(const Node& node) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue || node.inputs.empty()) return false;
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (node.outputs[i] != kNoValue) return false;  // LayerNormalization's Mean or InvStdDev
+  return node.op == "LayerNormalization" || node.op == "Gelu" || node.op == "Erf";
+}
+
 // 64: a cache line, and the alignment the fast kernels' AVX-512 loads and
 // XNNPACK's external values expect of a tensor.
 constexpr uint64_t kAlignment = 64;
 
-bool is_view_op(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+bool is_view_op(const Graph& graph, const Node& node) {
+  const std::string& op = node.op;
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return true;
+  // A Transpose moving only axes of size 1 (PyTorch's [1, S, d] -> [S, 1,
+  // d] before attention's QKV projection and back after it): a copy each
+  // before, 0.1 ms at BERT-base's [1, 128, 768].
+  return op == "Transpose" && fast::keeps_elements_in_place(graph, node);
 }
 
 }  // namespace
@@ -34,8 +57,9 @@ std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::Engin
     if (step.xnnpack || step.nhwc) continue;
     for (NodeId n : step.nodes) {
       const Node& node = graph.node(n);
-      if (!is_view_op(node.op) || fast.on_fast_kernel[n] || fast.in_group(n) || node.outputs.size() != 1 ||
-          node.inputs.empty() || node.inputs[0] == kNoValue)
+      // A Transpose has a fast kernel, which a view spares.
+      if (!is_view_op(graph, node) || (fast.on_fast_kernel[n] && node.op != "Transpose") || fast.in_group(n) ||
+          node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue)
         continue;
       const ValueId in = node.inputs[0], out = node.outputs[0];
       const Value& x = graph.value(in);
@@ -56,15 +80,35 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   // The step each node runs at: its plan step, or for a fused group's
   // members the step of the node the group runs with.
   std::vector<int> run_step(num_nodes, -1);
+  // And the node it runs at: a portable step runs many nodes, in order.
+  std::vector<NodeId> run_at(num_nodes, kNoNode);
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    for (NodeId n : plan.steps[s].nodes) run_step[n] = static_cast<int>(s);
+    for (NodeId n : plan.steps[s].nodes) {
+      run_step[n] = static_cast<int>(s);
+      run_at[n] = n;
+    }
   const auto join = [&](const std::vector<NodeId>& nodes, NodeId lead) {
-    for (NodeId n : nodes) run_step[n] = run_step[lead];
+    for (NodeId n : nodes) {
+      run_step[n] = run_step[lead];
+      run_at[n] = run_at[lead];
+    }
   };
   for (const fast::LinearGroup& g : fast.linear) join(g.nodes(), g.matmul);
   for (const fast::ConvGroup& g : fast.conv_groups) join(g.nodes(), g.conv);
   for (const fast::SiluGroup& g : fast.silu) join(g.nodes(), g.mul);
   for (const fast::AffineGroup& g : fast.affine) join(g.nodes(), g.lead());
+  for (const fast::StridedMatMul& g : fast.strided) join(g.nodes(), g.matmul);
+  // Values a strided MatMul reads in place of its operands (through the
+  // layout ops it folds: attention_plan.h), at its step: they live until then.
+  std::map<ValueId, std::vector<NodeId>> strided_readers;
+  for (const fast::StridedMatMul& g : fast.strided)
+    for (ValueId root : {g.a.root, g.b.root}) strided_readers[root].push_back(g.matmul);
+  const auto readers_of = [&](ValueId v) {
+    std::vector<NodeId> readers = graph.consumers(v);
+    if (const auto s = strided_readers.find(v); s != strided_readers.end())
+      readers.insert(readers.end(), s->second.begin(), s->second.end());
+    return readers;
+  };
 
   // Nodes whose kernel is a portable one (which may rely on its output
   // starting zeroed, as a fresh tensor does).
@@ -81,6 +125,7 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   IslandArena out;
   out.views = island_views(graph, plan, fast);
   const std::map<ValueId, ValueId> reshaped = out.views;  // the Reshape-like ones
+  for (const auto& [view, root] : reshaped) out.view_nodes.insert(graph.value(view).producer);
   // A 1x1 conv group's output takes over its residual's bytes where the
   // group is the residual's last reader: the epilogue reads each element of
   // the residual just before it writes the same element of the output, so
@@ -99,9 +144,40 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       // written), read by nothing after the group, and no view's root.
       const int at = run_step[g.conv];
       bool last = graph.node(g.conv).inputs[0] != r;
-      for (NodeId reader : graph.consumers(r)) last = last && run_step[reader] >= 0 && run_step[reader] <= at;
+      for (NodeId reader : readers_of(r)) last = last && run_step[reader] >= 0 && run_step[reader] <= at;
       for (const auto& [view, root] : out.views) last = last && root != r;
       if (last) out.views[g.output] = r;
+    }
+  // A LayerNormalization, Gelu or Erf on its fast kernel writes its output
+  // over its input where it is the input's last reader: each reads a row
+  // (or element) before writing it, and its stores then find the lines its
+  // loads brought in, where a buffer of its own, last written long before,
+  // is read for ownership from memory (BERT-base's LayerNorms: 60 us each
+  // for 128 x 768 floats at one thread). HETSCHED_OVERWRITE_INPUT=off
+  // gives each its own bytes (A/B runs).
+  if (rule_choice_overwrite_input())
+    for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
+      const Node& node = graph.node(n);
+      if (!fast.on_fast_kernel[n] || fast.in_group(n) || !overwrites_input(node) || run_step[n] < 0) continue;
+      const ValueId x = node.inputs[0], y = node.outputs[0];
+      if (is_edge(x) || is_edge(y) || out.views.count(x) || out.views.count(y)) continue;
+      const Value& xv = graph.value(x);
+      const Value& yv = graph.value(y);
+      if (xv.is_constant() || xv.producer == kNoNode || portable_kernel[xv.producer] || run_step[xv.producer] < 0 ||
+          !xv.type_known || !yv.type_known || xv.type != yv.type)
+        continue;
+      // Every other reader runs before it: at an earlier step, or earlier
+      // in the same portable step.
+      bool last = true;
+      for (NodeId reader : readers_of(x))
+        last = last && run_step[reader] >= 0 &&
+               std::make_pair(run_step[reader], run_at[reader]) <= std::make_pair(run_step[n], run_at[n]);
+      for (const auto& [view, root] : out.views) last = last && root != x;
+      if (!last) continue;
+      // The views of y (a Reshape after it) are views of x now.
+      for (auto& [view, root] : out.views)
+        if (root == y) root = x;
+      out.views[y] = x;
     }
   const std::map<ValueId, ValueId>& views = out.views;
   // Each root's views, whose readers read the root's bytes.
@@ -110,7 +186,8 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   std::vector<memory::BufferRequest> requests;
   std::vector<ValueId> values;
   for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
-    if (run_step[n] < 0 || portable_kernel[n]) continue;
+    // An elided layout node's output never exists (attention_plan.h).
+    if (run_step[n] < 0 || portable_kernel[n] || fast.elided.count(n)) continue;
     for (ValueId v : graph.node(n).outputs) {
       if (v == kNoValue || is_edge(v) || views.count(v)) continue;  // a view has its root's bytes
       const Value& value = graph.value(v);
@@ -119,12 +196,12 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       if (!bytes) continue;
       int first = run_step[n], last = run_step[n];
       bool all_read = true;
-      std::vector<NodeId> readers = graph.consumers(v);
+      std::vector<NodeId> readers = readers_of(v);
       // A view's readers read v's bytes (views of views included: each
       // maps to the first non-view up its chain).
       if (const auto of = views_of.find(v); of != views_of.end())
         for (ValueId view : of->second)
-          for (NodeId r : graph.consumers(view)) readers.push_back(r);
+          for (NodeId r : readers_of(view)) readers.push_back(r);
       for (size_t i = 0; i < readers.size(); ++i) {
         const NodeId r = readers[i];
         all_read = all_read && run_step[r] >= 0;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -31,11 +32,15 @@ struct IslandArena {
   // the residual last; HETSCHED_RESIDUAL_IN_PLACE=off: none), which the
   // arena planned for.
   std::map<ValueId, ValueId> views;
+  // The island_views() nodes: they run no step (the other views' nodes,
+  // fused groups and ops that overwrite their input, do).
+  std::set<NodeId> view_nodes;
 };
 
 // The island's views: every Reshape, Flatten, Squeeze and Unsqueeze that
 // runs as a portable step of its own (not inside a segment, on a fast
-// kernel or in a group), whose data input is a run-time value and whose
+// kernel or in a group), and every Transpose that moves only axes of size 1
+// (fast::keeps_elements_in_place), whose data input is a run-time value and whose
 // output is no island edge, mapped to the value whose bytes it shares (the
 // first non-view up its chain). A view is the same bytes under another
 // shape, so the island gives its output the root's buffer and runs no

@@ -38,6 +38,24 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (n != plan_out.linear[i].matmul) plan_out.in_linear.insert(n);
   }
   std::map<NodeId, std::string> keep_out = linear_keep_out(plan_out.linear);
+  // Attention's layout ops, read and written through by its MatMuls.
+  std::set<NodeId> linear_nodes;
+  for (const auto& [n, reason] : keep_out) linear_nodes.insert(n);
+  AttentionPlan attention = plan_attention_strides(graph, linear_nodes);
+  plan_out.elided = attention.elided;
+  for (NodeId n : attention.elided) keep_out[n] = "a layout op an attention MatMul reads through (attention_plan.h)";
+  plan_out.strided = std::move(attention.matmuls);
+  for (size_t i = 0; i < plan_out.strided.size(); ++i) {
+    plan_out.strided_at[plan_out.strided[i].matmul] = i;
+    for (NodeId n : plan_out.strided[i].out_chain) {
+      plan_out.in_strided.insert(n);
+      keep_out[n] = "a layout op its attention MatMul writes through (attention_plan.h)";
+    }
+    if (const NodeId add = plan_out.strided[i].mask_add; add != kNoNode) {
+      plan_out.in_strided.insert(add);
+      keep_out[add] = "a mask its attention MatMul adds in its epilogue (attention_plan.h)";
+    }
+  }
   std::set<NodeId> nhwc_kernels, dense;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
     if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "delegates/cpu/fast/attention_plan.h"
 #include "delegates/cpu/fast/channel_affine.h"
 #include "delegates/cpu/fast/linear.h"
 #include "delegates/cpu/fast/conv_group.h"
@@ -29,15 +30,21 @@ struct FastPlan {
   std::vector<AffineGroup> affine;        // BatchNorm (+ Relu/Clip) as one NHWC pass (channel_affine.h)
   std::map<NodeId, size_t> affine_at;     // a group's lead -> its index in `affine`
   std::set<NodeId> in_affine;             // the BatchNorms of groups with a clamp (run with it)
+  std::vector<StridedMatMul> strided;     // attention MatMuls with the layout ops they fold (attention_plan.h)
+  std::map<NodeId, size_t> strided_at;    // a MatMul -> its index in `strided`
+  std::set<NodeId> in_strided;            // the layout nodes after them (run with their MatMul)
+  std::set<NodeId> elided;                // layout nodes the MatMuls read through: no step, no output
   // Whether `n` runs with a group's lead node (linear_at, conv_group_at,
-  // silu_at, affine_at) rather than at its own step.
+  // silu_at, affine_at, strided_at) rather than at its own step, or not at
+  // all (elided).
   bool runs_with_group(NodeId n) const {
-    return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n) || in_affine.count(n);
+    return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n) || in_affine.count(n) ||
+           in_strided.count(n) || elided.count(n);
   }
   // Whether `n` is in any group, as its lead or run with it.
   bool in_group(NodeId n) const {
     return runs_with_group(n) || linear_at.count(n) || conv_group_at.count(n) || silu_at.count(n) ||
-           affine_at.count(n);
+           affine_at.count(n) || strided_at.count(n);
   }
   // By node: a portable step's node with a fast kernel, or an NHWC step's
   // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).

@@ -21,7 +21,7 @@ namespace {
 // epilogue into the first `columns` columns of c.
 void store_row(const float* row, int64_t columns, const Epilogue& e, int64_t r, int64_t ldc, float* c) {
   float* out = c + r * ldc;
-  const float* res = e.residual ? e.residual + r * ldc : nullptr;
+  const float* res = e.residual ? e.residual + r * residual_stride(e, ldc) : nullptr;
   for (int64_t j = 0; j < columns; ++j) {
     const float v = row[j] + (e.bias ? e.bias[j] : 0.f) + (res ? res[j] : 0.f);
     out[j] = v < e.min ? e.min : v > e.max ? e.max : v;
@@ -70,7 +70,7 @@ HETSCHED_AVX2 inline void store8(__m256 sum, const float* bias, const float* res
 // Row r's 16 sums (+ epilogue) into the first `columns` columns of C.
 HETSCHED_AVX2 inline void store16(int64_t r, __m256 lo, __m256 hi, const Epilogue& e, float* c, int64_t ldc,
                                   int64_t columns) {
-  const float* res = e.residual ? e.residual + r * ldc : nullptr;
+  const float* res = e.residual ? e.residual + r * residual_stride(e, ldc) : nullptr;
   // max(lo, x) and min(hi, x) return x when it is NaN.
   const __m256 lov = _mm256_set1_ps(e.min), hiv = _mm256_set1_ps(e.max);
   store8(lo, e.bias, res, lov, hiv, c + r * ldc, columns >= 8, lane_mask(columns));
@@ -184,7 +184,8 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panel
     for (int64_t j = 0; j < Panels; ++j) {
       if (e.bias) acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_maskz_loadu_ps(mask[j], e.bias + j * kPanel));
       if (e.residual)
-        acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_maskz_loadu_ps(mask[j], e.residual + r * ldc + j * kPanel));
+        acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_maskz_loadu_ps(mask[j], e.residual + r * residual_stride(e, ldc) +
+                                                                                j * kPanel));
     }
   for (int64_t r = 0; r < Rows; ++r)
     for (int64_t j = 0; j < Panels; ++j) {
@@ -264,20 +265,6 @@ int64_t block_columns(int64_t n, int64_t tasks_per_block, int threads) {
 
 const char* gemm_isa() { return cpu_has_avx512f() ? "avx512f" : cpu_has_avx2_fma() ? "avx2" : "plain"; }
 
-void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel) {
-  const int64_t width = std::min(kPanel, n - j0);
-  if (trans_b) {
-    for (int64_t j = 0; j < width; ++j) {
-      const float* src = b + (j0 + j) * ldb;
-      for (int64_t p = 0; p < k; ++p) panel[p * kPanel + j] = src[p];
-    }
-  } else {
-    for (int64_t p = 0; p < k; ++p) std::copy(b + p * ldb + j0, b + p * ldb + j0 + width, panel + p * kPanel);
-  }
-  if (width < kPanel)
-    for (int64_t p = 0; p < k; ++p) std::fill(panel + p * kPanel + width, panel + (p + 1) * kPanel, 0.f);
-}
-
 void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t lda, const float* panels,
                 const Epilogue& epilogue, float* c, int64_t ldc) {
   gemm_block(m, k, columns, ARows{a, lda}, panels, epilogue, c, ldc);
@@ -294,7 +281,7 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const flo
     const Kernel* kernels = set.kernels[(width + kPanel - 1) / kPanel - 1];
     const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
                      epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, 0,
-                     epilogue.min, epilogue.max};
+                     epilogue.min, epilogue.max, 1, epilogue.residual_ld};
     // Row tiles of near-equal height: 28 rows as 10 + 9 + 9, not 12 + 12 +
     // 4, whose 4-row tile runs its FMAs at a third of the rate (8 chains of
     // 4 cycles' latency keep two FMA pipes busy; 8 accumulators do not).
@@ -309,7 +296,7 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const flo
     for (int64_t i = 0, t = 0; i < m; ++t) {
       const int64_t rows = height + (t < taller ? 1 : 0);
       Epilogue ei = e;
-      ei.residual = e.residual ? e.residual + i * ldc : nullptr;
+      ei.residual = e.residual ? e.residual + i * residual_stride(e, ldc) : nullptr;
       ei.next_panels = e.next_panels && t * share < lines ? e.next_panels + t * share * kPanel : nullptr;
       ei.prefetch_every = std::max<int64_t>(1, k / share);
       ARows ai = a;

@@ -29,9 +29,11 @@ inline constexpr int64_t kBlockPanels = 4;
 inline constexpr int64_t kBlockColumns = kBlockPanels * kPanel;
 
 // Packs columns [j0, j0 + kPanel) of B (k x n) into `panel` (k * kPanel
-// floats, 64-byte aligned). B is row-major with row stride `ldb`, or, with
+// floats, 64-byte aligned), times `scale` (attention's scale folded into
+// Q.K^T: attention_plan.h). B is row-major with row stride `ldb`, or, with
 // `trans_b`, stored as its transpose (n x k, row stride `ldb`).
-void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel);
+void pack_panel(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, int64_t j0, float* panel,
+                float scale = 1.f);
 
 // What gemm_block adds to A . B, both optional: bias[j] per column (bias
 // points at the block's first column) and residual[i][j] (row stride ldc,
@@ -58,7 +60,12 @@ struct Epilogue {
   // k, so that each of a block's row tiles fetches its share of the next
   // block's panels.
   int64_t prefetch_every = 1;
+  // The residual's row stride: -1 for ldc, 0 for one row added to every row
+  // (an attention mask broadcast over the queries: attention_plan.h).
+  int64_t residual_ld = -1;
 };
+
+inline int64_t residual_stride(const Epilogue& e, int64_t ldc) { return e.residual_ld < 0 ? ldc : e.residual_ld; }
 
 // Where A's rows are: element (i, s * L + q) of A, for s < segments and
 // q < L = k / segments, is at a[i * lda + s * segment_stride + q]. One

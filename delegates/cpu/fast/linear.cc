@@ -4,6 +4,7 @@
 #include <string>
 
 #include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/strided_view.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
 
@@ -35,6 +36,22 @@ NodeId sole_add_reader(const Graph& graph, ValueId v) {
 }
 
 ValueId other_input(const Node& add, ValueId v) { return add.inputs[0] == v ? add.inputs[1] : add.inputs[0]; }
+
+// The nodes after `v` that keep its elements in place, each the one reader
+// of the value before it (no graph output in between), and the value the
+// last one writes (`v` when there are none).
+std::pair<std::vector<NodeId>, ValueId> element_preserving_chain(const Graph& graph, ValueId v) {
+  std::vector<NodeId> chain;
+  while (!graph.is_output(v)) {
+    const std::vector<NodeId> readers = graph.consumers(v);
+    if (readers.size() != 1) break;
+    const Node& node = graph.node(readers[0]);
+    if (data_input(graph, node) != v || !keeps_elements_in_place(graph, node)) break;
+    chain.push_back(readers[0]);
+    v = node.outputs[0];
+  }
+  return {chain, v};
+}
 
 // A constant of n f32 values that broadcasts along the last axis only.
 bool is_row_bias(const Graph& graph, ValueId v, int64_t n) {
@@ -102,6 +119,7 @@ class Linear final : public FastOp {
 std::vector<NodeId> LinearGroup::nodes() const {
   std::vector<NodeId> n{matmul};
   if (bias_add != kNoNode) n.push_back(bias_add);
+  n.insert(n.end(), views.begin(), views.end());
   if (residual_add != kNoNode) n.push_back(residual_add);
   return n;
 }
@@ -128,10 +146,12 @@ std::vector<LinearGroup> find_linear_groups(const Graph& graph) {
       g.output = graph.node(add).outputs[0];
     }
     // The residual must exist when the group runs, at the matmul's place.
-    if (const NodeId add = sole_add_reader(graph, g.output); add != kNoNode) {
-      const ValueId r = other_input(graph.node(add), g.output);
+    const auto [views, viewed] = element_preserving_chain(graph, g.output);
+    if (const NodeId add = sole_add_reader(graph, viewed); add != kNoNode) {
+      const ValueId r = other_input(graph.node(add), viewed);
       const Value& rv = graph.value(r);
-      if (!rv.is_constant() && rv.type == graph.value(g.output).type && (rv.producer == kNoNode || rv.producer < id)) {
+      if (!rv.is_constant() && rv.type == graph.value(viewed).type && (rv.producer == kNoNode || rv.producer < id)) {
+        g.views = views;
         g.residual_add = add;
         g.residual = r;
         g.output = graph.node(add).outputs[0];

@@ -17,6 +17,11 @@ namespace hetsched::cpu::fast {
 struct LinearGroup {
   NodeId matmul = kNoNode;        // MatMul or Gemm, B constant
   NodeId bias_add = kNoNode;      // Add of a constant of N values along the last axis, or kNoNode
+  // Nodes between the bias and the residual Add that keep every element in
+  // place (a Reshape, a Transpose of axes of size 1: strided_view.h), so
+  // the Add sees C's elements in C's order: PyTorch's attention output
+  // projection, Gemm -> Reshape -> Transpose -> Add.
+  std::vector<NodeId> views;
   NodeId residual_add = kNoNode;  // Add of a run-time value of the output's shape, or kNoNode
   ValueId residual = kNoValue;
   ValueId output = kNoValue;      // the last node's output
