@@ -9,10 +9,12 @@ namespace hetsched::gpu::spirv {
 #include "shared_gpu/shaders/conv2d_reduce_spv.h"
 #include "shared_gpu/shaders/conv2d_spv.h"
 #include "shared_gpu/shaders/depthwise_conv2d_spv.h"
+#include "shared_gpu/shaders/depthwise_mean_spv.h"
 #include "shared_gpu/shaders/conv2d_coopmat_half_spv.h"
 #include "shared_gpu/shaders/conv2d_half_spv.h"
 #include "shared_gpu/shaders/conv2d_reduce_half_spv.h"
 #include "shared_gpu/shaders/depthwise_conv2d_half_spv.h"
+#include "shared_gpu/shaders/depthwise_mean_half_spv.h"
 }  // namespace hetsched::gpu::spirv
 
 namespace hetsched::gpu {
@@ -31,6 +33,14 @@ std::span<const uint32_t> conv2d_reduce_spirv(bool half) {
 }
 std::span<const uint32_t> depthwise_conv2d_spirv(bool half) {
   return half ? std::span<const uint32_t>(spirv::kDepthwiseConv2dHalfSpv) : spirv::kDepthwiseConv2dSpv;
+}
+std::span<const uint32_t> depthwise_mean_spirv(bool half) {
+  return half ? std::span<const uint32_t>(spirv::kDepthwiseMeanHalfSpv) : spirv::kDepthwiseMeanSpv;
+}
+uint32_t depthwise_mean_group_size(int64_t plane) {
+  uint32_t size = 64;
+  while (size < 256 && size < plane) size *= 2;
+  return size;
 }
 std::span<const uint32_t> conv2d_coopmat_spirv(bool half) {
   return half ? std::span<const uint32_t>(spirv::kConv2dCoopmatHalfSpv) : spirv::kConv2dCoopmatSpv;

@@ -28,6 +28,8 @@ inline constexpr uint32_t kConvTileK = 16;       // conv2d.comp: K per step
 std::span<const uint32_t> conv2d_spirv(bool half = false);
 std::span<const uint32_t> conv2d_reduce_spirv(bool half = false);
 std::span<const uint32_t> depthwise_conv2d_spirv(bool half = false);
+// depthwise_conv2d.comp that also writes each output plane's mean.
+std::span<const uint32_t> depthwise_mean_spirv(bool half = false);
 // conv2d.comp with its products on the tensor cores (VK_NV_cooperative_matrix,
 // f16 operands, f32 accumulation): same bindings, push constants, weights,
 // tap table and split-K; its specialisation is ConvSpecialization's then
@@ -65,6 +67,20 @@ std::vector<uint32_t> coopmat_specialization(const CoopMatConv& coopmat, uint32_
 inline constexpr uint32_t kConv2dBindings = 6;
 inline constexpr uint32_t kConv2dReduceBindings = 4;
 inline constexpr uint32_t kDepthwiseConv2dBindings = 4;
+// depthwise_mean.comp: X, W, bias, Y, the means ([batch][out channel]). Its
+// specialisation: the workgroup's size (depthwise_mean_group_size), then
+// the layout.
+inline constexpr uint32_t kDepthwiseMeanBindings = 5;
+// depthwise_mean.comp: a workgroup of at most 256 invocations makes one
+// output plane (and its mean), so planes stay at most this many pixels
+// (28 x 28: 4 pixels an invocation). Larger ones keep depthwise_conv2d.comp,
+// an invocation per output, and the mean's own dispatch: on an H100 at
+// 56 x 56 (13 pixels an invocation, 16 to 144 planes) the fused dispatch
+// took 20-22 us against 16-18 for the conv and the mean; at 28 x 28 12-13
+// against 15-16, at 7 x 7 8-10 against 14.
+inline constexpr int64_t kDepthwiseMeanMaxPlane = 28 * 28;
+// 64, 128 or 256 invocations: the plane's pixels rounded up to a power of two.
+uint32_t depthwise_mean_group_size(int64_t plane);
 
 // Push constants of all three. Shapes are logical (channels apart from
 // height and width) whatever the layout.

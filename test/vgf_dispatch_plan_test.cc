@@ -136,6 +136,41 @@ TEST(VgfDispatchPlanTest, SqueezeExcitationStaysUnfusedWhereItsPiecesAreReadElse
   EXPECT_EQ(std::count(big.begin(), big.end(), Kernel::kSeScale), 0);
 }
 
+// A depthwise conv on x [1, 8, h, h] and its Relu, then the spatial mean of
+// its output (GlobalAveragePool, or ReduceMean as the dynamo exporter
+// writes it), both outputs.
+DispatchPlan depthwise_mean_plan(int64_t h, bool reduce_mean, const char* activation = "Relu") {
+  return plan_of([&](GraphBuilder& b) {
+    const ValueId x = b.input("x", {DType::kFloat32, {1, 8, h, h}});
+    const ValueId d = b.op(activation, {b.op("Conv", {x, b.constant("w", ramp({8, 1, 3, 3}))},
+                                             {{"group", int64_t{8}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})});
+    b.output(reduce_mean ? b.op("ReduceMean", {d}, {{"axes", std::vector<int64_t>{2, 3}}})
+                         : b.op("GlobalAveragePool", {d}));
+    b.output(d);
+  });
+}
+
+TEST(VgfDispatchPlanTest, TheMeanOfADepthwiseConvIsWrittenByTheConv) {
+  for (const bool reduce_mean : {false, true}) {
+    const DispatchPlan plan = depthwise_mean_plan(14, reduce_mean);
+    ASSERT_EQ(kernels(plan), std::vector<Kernel>{Kernel::kDepthwiseMean}) << reduce_mean;
+    const Dispatch& d = first(plan);
+    EXPECT_EQ(d.specialization, (std::vector<uint32_t>{256, 1}));  // 196 pixels; NHWC
+    ASSERT_EQ(d.bindings.size(), 5u);
+    EXPECT_EQ(d.writes, (std::vector<uint32_t>{d.bindings[3], d.bindings[4]}));
+    EXPECT_EQ(d.groups[0] * d.groups[1], 8u);  // a workgroup per plane
+    EXPECT_GE(d.nodes.size(), 3u);             // the conv, its Relu, the mean
+  }
+  // A HardSwish between them (a compute segment the lowering writes, folded
+  // into the conv's dispatch): the mean lies in the next segment.
+  const std::vector<Kernel> hard_swish = kernels(depthwise_mean_plan(14, true, "HardSwish"));
+  EXPECT_EQ(std::count(hard_swish.begin(), hard_swish.end(), Kernel::kDepthwiseMean), 1);
+  EXPECT_EQ(std::count(hard_swish.begin(), hard_swish.end(), Kernel::kReduce), 0);
+  // Planes past gpu::kDepthwiseMeanMaxPlane (29 x 29) keep the mean's own dispatch.
+  EXPECT_EQ(kernels(depthwise_mean_plan(29, false)),
+            (std::vector<Kernel>{Kernel::kDepthwiseConv2d, Kernel::kReduce}));
+}
+
 TEST(VgfDispatchPlanTest, PrecisionFp16RunsConvsOnTheTensorCoreKernelInTilesOf64Channels) {
   // 1x256x56x56 by 256 3x3 filters: f32 tiles 128 channels, fp16 64.
   GraphBuilder b("g");

@@ -1068,6 +1068,34 @@ std::vector<OpCase> shared_kernel_cases() {
          b.output(b.op("Gemm", {a, b.constant("w", random_constant({70, 9}, 157)), b.constant("c", random_constant({9}, 158))}));
        },
        -1.f, 1.f, tol, tol},
+      // A depthwise conv that also writes its planes' means
+      // (depthwise_mean.comp in NHWC), feeding a squeeze-and-excitation
+      // block: channel multiplier 2, stride 2 on a 9x11 input, padding, a
+      // HardSwish between the conv and the mean (a compute segment of its
+      // own), the mean as ReduceMean.
+      {"SharedDepthwiseMeanHardSwishSe",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {2, 6, 9, 11}});
+         const ValueId d = b.op("HardSwish", {b.op("Conv", {x, b.constant("w", random_constant({12, 1, 3, 3}, 161)),
+                                                          b.constant("b", random_constant({12}, 162))},
+                                                   {{"group", int64_t{6}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})});
+         const ValueId m = b.op("ReduceMean", {d}, {{"axes", Ints{2, 3}}});
+         const ValueId h = b.op("Relu", {b.op("Conv", {m, b.constant("w1", random_constant({4, 12, 1, 1}, 163))})});
+         const ValueId g = b.op("HardSigmoid", {b.op("Conv", {h, b.constant("w2", random_constant({12, 4, 1, 1}, 164))})});
+         b.output(b.op("Mul", {d, g}));
+         b.output(m);  // the means themselves, not only through a gate that may saturate
+       },
+       -1.f, 1.f, tol, tol},
+      // The same with GlobalAveragePool and a Relu fused into the conv.
+      {"SharedDepthwiseMeanGlobalPool",
+       [](GraphBuilder& b) {
+         const ValueId x = b.input("x", {DType::kFloat32, {1, 20, 7, 5}});
+         const ValueId d = b.op("Relu", {b.op("Conv", {x, b.constant("w", random_constant({20, 1, 3, 3}, 165))},
+                                              {{"group", int64_t{20}}, {"pads", Ints{1, 1, 1, 1}}})});
+         b.output(b.op("GlobalAveragePool", {d}));
+         b.output(d);
+       },
+       -1.f, 1.f, tol, tol},
       // A residual Add and its ReLU: one binary dispatch with the clamp.
       {"ResidualAddFusedRelu",
        [](GraphBuilder& b) {

@@ -212,10 +212,11 @@ TEST(DepthwiseMeanLoweringTest, ASpatialMeanOfADepthwiseConvIsWrittenByTheConv) 
   wide.h = 28;
   const LoweredIsland fused = lower(depthwise_mean(wide));
   ASSERT_EQ(count(fused, Kernel::kDepthwiseMean), 1u);
-  // Workgroups of the plane's pixels rounded up to a power of two, 64 to 256.
-  EXPECT_EQ(fused.steps[0].specialization, std::vector<uint32_t>{256});
-  EXPECT_EQ(lower(depthwise_mean({})).steps[0].specialization, std::vector<uint32_t>{128});  // 9 x 8
-  EXPECT_EQ(lower(depthwise_mean({1, 2, 7, 6})).steps[0].specialization, std::vector<uint32_t>{64});  // 7 x 7
+  // Workgroups of the plane's pixels rounded up to a power of two, 64 to
+  // 256; then the layout, NCHW.
+  EXPECT_EQ(fused.steps[0].specialization, (std::vector<uint32_t>{256, 0}));
+  EXPECT_EQ(lower(depthwise_mean({})).steps[0].specialization, (std::vector<uint32_t>{128, 0}));  // 9 x 8
+  EXPECT_EQ(lower(depthwise_mean({1, 2, 7, 6})).steps[0].specialization, (std::vector<uint32_t>{64, 0}));  // 7 x 7
 }
 
 class DepthwiseMeanGpuTest : public hetsched::testing::VkTest {

@@ -1,6 +1,7 @@
 #include "delegates/vgf/dispatch_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <cstring>
 
@@ -20,6 +21,7 @@ std::string_view kernel_name(Kernel kernel) {
     case Kernel::kConv2dCoopmat: return "conv2d_coopmat";
     case Kernel::kSeScale: return "se_scale";
     case Kernel::kPointwiseConv: return "pointwise_conv";
+    case Kernel::kDepthwiseMean: return "depthwise_mean";
     case Kernel::kConv2dReduce: return "conv2d_reduce";
     case Kernel::kDepthwiseConv2d: return "depthwise_conv2d";
     case Kernel::kPool2d: return "pool2d";
@@ -57,6 +59,7 @@ uint32_t kernel_binding_count(Kernel kernel) {
     case Kernel::kDepthwiseConv2d: return gpu::kDepthwiseConv2dBindings;
     case Kernel::kSeScale: return gpu::kSeScaleBindings;
     case Kernel::kPointwiseConv: return gpu::kPointwiseBindings;
+    case Kernel::kDepthwiseMean: return gpu::kDepthwiseMeanBindings;
     case Kernel::kTransposeConv2d:
     case Kernel::kResize:
     case Kernel::kSelect:
@@ -86,6 +89,7 @@ uint32_t kernel_half_capable_bindings(Kernel kernel) {
     case Kernel::kDepthwiseConv2d: return bit(0) | bit(3);
     case Kernel::kSeScale: return bit(0) | bit(1) | bit(3);  // X, the means, Y (2: the packed weights)
     case Kernel::kPointwiseConv: return bit(0) | bit(3) | bit(4);  // X, Y, the residual
+    case Kernel::kDepthwiseMean: return bit(0) | bit(3) | bit(4);  // X, Y, the means
     default: return 0;
   }
 }
@@ -105,6 +109,7 @@ uint32_t kernel_push_words(Kernel kernel) {
     case Kernel::kConv2dCoopmat:
     case Kernel::kConv2dReduce:
     case Kernel::kDepthwiseConv2d:
+    case Kernel::kDepthwiseMean:
       return sizeof(gpu::ConvPush) / sizeof(uint32_t);
     case Kernel::kTransposeConv2d: return 17;
     case Kernel::kSeScale: return sizeof(gpu::SeScalePush) / sizeof(uint32_t);
@@ -578,10 +583,18 @@ class Planner {
     while (lanes < kWorkgroupSize && lanes < len) lanes *= 2;
     const uint64_t count = static_cast<uint64_t>(outer * inner);
     const Tail tail = tail_of(item, y, x);
+    const size_t conv_names = plan_last_names();
+    if (Dispatch* conv = fold_mean_into_depthwise(x, outer, len, inner, op, tail)) {
+      reduced_ = conv;
+      reduced_at_ = conv_names;
+      return tail.fused.items;
+    }
     std::vector<uint32_t> push = {u32(outer), u32(len), u32(inner), op, u32(static_cast<int64_t>(count)), lanes};
     push.insert(push.end(), tail.push.begin(), tail.push.end());
     add(out, Kernel::kReduce, {x, tail.affine, tail.fused.output}, std::move(push), count * lanes);
     name_tail(out.back(), tail.fused);
+    reduced_ = &out.back();
+    reduced_at_ = 0;
     return tail.fused.items;
   }
 
@@ -708,6 +721,48 @@ class Planner {
   static void name_tail(Dispatch& d, const FusedTail& tail) {
     d.nodes.insert(d.nodes.end(), tail.nodes.begin(), tail.nodes.end());
     d.ops.insert(d.ops.end(), tail.ops.begin(), tail.ops.end());
+  }
+
+  // The spatial mean of a depthwise conv's output (the squeeze of a
+  // squeeze-and-excitation block), planned right after the conv's dispatch,
+  // is written by that dispatch (depthwise_mean.comp) instead of a reduce of
+  // its own, as the Vulkan delegate does (plan_depthwise_means). `op`: the
+  // reduce kernel's (0 sum, 2 mean); a sum counts only with its tail
+  // scaling by exactly 1 / len (ReduceMean as the lowering writes it), a
+  // mean with no tail. Planes of at most gpu::kDepthwiseMeanMaxPlane.
+  // How many nodes the plan's last dispatch names (0: no dispatch yet).
+  size_t plan_last_names() const {
+    for (auto seg = plan_->segments.rbegin(); seg != plan_->segments.rend(); ++seg)
+      if (!seg->dispatches.empty()) return seg->dispatches.back().nodes.size();
+    return 0;
+  }
+
+  // Returns the conv's dispatch, or null where the mean stays a reduce.
+  Dispatch* fold_mean_into_depthwise(uint32_t x, int64_t outer, int64_t len, int64_t inner, uint32_t op,
+                                     const Tail& tail) {
+    // The plan's last dispatch, maybe in an earlier segment (a HardSwish
+    // compute segment folded into the conv lies between them).
+    Dispatch* last = nullptr;
+    for (auto seg = plan_->segments.rbegin(); seg != plan_->segments.rend() && !last; ++seg)
+      if (!seg->dispatches.empty()) last = &seg->dispatches.back();
+    if (!last || last->kernel != Kernel::kDepthwiseConv2d || last->writes != std::vector<uint32_t>{x}) return nullptr;
+    const std::vector<int64_t>& xs = shape(x);
+    if (xs.size() != 4 || outer != xs[0] || len != xs[1] * xs[2] || inner != xs[3] ||
+        len > gpu::kDepthwiseMeanMaxPlane || tail.fused.epilogue_ops != 0 || (op != 0 && op != 2))
+      return nullptr;
+    const float scale = op == 0 ? 1.f / static_cast<float>(len) : 1.f;
+    for (size_t c = 0; c < tail.fused.scale.size(); ++c)
+      if (std::abs(tail.fused.scale[c] - scale) > 1e-6f * scale || tail.fused.shift[c] != 0.f) return nullptr;
+    Dispatch& d = *last;
+    d.kernel = Kernel::kDepthwiseMean;
+    d.bindings.push_back(tail.fused.output);
+    d.writes.push_back(tail.fused.output);
+    d.specialization = {gpu::depthwise_mean_group_size(len), 1};  // NHWC
+    d.groups = groups_of(static_cast<uint64_t>(outer * inner), 1);  // a workgroup per plane
+    d.nodes.push_back(op_->name);
+    d.ops.push_back(std::string(op_name(op_->op)));
+    name_tail(d, tail.fused);
+    return &d;
   }
 
   // A binary op, and the tail that folds into it (a residual Add and its
@@ -915,10 +970,13 @@ class Planner {
         }
         const size_t folded =
             reduce(item + joined, out, x, result, outer, len, inner, op.op == OpCode::kReduceMax ? 1u : 0u);
+        // The joined items' names follow the first's, in the dispatch
+        // reduce() planned or folded the mean into.
+        Dispatch& d = *reduced_;
         for (size_t k = 1; k <= joined; ++k) {
-          out.back().nodes.insert(out.back().nodes.begin() + static_cast<std::ptrdiff_t>(k), items_[item + k].op->name);
-          out.back().ops.insert(out.back().ops.begin() + static_cast<std::ptrdiff_t>(k),
-                                std::string(op_name(items_[item + k].op->op)));
+          const auto at = static_cast<std::ptrdiff_t>(reduced_at_ + k);
+          d.nodes.insert(d.nodes.begin() + at, items_[item + k].op->name);
+          d.ops.insert(d.ops.begin() + at, std::string(op_name(items_[item + k].op->op)));
         }
         return joined + folded;
       }
@@ -964,7 +1022,11 @@ class Planner {
   const Operator* op_ = nullptr;  // the operator being planned
   std::string label_;
   int next_write_group_ = 0;
-  int64_t partial_ = -1;  // the derived id of the split-K partial sums, once one conv needs them
+  int64_t partial_ = -1;
+  // The dispatch reduce() last planned (or folded its mean into), and where
+  // its operator's name is in that dispatch's nodes.
+  Dispatch* reduced_ = nullptr;
+  size_t reduced_at_ = 0;  // the derived id of the split-K partial sums, once one conv needs them
 };
 
 }  // namespace

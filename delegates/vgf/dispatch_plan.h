@@ -50,6 +50,7 @@ enum class Kernel : uint8_t {
   kConv2dCoopmat,  // shared_gpu/shaders/conv2d_coopmat.comp (precision fp16)
   kSeScale,        // shared_gpu/shaders/se_scale.comp: a squeeze-and-excitation block's 1x1 convs and Mul
   kPointwiseConv,  // shared_gpu/shaders/pointwise_conv.comp: a small 1x1 conv or linear layer
+  kDepthwiseMean,  // shared_gpu/shaders/depthwise_mean.comp: a depthwise conv that also writes its planes' means
   kCustom,
 };
 inline constexpr size_t kBuiltinKernelCount = static_cast<size_t>(Kernel::kCustom);

@@ -57,6 +57,7 @@ std::span<const uint32_t> builtin_spirv(Kernel kernel, bool half) {
     case Kernel::kDepthwiseConv2d: return gpu::depthwise_conv2d_spirv(half);
     case Kernel::kSeScale: return gpu::se_scale_spirv(half);
     case Kernel::kPointwiseConv: return gpu::pointwise_conv_spirv(half);
+    case Kernel::kDepthwiseMean: return gpu::depthwise_mean_spirv(half);
     case Kernel::kPool2d: return half ? std::span<const uint32_t>(kPool2dHalfSpv) : kPool2dSpv;
     case Kernel::kMatmul: return half ? std::span<const uint32_t>(kMatmulHalfSpv) : kMatmulSpv;
     case Kernel::kReduce: return half ? std::span<const uint32_t>(kReduceHalfSpv) : kReduceSpv;

@@ -33,8 +33,6 @@ namespace hetsched::vulkan::spirv {
 #include "delegates/vulkan/shaders/resize_spv.h"
 #include "delegates/vulkan/shaders/softmax_spv.h"
 #include "delegates/vulkan/shaders/strided_copy_spv.h"
-#include "delegates/vulkan/shaders/depthwise_mean_spv.h"
-#include "delegates/vulkan/shaders/depthwise_mean_half_spv.h"
 #include "delegates/vulkan/shaders/expand_depthwise_spv.h"
 #include "delegates/vulkan/shaders/expand_depthwise_half_spv.h"
 #include "delegates/vulkan/shaders/conv_transpose2d_half_spv.h"
@@ -86,7 +84,7 @@ std::span<const uint32_t> spirv_of(Kernel kernel, bool half) {
     case Kernel::kGemmCoopmat128x128: return HS_SPIRV(GemmCoopmat128x128);
     case Kernel::kGemmCoopmat128x256: return HS_SPIRV(GemmCoopmat128x256);
     case Kernel::kSeScale: return gpu::se_scale_spirv(half);
-    case Kernel::kDepthwiseMean: return HS_SPIRV(DepthwiseMean);
+    case Kernel::kDepthwiseMean: return gpu::depthwise_mean_spirv(half);
     case Kernel::kPointwiseConv: return gpu::pointwise_conv_spirv(half);
     case Kernel::kExpandDepthwise: return HS_SPIRV(ExpandDepthwise);
     // The Casts read and write their own element types.

@@ -143,14 +143,8 @@ static_assert(sizeof(GemmPush) == 100);
 
 // se_scale.comp: shared_gpu/se_kernel.h.
 
-// depthwise_mean.comp: a workgroup of at most 256 invocations makes one
-// output plane (and its mean), so planes stay at most this many pixels
-// (28 x 28: 4 pixels an invocation). Larger ones keep depthwise_conv2d.comp,
-// an invocation per output, and the mean's own dispatch: on an H100 at
-// 56 x 56 (13 pixels an invocation, 16 to 144 planes) the fused dispatch
-// took 20-22 us against 16-18 for the conv and the mean; at 28 x 28 12-13
-// against 15-16, at 7 x 7 8-10 against 14.
-inline constexpr int64_t kDepthwiseMeanMaxPlane = 28 * 28;
+// depthwise_mean.comp: shared_gpu/conv_kernel.h.
+using gpu::kDepthwiseMeanMaxPlane;
 
 // pointwise_conv.comp: shared_gpu/pointwise_kernel.h.
 

@@ -1007,10 +1007,7 @@ class Lowering {
         name_nodes(mean);
         const int means = new_value_buffer(mean.output);
         Step step = dispatch(Kernel::kDepthwiseMean, words_of(p), grid_1d(static_cast<uint64_t>(x.shape[0] * out_channels)));
-        // A workgroup of 64, 128 or 256 invocations: the plane's pixels rounded up to a power of two.
-        uint32_t group_size = 64;
-        while (group_size < 256 && group_size < win.out_h * win.out_w) group_size *= 2;
-        step.specialization = {group_size};
+        step.specialization = {gpu::depthwise_mean_group_size(int64_t{win.out_h} * win.out_w), 0};  // NCHW
         step.bindings = {in, w_buffer, b_buffer, out, means};
         step.reads = {in, w_buffer, b_buffer};
         step.writes = {out, means};
