@@ -41,23 +41,6 @@ std::optional<float> scalar_factor(const Graph& graph, const Node& node) {
   return std::nullopt;
 }
 
-Result<std::vector<int64_t>> transpose_perm(const Node& node, size_t rank) {
-  std::vector<int64_t> perm;
-  if (node.attrs.has("perm")) {
-    HS_ASSIGN_OR_RETURN(perm, node.attrs.get_ints("perm", {}));
-  } else {
-    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  }
-  if (perm.size() != rank) return invalid_argument("perm does not match the rank");
-  std::vector<bool> seen(rank, false);
-  for (int64_t& p : perm) {
-    if (p < 0) p += static_cast<int64_t>(rank);
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
-      return invalid_argument("perm is not a permutation");
-    seen[static_cast<size_t>(p)] = true;
-  }
-  return perm;
-}
 
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
   if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
@@ -165,6 +148,24 @@ std::optional<StridedView> split_view(const Graph& graph, const Node& node, Stri
 }
 
 }  // namespace
+
+Result<std::vector<int64_t>> transpose_perm(const Node& node, size_t rank) {
+  std::vector<int64_t> perm;
+  if (node.attrs.has("perm")) {
+    HS_ASSIGN_OR_RETURN(perm, node.attrs.get_ints("perm", {}));
+  } else {
+    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  }
+  if (perm.size() != rank) return invalid_argument("perm does not match the rank");
+  std::vector<bool> seen(rank, false);
+  for (int64_t& p : perm) {
+    if (p < 0) p += static_cast<int64_t>(rank);
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
+      return invalid_argument("perm is not a permutation");
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
 
 StridedView contiguous_view(ValueId root, const Shape& shape) {
   StridedView v;

@@ -34,6 +34,10 @@ std::optional<StridedView> reshape_view(const StridedView& view, const Shape& sh
 
 // Output axis i is input axis perm[i].
 StridedView transpose_view(const StridedView& view, const std::vector<int64_t>& perm);
+// A Transpose node's perm for an input of `rank` (reversed axes when absent;
+// negative axes counted from the end); kInvalidArgument when it is no
+// permutation of that rank.
+Result<std::vector<int64_t>> transpose_perm(const Node& node, size_t rank);
 
 // Whether `node` is a layout op apply_layout_node() knows: Transpose,
 // Reshape, Flatten, Squeeze, Unsqueeze, Slice, Gather of one constant

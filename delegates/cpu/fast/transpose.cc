@@ -4,11 +4,11 @@
 // copy or a copy per row; what is left walks output rows whose input
 // offsets were computed at init.
 #include <algorithm>
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/strided_view.h"
 #include "graph/op_schema.h"
 
 namespace hetsched::cpu::fast {
@@ -24,14 +24,11 @@ struct Reduced {
   std::vector<int64_t> perm;  // output axis i reads input axis perm[i]
 };
 
+// strided_view.h's transpose_perm; a perm it refuses leaves the op to the
+// portable kernel.
 Result<std::vector<int64_t>> read_perm(const Node& node, size_t rank) {
-  std::vector<int64_t> perm;
-  if (node.attrs.has("perm")) {
-    HS_ASSIGN_OR_RETURN(perm, node.attrs.get_ints("perm", {}));
-  } else {
-    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  }
-  if (perm.size() != rank) return unsupported("perm does not match the rank");
+  Result<std::vector<int64_t>> perm = transpose_perm(node, rank);
+  if (!perm.is_ok()) return unsupported(perm.status().message());
   return perm;
 }
 
