@@ -1,8 +1,8 @@
 #include "delegates/vgf/dispatch_plan.h"
 
 #include <algorithm>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "delegates/vgf/epilogue_fusion.h"
@@ -723,13 +723,6 @@ class Planner {
     d.ops.insert(d.ops.end(), tail.ops.begin(), tail.ops.end());
   }
 
-  // The spatial mean of a depthwise conv's output (the squeeze of a
-  // squeeze-and-excitation block), planned right after the conv's dispatch,
-  // is written by that dispatch (depthwise_mean.comp) instead of a reduce of
-  // its own, as the Vulkan delegate does (plan_depthwise_means). `op`: the
-  // reduce kernel's (0 sum, 2 mean); a sum counts only with its tail
-  // scaling by exactly 1 / len (ReduceMean as the lowering writes it), a
-  // mean with no tail. Planes of at most gpu::kDepthwiseMeanMaxPlane.
   // How many nodes the plan's last dispatch names (0: no dispatch yet).
   size_t plan_last_names() const {
     for (auto seg = plan_->segments.rbegin(); seg != plan_->segments.rend(); ++seg)
@@ -737,6 +730,13 @@ class Planner {
     return 0;
   }
 
+  // The spatial mean of a depthwise conv's output (the squeeze of a
+  // squeeze-and-excitation block), planned right after the conv's dispatch,
+  // is written by that dispatch (depthwise_mean.comp) instead of a reduce of
+  // its own, as the Vulkan delegate does (plan_depthwise_means). `op`: the
+  // reduce kernel's (0 sum, 2 mean); a sum counts only with its tail
+  // scaling by exactly 1 / len (ReduceMean as the lowering writes it), a
+  // mean with no tail. Planes of at most gpu::kDepthwiseMeanMaxPlane.
   // Returns the conv's dispatch, or null where the mean stays a reduce.
   Dispatch* fold_mean_into_depthwise(uint32_t x, int64_t outer, int64_t len, int64_t inner, uint32_t op,
                                      const Tail& tail) {
