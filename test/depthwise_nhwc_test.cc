@@ -4,7 +4,8 @@
 // (2, 1), dilation 2, symmetric, asymmetric and no padding, channel counts
 // below, at and between the kernel's runs of 16, 32 and 64 (7, 16, 40, 96,
 // 200) and a filter too big for the pixel-by-pixel order (5x5 x 672),
-// batches, no bias; 1 and 2 threads, between two XNNPACK segments.
+// batches, no bias; rows wide enough for the tiles of columns; 1 and 2
+// threads, between two XNNPACK segments.
 // HETSCHED_DEPTHWISE=off leaves them on XNNPACK; =on also takes one with a
 // clamp after it.
 //
@@ -96,10 +97,11 @@ TEST(DepthwiseNhwcTest, ChannelRunsBatchesAndBigFiltersMatchPortable) {
   expect_agrees({3, 3, 5, 6}, 40, no_bias);
 }
 
-// With a clamp (a Relu) after it rather than a SiLU, XNNPACK's depthwise
-// kernel is the faster one (conv_group.cc): the rule leaves the conv in the
-// one segment; HETSCHED_DEPTHWISE=on (benchmarks) takes it with its clamp.
-TEST(DepthwiseNhwcTest, OnTakesOneWithAClampWhichTheRuleLeaves) {
+// With a clamp (a Relu) after it rather than a SiLU, the rule takes the
+// conv on AVX-512 only (conv_group.cc; with AVX2 alone XNNPACK's kernel is
+// as fast, and the conv stays in the one segment); HETSCHED_DEPTHWISE=on
+// (benchmarks) takes it with its clamp everywhere.
+TEST(DepthwiseNhwcTest, OnTakesOneWithAClampWhichTheRuleTakesOnAvx512) {
   if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2 and FMA";
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
   const Graph graph = block({1, 3, 9, 11}, 40, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}}, "dw_relu", true);
@@ -108,7 +110,35 @@ TEST(DepthwiseNhwcTest, OnTakesOneWithAClampWhichTheRuleLeaves) {
     testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 1, 2, 1e-5f, "depthwise");
   }
   ScopedEnv rule("HETSCHED_DEPTHWISE", nullptr);
-  testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 0, 1, 1e-5f, "depthwise");
+  if (std::string(cpu::fast::gemm_isa()) == "avx512f")
+    testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 1, 2, 1e-5f, "depthwise");
+  else
+    testing::expect_fast_cpu_matches_portable(graph, {1, 3, 9, 11}, 0, 1, 1e-5f, "depthwise");
+}
+
+// Rows wide enough for the tiles of 8 columns (and of 4, and the last
+// tile moved back to end at the row's last inside column) at every kernel
+// width and stride they take (3, 5, 7; 1, 2), channel counts whose last run
+// of 16 overlaps the one before it (24, 72, 40) or that have no run at all
+// (7), a row whose inside columns are too few for a tile (5x5 on 7 wide),
+// and a dilated row, which the tiles leave to the pixel-by-pixel order. A
+// tap one column off, or a moved-back tile or overlapping run that read
+// another tile's columns, gives errors of the output's own size.
+TEST(DepthwiseNhwcTest, TilesOfColumnsMatchPortable) {
+  expect_agrees({1, 3, 5, 29}, 72, Depthwise{});                                      // 27 inside: 8, 8, 8, moved back
+  expect_agrees({1, 3, 6, 21}, 24, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}});          // stride 2
+  expect_agrees({1, 3, 6, 18}, 40, Depthwise{{5, 5}, {2, 2, 2, 2}});                  // 14 inside
+  expect_agrees({1, 3, 7, 25}, 24, Depthwise{{5, 5}, {2, 2, 2, 2}, {2, 2}});
+  expect_agrees({1, 3, 9, 30}, 16, Depthwise{{7, 7}, {3, 3, 3, 3}});
+  expect_agrees({1, 3, 9, 33}, 40, Depthwise{{7, 7}, {3, 3, 3, 3}, {2, 2}});
+  expect_agrees({1, 3, 7, 10}, 72, Depthwise{{5, 5}, {2, 2, 2, 2}});                  // 6 inside: tiles of 4
+  expect_agrees({1, 3, 7, 7}, 1152, Depthwise{{5, 5}, {2, 2, 2, 2}});                 // 3 inside: no tiles; big filter
+  expect_agrees({1, 3, 6, 26}, 7, Depthwise{});                                       // no run of 16
+  expect_agrees({1, 3, 6, 25}, 672, Depthwise{{5, 5}, {2, 2, 2, 2}});                 // big filter: run by run
+  expect_agrees({1, 3, 5, 20}, 200, Depthwise{{5, 5}, {2, 2, 2, 2}});                 // the same, last run overlapping
+  Depthwise dilated{{3, 3}, {2, 2, 2, 2}};
+  dilated.dilations = {1, 2};
+  expect_agrees({1, 3, 8, 27}, 40, dilated);
 }
 
 TEST(DepthwiseNhwcTest, OffKeepsTheConvOnXnnpack) {

@@ -94,7 +94,14 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
     const Node& conv = graph.node(id);
     if (!depthwise_nhwc_supported(graph, conv).is_ok()) continue;
     const std::optional<SiluGroup> silu = silu_after(graph, conv);
-    if (!silu && depthwise == RuleChoice::kOn) {  // with its own clamp, if any
+    // With a clamp or nothing after it, only on AVX-512 (where the kernel
+    // keeps its inputs in registers, pin_lanes): with AVX2 alone, or before
+    // its tiles of 8 columns, XNNPACK's own kernel measured as fast or
+    // faster (MobileNetV3, RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with
+    // every depthwise conv here; only MnasNet gained). With the tiles, at 1
+    // thread on the 2-core Xeon: MnasNet 5.87 -> 5.31 ms, MobileNetV3-Small
+    // 1.76 -> 1.62, MobileNetV2 5.27 -> 5.20, ShuffleNetV2 even.
+    if (!silu && (depthwise == RuleChoice::kOn || cpu_has_avx512f())) {  // with its own clamp, if any
       ConvGroup g;
       g.conv = id;
       g.output = conv.outputs[0];
@@ -102,10 +109,6 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
       groups.push_back(g);
       continue;
     }
-    // Only with a SiLU to take in: with a clamp or nothing after it,
-    // XNNPACK's own kernel measured as fast or faster (MobileNetV3,
-    // RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with every depthwise
-    // conv here; only MnasNet gained).
     if (silu) groups.push_back(with_silu(id, *silu, ConvGroup::Kernel::kDepthwise));
   }
   return groups;

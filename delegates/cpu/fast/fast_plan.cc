@@ -126,7 +126,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     std::set<NodeId> nhwc = nhwc_kernels;
     for (const ConvGroup& g : groups) {
       if (g.kernel == ConvGroup::Kernel::kDepthwise)
-        out[g.conv] = "a depthwise conv with a SiLU after it; on its NHWC kernel (depthwise_nhwc.cc)";
+        out[g.conv] = "a depthwise conv; on its NHWC kernel (depthwise_nhwc.cc)";
       else if (g.kernel == ConvGroup::Kernel::kPointwise)
         out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
       if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";

@@ -24,12 +24,14 @@ bool cpu_has_avx512f();
 // A loop body (an always-inline function) compiled three times, for
 // AVX-512, AVX2+FMA and baseline x86-64; best() is the one for this CPU:
 //   static const auto fn = Clones<rows_body>::best();
-template <auto Body>
+// A second body, if given, is the AVX-512 one (the same code with what
+// only 32 registers of 64 bytes allow, e.g. pin_lanes).
+template <auto Body, auto Avx512Body = Body>
 struct Clones;
-template <typename... Args, void (*Body)(Args...)>
-struct Clones<Body> {
+template <typename... Args, void (*Body)(Args...), void (*Avx512Body)(Args...)>
+struct Clones<Body, Avx512Body> {
   using Fn = void (*)(Args...);
-  HETSCHED_AVX512 static void avx512(Args... args) { Body(args...); }
+  HETSCHED_AVX512 static void avx512(Args... args) { Avx512Body(args...); }
   HETSCHED_AVX2 static void avx2(Args... args) { Body(args...); }
   static void plain(Args... args) { Body(args...); }
   static Fn best() { return cpu_has_avx512f() ? avx512 : cpu_has_avx2_fma() ? avx2 : plain; }
@@ -69,6 +71,19 @@ HETSCHED_FAST_INLINE Lanes load_lanes(const float* x) {
   Lanes v;
   __builtin_memcpy(&v, x, sizeof(v));
   return v;
+}
+
+// Keeps `v` in a register: GCC otherwise folds a load that several FMAs
+// use into each of them as a memory operand, one load per FMA. Only in
+// code compiled for AVX-512 (a zmm register holds the 64 bytes); a no-op
+// where kPin is false.
+template <bool kPin>
+HETSCHED_FAST_INLINE void pin_lanes(Lanes& v) {
+#if defined(__x86_64__)
+  if constexpr (kPin) asm("" : "+v"(v));
+#else
+  (void)v;
+#endif
 }
 
 HETSCHED_FAST_INLINE float sum_lanes(Lanes v) {
