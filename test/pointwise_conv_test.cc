@@ -205,30 +205,34 @@ TEST(PointwiseConvTest, OffKeepsEveryConvOnXnnpack) {
   EXPECT_EQ(run->coverage.xnnpack_ops, 1);
 }
 
-// Under the rule, a 64-channel 1x1 conv between two 3x3s (which alone stays
-// on XNNPACK), its output 64 x 66 x 64 (270K elements), leaves as an NHWC
-// step with its residual Add and Relu where the core has 2 MiB of L2 and
-// AVX-512 (pointwise_rule.h), and stays with them otherwise; the same conv
-// without an Add stays on XNNPACK everywhere.
-void expect_rule_for_64_channels(bool residual, bool leaves) {
+// Under the rule, a 1x1 conv of `channels` between two 3x3s (which alone
+// stay on XNNPACK), its output channels x 66 x 64, leaves as an NHWC step
+// with its residual Add and Relu or alone (pointwise_rule.h), or stays on
+// XNNPACK with them.
+void expect_rule_for(int64_t channels, bool residual, bool leaves) {
   ScopedEnv rule("HETSCHED_POINTWISE", nullptr);
   ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
   ScopedEnv dense("HETSCHED_DENSE_CONV", "off");
-  GraphBuilder b(residual ? "residual64" : "alone64");
+  GraphBuilder b((residual ? "residual" : "alone") + std::to_string(channels));
   const ValueId in = b.input("x", f32_type({1, 5, 66, 64}));
   const FusedActivation relu{FusedActivation::Kind::kRelu};
-  const ValueId a = add_conv(b, in, 5, 64, 3, {1, 1}, true, relu, "pre", 4);
-  ValueId c = add_conv(b, a, 64, 64, 1, {1, 1}, true, residual ? FusedActivation{} : relu, "conv", 6);
+  const ValueId a = add_conv(b, in, 5, channels, 3, {1, 1}, true, relu, "pre", 4);
+  ValueId c = add_conv(b, a, channels, channels, 1, {1, 1}, true, residual ? FusedActivation{} : relu, "conv", 6);
   if (residual) c = b.op("Relu", {b.op("Add", {a, c}, {}, "add")}, {}, "relu");
-  b.output(add_conv(b, c, 64, 5, 3, {1, 1}, true, {}, "post", 8));
+  b.output(add_conv(b, c, channels, 5, 3, {1, 1}, true, {}, "post", 8));
   const Graph graph = testing::build(b);
-  expect_matches_portable(graph, {1, 5, 66, 64}, leaves ? 3 : 0, leaves ? 2 : 1);
+  expect_matches_portable(graph, {1, 5, 66, 64}, leaves ? (residual ? 3 : 1) : 0, leaves ? 2 : 1);
 }
 
+// Where the core has 2 MiB of L2 and AVX-512, 64 channels (270K output
+// elements) leave with the residual Add and Relu, and alone too (the rule
+// takes 40 input channels up there); 32 stay on XNNPACK alone. Elsewhere
+// both stay.
 TEST(PointwiseConvTest, RuleTakesANarrowConvWithItsResidualWhereTheL2IsLarge) {
   const bool large_l2 = sysconf(_SC_LEVEL2_CACHE_SIZE) >= (2 << 20) && std::string(cpu::fast::gemm_isa()) == "avx512f";
-  expect_rule_for_64_channels(true, large_l2);
-  expect_rule_for_64_channels(false, false);
+  expect_rule_for(64, true, large_l2);
+  expect_rule_for(64, false, large_l2);
+  expect_rule_for(32, false, false);
 }
 
 // An imported CNN of two bottlenecks: a stem 3x3 conv (3 -> 128) +
