@@ -147,6 +147,7 @@ TEST(PointwiseConvTest, FusedResidualAddAndReluMatchPortable) {
 void expect_nhwc_agrees(const Shape& x, int64_t mid, const Ints& strides, bool residual) {
   ScopedEnv on("HETSCHED_POINTWISE", "on");
   ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  ScopedEnv dense("HETSCHED_DENSE_CONV", "off");  // a pre 3x3 on few channels: XNNPACK, not the stem kernel
   GraphBuilder b("nhwc_" + std::to_string(x[1]) + "x" + std::to_string(mid) + (residual ? "_res" : ""));
   const ValueId in = b.input("x", f32_type(x));
   const FusedActivation relu{FusedActivation::Kind::kRelu};

@@ -177,7 +177,7 @@ TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {
   EXPECT_EQ(run->coverage.xnnpack_ops, 1);
 }
 
-// An imported CNN: stem conv (3 -> 24, narrow: XNNPACK by the rule),
+// An imported CNN: stem conv (3 -> 24; XNNPACK under HETSCHED_DENSE_CONV=off),
 // BatchNorm, Relu; two 3x3 convs of 24 -> 32 and 32 -> 32 with BatchNorm
 // (folded into them at import) and Relu (fused), the second closed by a
 // residual Add and Relu; a 1x1 head. The rule sends the two wide convs to
@@ -185,6 +185,7 @@ TEST(WinogradConvTest, OffKeepsEveryConvOnXnnpack) {
 TEST(WinogradConvTest, ImportedCnnPicksWinogradAndMatchesPortable) {
   using namespace onnx_test;
   ScopedWinograd rule(nullptr);
+  testing::ScopedEnv dense("HETSCHED_DENSE_CONV", "off");  // the stem on XNNPACK, not the stem kernel
   OnnxModel m(17);
   const int64_t h = 19, w = 23;
   m.input("x", kFloat, {1, 3, h, w});

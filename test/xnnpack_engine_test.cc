@@ -310,6 +310,8 @@ TEST(XnnpackEngineTest, SplitAlongTheChannelsRunsInNhwcAndMatchesPortable) {
 // A shuffle of 4 groups between two convs: the NHWC kernel's general path
 // (not the interleave of two halves).
 TEST(XnnpackEngineTest, ShuffleOfFourGroupsMatchesPortable) {
+  // The 3-channel conv on XNNPACK, not the stem kernel (stem_conv.h).
+  testing::ScopedEnv dense("HETSCHED_DENSE_CONV", "off");
   GraphBuilder b("shuffle4");
   const ValueId x = b.input("x", f32({2, 3, 5, 6}));
   const ValueId y = b.op("Conv", {x, b.constant("w0", random_tensor({12, 3, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}});

@@ -202,9 +202,7 @@ class CpuIslandHandle final : public IslandHandle {
         if (on_fast[step.nodes[0]]) {
           fast::FastOpContext fctx{graph_, nhwc_node, pool_, tensor_of};
           fctx.nhwc = true;
-          // A stem conv's island input stays NCHW (segment_plan.h, pass 4).
-          fctx.nchw_input = !nhwc_node.inputs.empty() && nhwc_node.inputs[0] != kNoValue &&
-                            xnnpack::is_island_input(graph_, nhwc_node.inputs[0]);
+          fctx.nchw_input = reads_island_input(nhwc_node);
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
           add_fast_step(std::move(op), {step.nodes[0]}, nhwc_node.outputs[0], i, plan, segments, step_of);
           spdlog::debug("[CPU] island {}: {} runs on its fast NHWC kernel between segments", island_id_,
@@ -271,6 +269,9 @@ class CpuIslandHandle final : public IslandHandle {
     if (fast_plan.runs_with_group(n)) return true;
     fast::FastOpContext ctx{graph_, graph_.node(n), pool_, tensor_of};
     ctx.nhwc = nhwc;
+    // A grouped stem (a conv and its SiLU) reads the island's NCHW input
+    // too: without this its op read those bytes as NHWC.
+    ctx.nchw_input = nhwc && reads_island_input(graph_.node(n));
     // The group `n` leads in one of the plan's lists, made by `make`.
     const auto add = [&](const auto& lead_at, const auto& groups, const auto& make) -> Result<bool> {
       const auto g = lead_at.find(n);
@@ -287,6 +288,12 @@ class CpuIslandHandle final : public IslandHandle {
     if (added.is_ok() && !*added) added = add(fast_plan.linear_at, fast_plan.linear, fast::make_linear);
     if (added.is_ok() && !*added) added = add(fast_plan.strided_at, fast_plan.strided, fast::make_strided_matmul);
     return added;
+  }
+
+  // Whether `node`'s input 0 is an island input: on an NHWC step it stays
+  // in the caller's NCHW order (a stem conv; segment_plan.h, pass 4).
+  bool reads_island_input(const Node& node) const {
+    return !node.inputs.empty() && node.inputs[0] != kNoValue && xnnpack::is_island_input(graph_, node.inputs[0]);
   }
 
   // A step running `op` for `nodes` at plan step `i`, writing `output`

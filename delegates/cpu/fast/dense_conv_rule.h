@@ -27,6 +27,9 @@ struct DenseConvShape {
   // The NHWC kernel reads the windows in place (pointwise_conv.cc) rather
   // than gathering them into a buffer of pixels x depth floats.
   bool windows_in_place = false;
+  // The stem kernel runs it (stem_conv.h: a few input channels, a shallow
+  // depth) where it writes NHWC.
+  bool stem_kernel = false;
 };
 
 // Whether the fast GEMM beats XNNPACK's conv at `shape` on this CPU (false

@@ -28,6 +28,7 @@
 #include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
 #include "delegates/cpu/fast/silu.h"
+#include "delegates/cpu/fast/stem_conv.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
 #include "graph/passes/fused_activation.h"
@@ -489,18 +490,27 @@ Status dense_supported(const Graph& graph, const Node& node) {
   if (choice == DenseConvChoice::kOff) return unsupported("HETSCHED_DENSE_CONV=off");
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  const DenseConvShape shape{x[1], y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
-                             std::max<int64_t>(win.stride_h, win.stride_w), reads_windows(conv_shape(graph, node, p))};
+  const ConvShape conv = conv_shape(graph, node, p);
+  const DenseConvShape shape{x[1],          y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
+                             std::max<int64_t>(win.stride_h, win.stride_w), reads_windows(conv),
+                             stem_conv_fits(conv)};
   if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
     return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
   return Status::ok();
 }
 
-Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
+// The stem kernel where it runs the conv (NHWC), else the fast GEMM.
+Result<std::unique_ptr<FastOp>> make_dense(const FastOpContext& ctx, const ConvGroup& group) {
   HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
+  if (ctx.nhwc && stem_conv_fits(conv_shape(ctx.graph, ctx.node, xnnpack::read_conv(ctx.graph, ctx.node).value())))
+    return make_stem_conv(ctx, group);
+  return make_gemm_conv(ctx, group);
+}
+
+Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
   ConvGroup group;  // the conv alone
   group.output = ctx.node.outputs[0];
-  return make_gemm_conv(ctx, group);
+  return make_dense(ctx, group);
 }
 
 }  // namespace
@@ -552,8 +562,7 @@ Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const C
 }
 
 Result<std::unique_ptr<FastOp>> make_dense_conv_group(const FastOpContext& ctx, const ConvGroup& group) {
-  HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
-  return make_gemm_conv(ctx, group);
+  return make_dense(ctx, group);
 }
 
 FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}; }
