@@ -5,6 +5,10 @@
 
 #include "delegates/cpu/fast/vector_math.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace hetsched::cpu::fast {
 
 namespace {
@@ -43,6 +47,39 @@ HETSCHED_FAST_INLINE void body(const float* x, float* y, int64_t n, float alpha,
 HETSCHED_FAST_INLINE void silu_body(const float* x, float* y, int64_t n, float, float, float, float) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.f + exp_approx(-x[i]));
 }
+
+#if defined(__x86_64__)
+// The same on AVX-512 with the division as a reciprocal estimate (14 bits)
+// and one Newton step (about 2 ulp): the divide unit took half of the
+// SiLU's time (vdivps, one per 16 elements), 1.4 cycles an element, which
+// made EfficientNet-B0's SiLU passes 0.5 ms for 1.2M elements (0.33 ->
+// 0.28 ns an element warm, 0.39 -> 0.33 from memory). exp(-x) of
+// each block is worked out first into `d` (GCC vectorises exp_approx in a
+// plain loop), then x * 1/(1 + e) with the intrinsics.
+HETSCHED_AVX512 HETSCHED_FAST_INLINE void silu_body_avx512(const float* x, float* y, int64_t n, float, float, float,
+                                                           float) {
+  constexpr int64_t kChunk = 256;
+  alignas(64) float d[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (int64_t i = 0; i < m; ++i) d[i] = 1.f + exp_approx(-x[i0 + i]);
+    int64_t i = 0;
+    const __m512 two = _mm512_set1_ps(2.f);
+    for (; i + 16 <= m; i += 16) {
+      const __m512 den = _mm512_load_ps(d + i);
+      // (The unmasked _mm512_rcp14_ps trips GCC 12's -Wmaybe-uninitialized.)
+      __m512 r = _mm512_maskz_rcp14_ps(static_cast<__mmask16>(0xFFFF), den);
+      r = _mm512_mul_ps(r, _mm512_fnmadd_ps(den, r, two));  // r (2 - d r)
+      _mm512_storeu_ps(y + i0 + i, _mm512_mul_ps(_mm512_loadu_ps(x + i0 + i), r));
+    }
+    for (; i < m; ++i) y[i0 + i] = x[i0 + i] / d[i];
+  }
+}
+#else
+HETSCHED_FAST_INLINE void silu_body_avx512(const float* x, float* y, int64_t n, float a, float b, float c, float e) {
+  silu_body(x, y, n, a, b, c, e);
+}
+#endif
 
 HETSCHED_FAST_INLINE void gelu_body(const float* x, float* y, int64_t n, float, float, float, float) {
   for (int64_t i = 0; i < n; ++i) y[i] = gelu_erf(x[i]);
@@ -99,7 +136,7 @@ ActivationPass::ActivationPass(const FusedActivation& a) : alpha_(a.alpha), beta
 
 ActivationPass ActivationPass::silu() {
   ActivationPass p;
-  p.fn_ = Clones<silu_body>::best();
+  p.fn_ = Clones<silu_body, silu_body_avx512>::best();
   return p;
 }
 
