@@ -140,13 +140,26 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       if (residual.is_constant() || residual.producer == kNoNode || portable_kernel[residual.producer] ||
           run_step[residual.producer] < 0 || !residual.type_known || !output.type_known || residual.type != output.type)
         continue;
-      // Not the conv's own input (read by every tile while outputs are
-      // written), read by nothing after the group, and no view's root.
+      // The residual may itself have taken over another value's bytes (the
+      // block before wrote its output in place): the output becomes a view
+      // of that value, the bytes' one root, so that the root's lifetime
+      // covers every view's readers (a view of a view was never placed).
+      const auto up = out.views.find(r);
+      const ValueId root = up == out.views.end() ? r : up->second;
+      if (is_edge(root)) continue;
+      // Every value with those bytes (the root and its views): none is the
+      // conv's own input (read by every tile while outputs are written),
+      // and none is read after the group.
+      std::vector<ValueId> sharing{root};
+      for (const auto& [view, of] : out.views)
+        if (of == root) sharing.push_back(view);
       const int at = run_step[g.conv];
-      bool last = graph.node(g.conv).inputs[0] != r;
-      for (NodeId reader : readers_of(r)) last = last && run_step[reader] >= 0 && run_step[reader] <= at;
-      for (const auto& [view, root] : out.views) last = last && root != r;
-      if (last) out.views[g.output] = r;
+      bool last = true;
+      for (ValueId v : sharing) {
+        last = last && graph.node(g.conv).inputs[0] != v;
+        for (NodeId reader : readers_of(v)) last = last && run_step[reader] >= 0 && run_step[reader] <= at;
+      }
+      if (last) out.views[g.output] = root;
     }
   // A LayerNormalization, Gelu or Erf on its fast kernel writes its output
   // over its input where it is the input's last reader: each reads a row
