@@ -141,6 +141,18 @@ TEST(DepthwiseNhwcTest, TilesOfColumnsMatchPortable) {
   expect_agrees({1, 3, 8, 27}, 40, dilated);
 }
 
+// Rows fewer than 4 tasks a thread: at 2 threads each row is split into
+// parts of whole runs of 16 channels, the last part also taking the
+// channels past the last whole run (72: 0-15, 16-31, 32-47, 48-71; 200 in
+// 12 runs: 3 runs a part), each part's SiLU over its own channels only. A
+// part boundary off by a run, or the SiLU run twice over a part, gives
+// errors of the output's own size.
+TEST(DepthwiseNhwcTest, RowsSplitIntoChannelPartsMatchPortable) {
+  expect_agrees({1, 3, 2, 29}, 72, Depthwise{});
+  expect_agrees({1, 3, 1, 20}, 200, Depthwise{{5, 5}, {2, 2, 2, 2}});
+  expect_agrees({1, 3, 2, 9}, 24, Depthwise{});  // one whole run: no parts
+}
+
 TEST(DepthwiseNhwcTest, OffKeepsTheConvOnXnnpack) {
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
   ScopedEnv off("HETSCHED_DEPTHWISE", "off");
