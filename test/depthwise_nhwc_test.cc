@@ -153,6 +153,22 @@ TEST(DepthwiseNhwcTest, RowsSplitIntoChannelPartsMatchPortable) {
   expect_agrees({1, 3, 2, 9}, 24, Depthwise{});  // one whole run: no parts
 }
 
+// Past 2 threads the rule leaves a depthwise conv with a clamp in its
+// segment (conv_group.cc: at 16 threads each step of its own woke the
+// pool's threads); one with a SiLU after it still leaves.
+TEST(DepthwiseNhwcTest, RuleLeavesOneWithAClampInItsSegmentPastTwoThreads) {
+  if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2 and FMA";
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv rule("HETSCHED_DEPTHWISE", nullptr);
+  const Shape x{1, 3, 9, 11};
+  for (const bool relu : {true, false}) {
+    const Graph graph = block(x, 40, Depthwise{}, relu ? "dw_relu4" : "dw_silu4", relu);
+    auto run = testing::run_cpu_island(graph, {random_tensor(x, 1)}, {{"engine", "xnnpack"}, {"threads", "4"}});
+    ASSERT_TRUE(run.is_ok()) << run.status().message();
+    EXPECT_EQ(run->coverage.fast_ops, relu ? 0 : 3) << (relu ? "relu" : "silu");
+  }
+}
+
 TEST(DepthwiseNhwcTest, OffKeepsTheConvOnXnnpack) {
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
   ScopedEnv off("HETSCHED_DEPTHWISE", "off");

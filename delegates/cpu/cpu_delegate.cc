@@ -154,10 +154,7 @@ class CpuIslandHandle final : public IslandHandle {
     for (ValueId v : graph_.outputs())
       if (!graph_.value(v).is_constant()) tensor(v);
 
-    fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
-    xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
-    const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
-    if (engine == CpuEngine::kXnnpack) HS_RETURN_IF_ERROR(place_in_arena(plan, fast_plan));
+    // The pool first: the plan's rules weigh the thread count.
     auto pool = threadpool();
     if (pool.is_ok()) {
       threadpool_ = std::move(pool).value();
@@ -166,6 +163,10 @@ class CpuIslandHandle final : public IslandHandle {
       spdlog::warn("[CPU] island {}: no thread pool, running on the calling thread alone: {}", island_id_,
                    pool.status().message());
     }
+    fast::FastPlan fast_plan;  // nothing on fast kernels with engine portable or without XNNPACK
+    xnnpack::EnginePlan plan = plan_for(engine, fast_plan);
+    const std::vector<bool>& on_fast = fast_plan.on_fast_kernel;
+    if (engine == CpuEngine::kXnnpack) HS_RETURN_IF_ERROR(place_in_arena(plan, fast_plan));
 
     const auto tensor_of = [this](ValueId v) -> Tensor& { return tensor(v); };
     std::vector<Result<std::unique_ptr<xnnpack::Segment>>> segments = create_segments(plan, tensor_of);
@@ -389,7 +390,7 @@ class CpuIslandHandle final : public IslandHandle {
     fast_plan.on_fast_kernel.assign(graph_.num_nodes(), false);
     if (engine == CpuEngine::kPortable) return xnnpack::portable_plan(graph_, "engine is portable");
     const Status init = xnnpack::ensure_initialized();
-    if (init.is_ok()) return fast::plan_with_fast_kernels(graph_, fast_plan);
+    if (init.is_ok()) return fast::plan_with_fast_kernels(graph_, fast_plan, pool_ ? pool_->threads() : 1);
     spdlog::warn("[CPU] island {}: XNNPACK is unavailable, running on the portable kernels: {}", island_id_,
                  init.message());
     return xnnpack::portable_plan(graph_, "XNNPACK is unavailable");

@@ -82,7 +82,16 @@ ConvShape conv_shape(const Graph& graph, const Node& node, const xnnpack::ConvPa
   return s;
 }
 
-std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs) {
+namespace {
+
+// The most threads at which a depthwise conv with a clamp (or nothing)
+// after it leaves XNNPACK: measured at 1, 2 (gains) and 16 (losses); 4 and
+// 8 were not measured.
+constexpr int kMaxClampThreads = 2;
+
+}  // namespace
+
+std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph);
   for (NodeId id : nhwc_convs)
     if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
@@ -95,13 +104,18 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
     if (!depthwise_nhwc_supported(graph, conv).is_ok()) continue;
     const std::optional<SiluGroup> silu = silu_after(graph, conv);
     // With a clamp or nothing after it, only on AVX-512 (where the kernel
-    // keeps its inputs in registers, pin_lanes): with AVX2 alone, or before
-    // its tiles of 8 columns, XNNPACK's own kernel measured as fast or
-    // faster (MobileNetV3, RegNetY, ShuffleNetV2, ConvNeXt 2-10% slower with
-    // every depthwise conv here; only MnasNet gained). With the tiles, at 1
-    // thread on the 2-core Xeon: MnasNet 5.87 -> 5.31 ms, MobileNetV3-Small
-    // 1.76 -> 1.62, MobileNetV2 5.27 -> 5.20, ShuffleNetV2 even.
-    if (!silu && (depthwise == RuleChoice::kOn || cpu_has_avx512f())) {  // with its own clamp, if any
+    // keeps its inputs in registers, pin_lanes) and up to kMaxClampThreads:
+    // with AVX2 alone, or before its tiles of 8 columns, XNNPACK's own
+    // kernel measured as fast or faster (MobileNetV3, RegNetY, ShuffleNetV2,
+    // ConvNeXt 2-10% slower with every depthwise conv here; only MnasNet
+    // gained). With the tiles, at 1 thread on the 2-core Xeon: MnasNet
+    // 5.87 -> 5.31 ms, MobileNetV3-Small 1.76 -> 1.62, MobileNetV2 5.27 ->
+    // 5.20. At 16 threads on the 16-core Xeon the models lost 10-25%
+    // (MobileNetV3-Small 0.94 -> 1.07 ms, ShuffleNetV2 1.43 -> 1.61): each
+    // conv taken out of a segment is a step of its own, whose pool wakes
+    // 15 threads, where XNNPACK's segment runs on with its threads spinning.
+    const bool clamp_pays = cpu_has_avx512f() && threads <= kMaxClampThreads;
+    if (!silu && (depthwise == RuleChoice::kOn || clamp_pays)) {  // with its own clamp, if any
       ConvGroup g;
       g.conv = id;
       g.output = conv.outputs[0];

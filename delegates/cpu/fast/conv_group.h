@@ -37,11 +37,11 @@ struct ConvGroup {
 // for each of `nhwc_convs` (the Winograd and dense convs the plan keeps out
 // of XNNPACK) whose output a SiLU alone reads, the conv with that SiLU; and
 // a depthwise conv's for each one whose output is read by a SiLU alone (on
-// CPUs with AVX2 and FMA or AVX-512), and on AVX-512 for every other
-// depthwise conv the kernel runs too, with its own clamp
+// CPUs with AVX2 and FMA or AVX-512), and on AVX-512 at up to 2 `threads`
+// for every other depthwise conv the kernel runs too, with its own clamp
 // (HETSCHED_DEPTHWISE=off keeps them all on XNNPACK, =on takes every one on
 // AVX2 as well: for benchmarks, since XNNPACK's kernel is as fast there).
-std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs);
+std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads = 1);
 
 // What every fast conv kernel asks of its node (GemmConv, the NHWC
 // depthwise conv): a Conv of a static rank-4 f32 X with constant f32

@@ -30,7 +30,7 @@ void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan) {
 
 }  // namespace
 
-xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out) {
+xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out, int threads) {
   plan_out.linear = find_linear_groups(graph);
   for (size_t i = 0; i < plan_out.linear.size(); ++i) {
     plan_out.linear_at[plan_out.linear[i].matmul] = i;
@@ -105,7 +105,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // nothing since the island's tensors share one arena (island_arena.h):
   // under a rule that took only whole segments of them, EfficientNet-B0,
   // DenseNet-121 and SqueezeNet 1.1 ran 12-14% slower at 1 thread.
-  std::vector<ConvGroup> groups = find_conv_groups(graph, nhwc_kernels);
+  std::vector<ConvGroup> groups = find_conv_groups(graph, nhwc_kernels, threads);
   const bool forced = pointwise_choice() == PointwiseChoice::kOn;
   std::set<NodeId> grouped;
   for (const ConvGroup& g : groups)

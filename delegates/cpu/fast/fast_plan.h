@@ -67,7 +67,8 @@ struct FastPlan {
 // NHWC steps); a segment of one
 // node whose fast kernel costs less becomes a portable step, and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
-xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out);
+// `threads`: the island's pool's (conv_group.h's depthwise rule weighs it).
+xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out, int threads = 1);
 
 // Whether a segment has the work to pay for splitting its operators over
 // the thread pool (the same threshold as the fast kernels' own); below it,
