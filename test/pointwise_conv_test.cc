@@ -26,6 +26,7 @@
 
 #include "delegates/cpu/cpu_delegate.h"
 #include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/pointwise_rule.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
 #include "test/onnx_model_builder.h"
@@ -260,6 +261,10 @@ TEST(PointwiseConvTest, RuleTakesANarrowConvWithItsResidualWhereTheL2IsLarge) {
   expect_rule_for(64, true, large_l2);
   expect_rule_for(64, false, large_l2);
   expect_rule_for(32, false, false);
+  // The 40-channel threshold holds up to 2 threads only.
+  const cpu::fast::PointwiseShape narrow{64, 64, 66 * 64, 1};
+  EXPECT_EQ(cpu::fast::pointwise_pays(narrow, 2), large_l2);
+  EXPECT_FALSE(cpu::fast::pointwise_pays(narrow, 4));
 }
 
 // An imported CNN of two bottlenecks: a stem 3x3 conv (3 -> 128) +

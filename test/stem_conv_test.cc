@@ -117,6 +117,17 @@ TEST(StemConvTest, NhwcInputBetweenSegmentsMatchesPortable) {
   expect_agrees({2, 5, 9, 8}, Stem{24, {3, 3}, {1, 1, 1, 1}, {1, 1}}, true);
 }
 
+// Past 2 threads the rule leaves the stem on XNNPACK (dense_conv_rule.h).
+TEST(StemConvTest, RuleLeavesItOnXnnpackPastTwoThreads) {
+  ScopedEnv dense("HETSCHED_DENSE_CONV", nullptr);
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  const Shape x{1, 3, 23, 37};
+  auto run = testing::run_cpu_island(stem_graph(x, 3, Stem{}, false), {random_tensor(x, 1)},
+                                     {{"engine", "xnnpack"}, {"threads", "4"}});
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  EXPECT_EQ(run->coverage.fast_ops, 0);
+}
+
 TEST(StemConvTest, OffKeepsItOnXnnpack) {
   ScopedEnv off("HETSCHED_DENSE_CONV", "off");
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");

@@ -92,7 +92,7 @@ constexpr int kMaxClampThreads = 2;
 }  // namespace
 
 std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads) {
-  std::vector<ConvGroup> groups = find_pointwise_groups(graph);
+  std::vector<ConvGroup> groups = find_pointwise_groups(graph, threads);
   for (NodeId id : nhwc_convs)
     if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
       groups.push_back(with_silu(id, *silu, winograd_conv_leaves_xnnpack(graph, graph.node(id)) ? ConvGroup::Kernel::kWinograd

@@ -28,7 +28,9 @@ struct DenseConvShape {
   // than gathering them into a buffer of pixels x depth floats.
   bool windows_in_place = false;
   // The stem kernel runs it (stem_conv.h: a few input channels, a shallow
-  // depth) where it writes NHWC.
+  // depth) where it writes NHWC, and the island has at most
+  // kMaxNarrowThreads threads (pointwise_rule.h: at 16 the stem as a step of
+  // its own, its input copied on one thread, was no faster than XNNPACK).
   bool stem_kernel = false;
 };
 

@@ -142,20 +142,22 @@ bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post);
 
 // Whether `node` is a 1x1 Conv that leaves XNNPACK for the fast GEMM
-// (pointwise_conv.h). Its kernel reads and writes NHWC too.
-bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+// (pointwise_conv.h) at `threads` (pointwise_rule.h). Its kernel reads and
+// writes NHWC too.
+bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads = 1);
 
 // Whether `node` is a dense KxK Conv (group 1, not 1x1, not one Winograd
 // takes) that leaves XNNPACK for the fast GEMM, its windows read in place or gathered into
 // the GEMM's A (pointwise_conv.cc): HETSCHED_DENSE_CONV and, unset,
 // dense_conv_rule.h decide. Reads and writes NHWC as well as the graph's
-// order, so it runs as an NHWC step between segments.
-bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+// order, so it runs as an NHWC step between segments. `threads`: the
+// island's (the stem kernel's shapes leave only up to kMaxNarrowThreads).
+bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads = 1);
 
 // Whether that conv's NHWC kernel reads its windows in place (no dilation
 // in width; HETSCHED_CONV_WINDOWS not off), and so can also read an island
 // input in the caller's NCHW order, copying it into its zero-bordered NHWC
 // image (a network's stem: xnnpack::plan_engine's nchw_input_kernels).
-bool dense_conv_reads_windows(const Graph& graph, const Node& node);
+bool dense_conv_reads_windows(const Graph& graph, const Node& node, int threads = 1);
 
 }  // namespace hetsched::cpu::fast

@@ -63,7 +63,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
       keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd F(4x4,3x3) kernel";
       nhwc_kernels.insert(n);
-    } else if (dense_conv_leaves_xnnpack(graph, graph.node(n))) {
+    } else if (dense_conv_leaves_xnnpack(graph, graph.node(n), threads)) {
       dense.insert(n);
     }
   }
@@ -76,7 +76,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // Those that can read the island's NCHW input and still write NHWC.
   std::set<NodeId> stems;
   for (NodeId n : dense)
-    if (dense_conv_reads_windows(graph, graph.node(n))) stems.insert(n);
+    if (dense_conv_reads_windows(graph, graph.node(n), threads)) stems.insert(n);
   const char* const kDenseReason =
       "a dense conv XNNPACK runs slower at this shape; on the fast GEMM";
   for (bool changed = !dense_forced; changed && !dense.empty();) {

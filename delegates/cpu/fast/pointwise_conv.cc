@@ -456,7 +456,7 @@ std::pair<NodeId, ValueId> residual_add_of(const Graph& graph, const Node& conv)
   return fits ? std::pair{add, r} : std::pair{kNoNode, kNoValue};
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports_at(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(shape_supported(graph, node));
   const PointwiseChoice choice = pointwise_choice();
   if (choice == PointwiseChoice::kOff) return unsupported("HETSCHED_POINTWISE=off");
@@ -464,12 +464,14 @@ Status supports(const Graph& graph, const Node& node) {
     const PointwiseShape shape = shape_of(graph, node, xnnpack::read_conv(graph, node).value().window);
     // A conv the rule leaves on XNNPACK alone may still pay with its
     // residual Add in the epilogue (pointwise_residual_pays).
-    if (!pointwise_pays(shape) &&
+    if (!pointwise_pays(shape, threads) &&
         !(residual_add_of(graph, node).first != kNoNode && pointwise_residual_pays(shape)))
       return unsupported("XNNPACK's 1x1 conv is faster at this shape (pointwise_rule.h)");
   }
   return Status::ok();
 }
+
+Status supports(const Graph& graph, const Node& node) { return supports_at(graph, node, 1); }
 
 
 Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
@@ -480,7 +482,7 @@ Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
 
 // A dense conv the fast GEMM takes: not 1x1, not one Winograd takes, and
 // HETSCHED_DENSE_CONV or dense_conv_pays() says so.
-Status dense_supported(const Graph& graph, const Node& node) {
+Status dense_supported_at(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(gemm_conv_supported(graph, node));
   const xnnpack::ConvParams p = xnnpack::read_conv(graph, node).value();
   const xnnpack::Window2d& win = p.window;
@@ -493,11 +495,13 @@ Status dense_supported(const Graph& graph, const Node& node) {
   const ConvShape conv = conv_shape(graph, node, p);
   const DenseConvShape shape{x[1],          y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
                              std::max<int64_t>(win.stride_h, win.stride_w), reads_windows(conv),
-                             stem_conv_fits(conv)};
+                             stem_conv_fits(conv) && threads <= kMaxNarrowThreads};
   if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
     return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
   return Status::ok();
 }
+
+Status dense_supported(const Graph& graph, const Node& node) { return dense_supported_at(graph, node, 1); }
 
 // The stem kernel where it runs the conv (NHWC), else the fast GEMM.
 Result<std::unique_ptr<FastOp>> make_dense(const FastOpContext& ctx, const ConvGroup& group) {
@@ -515,15 +519,15 @@ Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
 
 }  // namespace
 
-bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
-  return node.op == "Conv" && supports(graph, node).is_ok();
+bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
+  return node.op == "Conv" && supports_at(graph, node, threads).is_ok();
 }
 
-std::vector<ConvGroup> find_pointwise_groups(const Graph& graph) {
+std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads) {
   std::vector<ConvGroup> groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& conv = graph.node(id);
-    if (!pointwise_conv_leaves_xnnpack(graph, conv)) continue;
+    if (!pointwise_conv_leaves_xnnpack(graph, conv, threads)) continue;
     ConvGroup g;
     g.conv = id;
     g.output = conv.outputs[0];
@@ -569,12 +573,13 @@ FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}
 
 FastOpKind dense_conv_kind() { return {"Conv", false, dense_supported, create_dense}; }
 
-bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
-  return node.op == "Conv" && dense_supported(graph, node).is_ok();
+bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
+  return node.op == "Conv" && dense_supported_at(graph, node, threads).is_ok();
 }
 
-bool dense_conv_reads_windows(const Graph& graph, const Node& node) {
-  return dense_conv_leaves_xnnpack(graph, node) && reads_windows(conv_shape(graph, node, xnnpack::read_conv(graph, node).value()));
+bool dense_conv_reads_windows(const Graph& graph, const Node& node, int threads) {
+  return dense_conv_leaves_xnnpack(graph, node, threads) &&
+         reads_windows(conv_shape(graph, node, xnnpack::read_conv(graph, node).value()));
 }
 
 }  // namespace hetsched::cpu::fast

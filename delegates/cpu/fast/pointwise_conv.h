@@ -23,7 +23,8 @@ namespace hetsched::cpu::fast {
 // Clip when it is the Add's only reader; under the rule, only where
 // pointwise_residual_pays(). Without an Add, with the SiLU that alone reads
 // the conv's output (EfficientNet's expand convs).
-std::vector<ConvGroup> find_pointwise_groups(const Graph& graph);
+// `threads`: the island's (pointwise_rule.h).
+std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads = 1);
 
 // The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;
 // ctx.node is the group's conv.

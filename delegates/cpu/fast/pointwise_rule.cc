@@ -69,9 +69,10 @@ bool pointwise_residual_pays(const PointwiseShape& s) {
   return pointwise_pays(s) && s.pixels * s.cout <= kMaxResidualElements;
 }
 
-bool pointwise_pays(const PointwiseShape& s) {
+bool pointwise_pays(const PointwiseShape& s, int threads) {
   if (!cpu_has_avx512f()) return false;
-  const int64_t min_cin = l2_bytes() >= kLargeL2Bytes ? kMinInChannelsLargeL2 : kMinInChannels;
+  const int64_t min_cin =
+      l2_bytes() >= kLargeL2Bytes && threads <= kMaxNarrowThreads ? kMinInChannelsLargeL2 : kMinInChannels;
   return s.cin >= min_cin && s.cout >= kMinOutChannels && s.pixels >= kMinPixels;
 }
 

@@ -22,8 +22,14 @@ struct PointwiseShape {
 
 // Whether the fast GEMM beats XNNPACK's 1x1 conv at `shape` on this CPU
 // (false without AVX-512: the AVX2 kernel is XNNPACK's own size, 6x16):
-// from 96 input channels, or 40 on a core with 2 MiB of L2 or more.
-bool pointwise_pays(const PointwiseShape& shape);
+// from 96 input channels, or 40 on a core with 2 MiB of L2 or more at up
+// to kMaxNarrowThreads threads.
+// `threads`: the island's; the large-L2 threshold is measured at 1 and 2
+// (at 16, narrow 1x1 convs taken out of their segments lost, each a step
+// of its own waking the pool: ShuffleNetV2 1.31 -> 1.52 ms with the depthwise
+// and stem rules), so past kMaxNarrowThreads only the general one holds.
+bool pointwise_pays(const PointwiseShape& shape, int threads = 1);
+inline constexpr int kMaxNarrowThreads = 2;
 
 // Whether it does with a residual Add (and Relu) in its epilogue, against
 // XNNPACK's conv and add operators. Depends on the core's L2: with 2 MiB or
