@@ -28,7 +28,7 @@ struct Geometry : ConvShape {
 };
 
 // Sets g's tiled columns: kernel widths 3, 5 and 7, strides 1 and 2, no
-// dilation along the row (tiled_runs' cases in row_body).
+// dilation along the row (tiled_row's cases in row_body).
 void set_tiled_columns(Geometry& g) {
   const bool takes = (g.kernel_w == 3 || g.kernel_w == 5 || g.kernel_w == 7) && (g.stride_w == 1 || g.stride_w == 2) &&
                      g.dilation_w == 1;
@@ -159,8 +159,8 @@ HETSCHED_FAST_INLINE void leftover(const Geometry& g, const RowTaps& t, const fl
     }
 }
 
-// The runs of 64, 32 and 16 channels over columns [ox_first, ox_last), run
-// by run, then the channels left one at a time.
+// The runs of 64, 32 and 16 of the task's channels [c0, c1) over columns
+// [ox_first, ox_last), run by run, then the channels left one at a time.
 HETSCHED_FAST_INLINE void runs(const Geometry& g, const RowTaps& t, const float* w, const float* bias,
                                int64_t ox_first, int64_t ox_last, float* out) {
   int64_t c = t.c0;
@@ -169,7 +169,7 @@ HETSCHED_FAST_INLINE void runs(const Geometry& g, const RowTaps& t, const float*
     columns<2>(g, t, w, bias, c, ox_first, ox_last, out);
     c += 2 * kLanes;
   }
-  for (; c < t.c1 && t.c1 - t.c0 >= kLanes; c += kLanes) {  // overlapping where fewer are left, as tiled_runs does
+  for (; c < t.c1 && t.c1 - t.c0 >= kLanes; c += kLanes) {  // overlapping where fewer are left, as tiled_row does
     c = std::min(c, t.c1 - kLanes);
     columns<1>(g, t, w, bias, c, ox_first, ox_last, out);
   }
