@@ -52,8 +52,9 @@ HETSCHED_FAST_INLINE void silu_body(const float* x, float* y, int64_t n, float, 
 // The same on AVX-512 with the division as a reciprocal estimate (14 bits)
 // and one Newton step (about 2 ulp): the divide unit took half of the
 // SiLU's time (vdivps, one per 16 elements), 1.4 cycles an element, which
-// made EfficientNet-B0's SiLU passes 0.5 ms for 1.2M elements (0.33 ->
-// 0.28 ns an element warm, 0.39 -> 0.33 from memory). exp(-x) of
+// made EfficientNet-B0's SiLU passes 0.5 ms for 1.2M elements (in a
+// standalone copy of both loops, not in the repo: 0.33 -> 0.28 ns an
+// element warm, 0.39 -> 0.33 from memory). exp(-x) of
 // each block is worked out first into `d` (GCC vectorises exp_approx in a
 // plain loop), then x * 1/(1 + e) with the intrinsics.
 HETSCHED_AVX512 HETSCHED_FAST_INLINE void silu_body_avx512(const float* x, float* y, int64_t n, float, float, float,

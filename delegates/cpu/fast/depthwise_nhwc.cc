@@ -91,7 +91,9 @@ struct RowTaps {
 // EfficientNet-B0's and MnasNet's depthwise convs 1.5-1.8x faster than that
 // order, here and in XNNPACK). With kPin (AVX-512) each input stays in a
 // register (pin_lanes): folded into every FMA that uses it, the loads held
-// a 3x3 at 64 channels to 105 GFLOP/s, against 131 pinned, warm in L1.
+// a 3x3 at 64 channels to 105 GFLOP/s, against 131 pinned, warm in L1 (a
+// standalone copy of this loop, not in the repo; in the model, `hetsched
+// bench M --profile-ops` gives each conv's time).
 // `x` points at column 0's first tap (row ky0), `w` at tap (ky0, 0), both
 // at the run's first channel.
 template <bool kPin, int P, int KW, int S>

@@ -473,7 +473,6 @@ Status supports_at(const Graph& graph, const Node& node, int threads) {
 
 Status supports(const Graph& graph, const Node& node) { return supports_at(graph, node, 1); }
 
-
 Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
   ConvGroup group;  // the conv alone; make_pointwise reads ctx.node
   group.output = ctx.node.outputs[0];
@@ -493,8 +492,12 @@ Status dense_supported_at(const Graph& graph, const Node& node, int threads) {
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   const ConvShape conv = conv_shape(graph, node, p);
-  const DenseConvShape shape{x[1],          y[1], int64_t{win.kernel_h} * win.kernel_w, y[0] * y[2] * y[3],
-                             std::max<int64_t>(win.stride_h, win.stride_w), reads_windows(conv),
+  const DenseConvShape shape{x[1],
+                             y[1],
+                             int64_t{win.kernel_h} * win.kernel_w,
+                             y[0] * y[2] * y[3],
+                             std::max<int64_t>(win.stride_h, win.stride_w),
+                             reads_windows(conv),
                              stem_conv_fits(conv) && threads <= kMaxNarrowThreads};
   if (choice == DenseConvChoice::kRule && !dense_conv_pays(shape))
     return unsupported("XNNPACK's conv is faster at this shape (dense_conv_rule.h)");
