@@ -174,7 +174,13 @@ class CpuIslandHandle final : public IslandHandle {
     for (size_t i = 0; i < plan.steps.size(); ++i)
       any_failed = any_failed || (plan.steps[i].xnnpack && !segments[i].is_ok());
     if (any_failed && xnnpack::drop_nhwc_steps(plan)) {
-      // Values kept NHWC assume every segment around them runs on XNNPACK.
+      // Values kept NHWC assume every segment around them runs on XNNPACK;
+      // the arena's views of them (layout views) go with them.
+      segments.clear();
+      if (engine == CpuEngine::kXnnpack) {
+        forget_arena();
+        HS_RETURN_IF_ERROR(place_in_arena(plan, fast_plan));
+      }
       segments = create_segments(plan, tensor_of);
     }
     std::vector<int> step_of(graph_.num_nodes(), -1);
@@ -312,20 +318,38 @@ class CpuIslandHandle final : public IslandHandle {
   // The intermediate tensors island_arena.h places, created before any
   // step binds them. HETSCHED_CPU_ARENA=off gives every one its own buffer
   // (to measure what the arena buys).
+  // The views are not the arena's to switch off: the plan's layout views
+  // (segment_plan.h) are views or wrong, and the others go with them.
   Status place_in_arena(const xnnpack::EnginePlan& plan, const fast::FastPlan& fast_plan) {
-    if (fast::rule_choice("HETSCHED_CPU_ARENA") == fast::RuleChoice::kOff) return Status::ok();
-    HS_ASSIGN_OR_RETURN(const IslandArena arena, plan_island_arena(graph_, plan, fast_plan));
+    IslandArena arena;
+    if (fast::rule_choice("HETSCHED_CPU_ARENA") == fast::RuleChoice::kOff) {
+      arena.views = island_views(graph_, plan, fast_plan);
+      for (const auto& [view, root] : arena.views) arena.view_nodes.insert(graph_.value(view).producer);
+    } else {
+      HS_ASSIGN_OR_RETURN(arena, plan_island_arena(graph_, plan, fast_plan));
+    }
     arena_ = AlignedBuffer(static_cast<size_t>(arena.bytes));
-    for (const auto& [v, offset] : arena.placed)
-      tensors_.emplace(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
+    for (const auto& [v, offset] : arena.placed) {
+      tensors_.insert_or_assign(v, Tensor::borrow(graph_.value(v).type, arena_.data() + offset, /*read_slack=*/true));
+      in_arena_.push_back(v);
+    }
     // Views share their root's bytes (every buffer here has the read slack).
     views_ = arena.views;
     view_nodes_ = arena.view_nodes;
     for (const auto& [view, root] : views_)
-      tensors_.emplace(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
+      tensors_.insert_or_assign(view, Tensor::borrow(graph_.value(view).type, tensor(root).raw(), /*read_slack=*/true));
     spdlog::debug("[CPU] island {}: {} intermediate tensors in an arena of {} bytes, {} views of them", island_id_,
                   arena.placed.size(), arena.bytes, views_.size());
     return Status::ok();
+  }
+
+  // Undoes place_in_arena (before planning again): no step is bound yet.
+  void forget_arena() {
+    for (ValueId v : in_arena_) tensors_.erase(v);
+    for (const auto& [view, root] : views_) tensors_.erase(view);
+    in_arena_.clear();
+    views_.clear();
+    view_nodes_.clear();
   }
 
   // When `value`, written by step `writer`, is read by one later segment
@@ -424,6 +448,7 @@ class CpuIslandHandle final : public IslandHandle {
   // Node outputs and island inputs that some step reads or writes outside
   // XNNPACK (values inside a segment live in its runtime); constants live in graph_.
   AlignedBuffer arena_;  // before tensors_, whose arena tensors borrow it
+  std::vector<ValueId> in_arena_;     // IslandArena::placed's values
   std::map<ValueId, ValueId> views_;  // IslandArena::views: view -> root, its bytes
   std::set<NodeId> view_nodes_;       // IslandArena::view_nodes: run as no step
   std::unordered_map<ValueId, Tensor> tensors_;

@@ -57,9 +57,11 @@ std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::Engin
     if (step.xnnpack || step.nhwc) continue;
     for (NodeId n : step.nodes) {
       const Node& node = graph.node(n);
-      // A Transpose has a fast kernel, which a view spares.
-      if (!is_view_op(graph, node) || (fast.on_fast_kernel[n] && node.op != "Transpose") || fast.in_group(n) ||
-          node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue)
+      // A Transpose has a fast kernel, which a view spares. One between the
+      // two orders with its NHWC side kept NHWC is a view whatever it moves.
+      const bool layout_view = plan.layout_views.count(n) != 0;
+      if (!(layout_view || is_view_op(graph, node)) || (fast.on_fast_kernel[n] && node.op != "Transpose") ||
+          fast.in_group(n) || node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == kNoValue)
         continue;
       const ValueId in = node.inputs[0], out = node.outputs[0];
       const Value& x = graph.value(in);
@@ -173,24 +175,33 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       const Node& node = graph.node(n);
       if (!fast.on_fast_kernel[n] || fast.in_group(n) || !overwrites_input(node) || run_step[n] < 0) continue;
       const ValueId x = node.inputs[0], y = node.outputs[0];
-      if (is_edge(x) || is_edge(y) || out.views.count(x) || out.views.count(y)) continue;
+      if (is_edge(x) || is_edge(y) || out.views.count(y)) continue;
+      // x may be a view (ConvNeXt's LayerNorm reads its Transpose's, a
+      // layout view): y then takes over its root's bytes.
+      const auto up = out.views.find(x);
+      const ValueId root = up == out.views.end() ? x : up->second;
+      const Value& rv = graph.value(root);
       const Value& xv = graph.value(x);
       const Value& yv = graph.value(y);
-      if (xv.is_constant() || xv.producer == kNoNode || portable_kernel[xv.producer] || run_step[xv.producer] < 0 ||
-          !xv.type_known || !yv.type_known || xv.type != yv.type)
+      if (is_edge(root) || rv.is_constant() || rv.producer == kNoNode || portable_kernel[rv.producer] ||
+          run_step[rv.producer] < 0 || !xv.type_known || !yv.type_known || xv.type != yv.type || !rv.type_known ||
+          checked_byte_size(rv.type) != checked_byte_size(yv.type))
         continue;
-      // Every other reader runs before it: at an earlier step, or earlier
-      // in the same portable step.
+      // Every other reader of those bytes runs before it: at an earlier
+      // step, or earlier in the same portable step.
+      std::vector<ValueId> sharing{root};
+      for (const auto& [view, of] : out.views)
+        if (of == root) sharing.push_back(view);
       bool last = true;
-      for (NodeId reader : readers_of(x))
-        last = last && run_step[reader] >= 0 &&
-               std::make_pair(run_step[reader], run_at[reader]) <= std::make_pair(run_step[n], run_at[n]);
-      for (const auto& [view, root] : out.views) last = last && root != x;
+      for (ValueId v : sharing)
+        for (NodeId reader : readers_of(v))
+          last = last && run_step[reader] >= 0 &&
+                 std::make_pair(run_step[reader], run_at[reader]) <= std::make_pair(run_step[n], run_at[n]);
       if (!last) continue;
-      // The views of y (a Reshape after it) are views of x now.
-      for (auto& [view, root] : out.views)
-        if (root == y) root = x;
-      out.views[y] = x;
+      // The views of y (a Reshape after it) are views of the root now.
+      for (auto& [view, of] : out.views)
+        if (of == y) of = root;
+      out.views[y] = root;
     }
   const std::map<ValueId, ValueId>& views = out.views;
   // Each root's views, whose readers read the root's bytes.

@@ -115,7 +115,11 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
     // conv taken out of a segment is a step of its own, whose pool wakes
     // 15 threads, where XNNPACK's segment runs on with its threads spinning.
     const bool clamp_pays = cpu_has_avx512f() && threads <= kMaxClampThreads;
-    if (!silu && (depthwise == RuleChoice::kOn || clamp_pays)) {  // with its own clamp, if any
+    // A kernel size XNNPACK has no micro-kernel for (ConvNeXt's 7x7) would
+    // otherwise run on the graph-order kernel (depthwise_conv.cc), a step
+    // of its own too: at any thread count.
+    const bool xnnpack_lacks = depthwise_conv_leaves_xnnpack(graph, conv);
+    if (!silu && (depthwise == RuleChoice::kOn || clamp_pays || xnnpack_lacks)) {  // with its own clamp, if any
       ConvGroup g;
       g.conv = id;
       g.output = conv.outputs[0];

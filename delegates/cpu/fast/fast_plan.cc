@@ -28,6 +28,24 @@ void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan) {
   }
 }
 
+// Keeps `groups`' nodes out of XNNPACK, each with its reason, and makes
+// them NHWC candidates.
+void keep_out_groups(const std::vector<ConvGroup>& groups, std::map<NodeId, std::string>& out, std::set<NodeId>& nhwc) {
+  for (const ConvGroup& g : groups) {
+    if (g.kernel == ConvGroup::Kernel::kDepthwise)
+      out[g.conv] = "a depthwise conv; on its NHWC kernel (depthwise_nhwc.cc)";
+    else if (g.kernel == ConvGroup::Kernel::kPointwise)
+      out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
+    if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
+    if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
+    if (g.silu_sigmoid != kNoNode) {
+      out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its conv's epilogue";
+      out[g.silu_mul] = "a SiLU's Mul, in its conv's epilogue";
+    }
+    for (NodeId n : g.nodes()) nhwc.insert(n);
+  }
+}
+
 }  // namespace
 
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out, int threads) {
@@ -79,9 +97,15 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     if (dense_conv_reads_windows(graph, graph.node(n), threads)) stems.insert(n);
   const char* const kDenseReason =
       "a dense conv XNNPACK runs slower at this shape; on the fast GEMM";
+  // With the conv groups as they may come (the depthwise ones keep
+  // ConvNeXt's stages NHWC, between which its 2x2 downsampling convs sit).
+  std::set<NodeId> maybe_nhwc = nhwc_kernels;
+  maybe_nhwc.insert(dense.begin(), dense.end());
+  const std::vector<ConvGroup> maybe_groups = find_conv_groups(graph, maybe_nhwc, threads);
   for (bool changed = !dense_forced; changed && !dense.empty();) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
+    keep_out_groups(maybe_groups, out, nhwc);
     for (NodeId n : dense) {
       out[n] = kDenseReason;
       nhwc.insert(n);
@@ -124,19 +148,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (bool changed = true; changed;) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
-    for (const ConvGroup& g : groups) {
-      if (g.kernel == ConvGroup::Kernel::kDepthwise)
-        out[g.conv] = "a depthwise conv; on its NHWC kernel (depthwise_nhwc.cc)";
-      else if (g.kernel == ConvGroup::Kernel::kPointwise)
-        out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
-      if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
-      if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
-      if (g.silu_sigmoid != kNoNode) {
-        out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its conv's epilogue";
-        out[g.silu_mul] = "a SiLU's Mul, in its conv's epilogue";
-      }
-      for (NodeId n : g.nodes()) nhwc.insert(n);
-    }
+    keep_out_groups(groups, out, nhwc);
     for (const SiluGroup& g : silu) {
       out[g.sigmoid] = "a SiLU's Sigmoid, in one pass with its Mul (silu.cc)";
       out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";

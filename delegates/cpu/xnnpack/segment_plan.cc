@@ -23,6 +23,29 @@ bool orders_coincide(const Graph& graph, ValueId v) {
   return s.size() == 4 && (s[1] == 1 || s[2] * s[3] == 1);
 }
 
+// A Transpose between the two orders of a rank-4 value: perm (0, 2, 3, 1)
+// gives, in the graph's order, the bytes of its input held NHWC; perm (0,
+// 3, 1, 2) gives, held NHWC, the bytes of its input in the graph's order.
+// Either one is a view where that side is kept NHWC (pass 4): ConvNeXt's
+// blocks turn to channels-last and back around their linear layers.
+enum class OrderTranspose { kNone, kToGraphOrder, kFromGraphOrder };
+
+OrderTranspose order_transpose(const Graph& graph, const Node& node) {
+  if (node.op != "Transpose" || node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.size() != 1 ||
+      node.outputs[0] == kNoValue || !node.attrs.has("perm"))
+    return OrderTranspose::kNone;
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& y = graph.value(node.outputs[0]);
+  if (x.is_constant() || !x.type_known || !y.type_known || x.type.rank() != 4 || !x.type.is_static() ||
+      !y.type.is_static() || x.type.dtype != DType::kFloat32 || y.type.dtype != DType::kFloat32)
+    return OrderTranspose::kNone;
+  const Result<std::vector<int64_t>> perm = node.attrs.get_ints("perm", {});
+  if (!perm.is_ok()) return OrderTranspose::kNone;
+  if (*perm == std::vector<int64_t>{0, 2, 3, 1}) return OrderTranspose::kToGraphOrder;
+  if (*perm == std::vector<int64_t>{0, 3, 1, 2}) return OrderTranspose::kFromGraphOrder;
+  return OrderTranspose::kNone;
+}
+
 // The values a node reads at run time (constants are laid out at init).
 std::vector<ValueId> activations(const Graph& graph, const Node& node) {
   std::vector<ValueId> acts;
@@ -50,7 +73,9 @@ std::vector<NodeCoverage> judge_nodes(const Graph& graph, const std::map<NodeId,
 
 // Whether an elementwise node free to pick its order should pick NHWC:
 // yes when a covered consumer, through a chain of other elementwise nodes,
-// needs NHWC, or a consumer has an NHWC kernel (nhwc_ops.h). Otherwise the graph's order saves the conversions.
+// needs NHWC, a consumer has an NHWC kernel (nhwc_ops.h) or is a Transpose
+// to channels-last (order_transpose). Otherwise the graph's order saves the
+// conversions.
 class NhwcPreference {
  public:
   NhwcPreference(const Graph& graph, const std::vector<NodeCoverage>& coverage, const std::set<NodeId>& nhwc_kernels)
@@ -71,7 +96,8 @@ class NhwcPreference {
       for (NodeId c : consumers_[out]) {
         const NodeCoverage& cov = coverage_[c];
         // A portable node with an NHWC kernel may take NHWC (pass 4).
-        if (!cov.covered && (nhwc_kernels_.count(c) || nhwc_kernel_supports(graph_, graph_.node(c)).is_ok()))
+        if (!cov.covered && (nhwc_kernels_.count(c) || nhwc_kernel_supports(graph_, graph_.node(c)).is_ok() ||
+                             order_transpose(graph_, graph_.node(c)) == OrderTranspose::kToGraphOrder))
           wants = true;
         if (!cov.covered) continue;
         if (cov.layout == LayoutNeed::kNhwc || (cov.layout == LayoutNeed::kAny && wants_nhwc(c))) wants = true;
@@ -210,19 +236,27 @@ void find_boundaries(const Graph& graph, std::vector<EngineStep>& steps) {
 }
 
 // Pass 4: NHWC steps for the portable nodes that have an NHWC kernel and
-// sit between NHWC readers and writers only.
-void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_kernels,
-                               const std::set<NodeId>& nchw_input_kernels, std::vector<EngineStep>& steps,
-                               std::vector<PortableReason>& portable) {
+// sit between NHWC readers and writers only, and views for the Transposes
+// between the two orders (order_transpose) on their NHWC side.
+void keep_nhwc_across_portable(const Graph& graph, const std::map<NodeId, std::string>& keep_out,
+                               const std::set<NodeId>& nhwc_kernels, const std::set<NodeId>& nchw_input_kernels,
+                               EnginePlan& plan) {
+  std::vector<EngineStep>& steps = plan.steps;
   std::vector<int> step_of(graph.num_nodes(), -1);
   for (size_t s = 0; s < steps.size(); ++s)
     for (NodeId n : steps[s].nodes) step_of[n] = static_cast<int>(s);
-  std::set<NodeId> candidates;
+  std::set<NodeId> candidates, to_graph_order, from_graph_order;
   for (const EngineStep& step : steps)
     if (!step.xnnpack)
-      for (NodeId n : step.nodes)
+      for (NodeId n : step.nodes) {
         if (nhwc_kernels.count(n) || nhwc_kernel_supports(graph, graph.node(n)).is_ok()) candidates.insert(n);
-  if (candidates.empty()) return;
+        // Not one the caller runs otherwise (attention's layout ops, which
+        // its MatMuls read through in the graph's order).
+        const OrderTranspose t = keep_out.count(n) ? OrderTranspose::kNone : order_transpose(graph, graph.node(n));
+        if (t == OrderTranspose::kToGraphOrder) to_graph_order.insert(n);
+        if (t == OrderTranspose::kFromGraphOrder) from_graph_order.insert(n);
+      }
+  if (candidates.empty() && to_graph_order.empty() && from_graph_order.empty()) return;
   const std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
   auto segment_nhwc = [&](NodeId n, ValueId v) {
     const EngineStep& step = steps[static_cast<size_t>(step_of[n])];
@@ -232,32 +266,48 @@ void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_
   auto resident = [&](ValueId v) {
     const Value& value = graph.value(v);
     if (value.is_constant() || value.producer == kNoNode || graph_outputs.count(v) || !is_rank4(graph, v)) return false;
-    if (!candidates.count(value.producer) && !segment_nhwc(value.producer, v)) return false;
+    if (!candidates.count(value.producer) && !from_graph_order.count(value.producer) && !segment_nhwc(value.producer, v))
+      return false;
     const std::vector<NodeId> readers = graph.consumers(v);
     if (readers.empty()) return false;
     for (NodeId r : readers)
-      if (!candidates.count(r) && !segment_nhwc(r, v)) return false;
+      if (!candidates.count(r) && !to_graph_order.count(r) && !segment_nhwc(r, v)) return false;
     return true;
   };
+  // A Transpose's other side stays in the graph's order: its input (to
+  // NHWC) or output (from it) is never resident, as no NHWC step or view
+  // writes (reads) it there.
+  const auto keep_if = [](std::set<NodeId>& nodes, const auto& holds) {
+    bool changed = false;
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      if (holds(*it)) {
+        ++it;
+      } else {
+        it = nodes.erase(it);
+        changed = true;
+      }
+    }
+    return changed;
+  };
   for (bool changed = true; changed;) {
-    changed = false;
-    for (auto it = candidates.begin(); it != candidates.end();) {
-      const Node& node = graph.node(*it);
+    changed = keep_if(candidates, [&](NodeId n) {
+      const Node& node = graph.node(n);
       bool all = true;
       for (ValueId v : node.outputs) all = all && v != kNoValue && resident(v);
       // The island's own inputs stay in the caller's NCHW order; a kernel
       // that reads them so (a stem conv) may still run as an NHWC step.
       for (ValueId v : activations(graph, node))
-        all = all && (resident(v) || (nchw_input_kernels.count(*it) && is_island_input(graph, v)));
-      if (all) {
-        ++it;
-      } else {
-        it = candidates.erase(it);
-        changed = true;
-      }
-    }
+        all = all && (resident(v) || (nchw_input_kernels.count(n) && is_island_input(graph, v)));
+      return all;
+    });
+    changed = keep_if(to_graph_order, [&](NodeId n) { return resident(graph.node(n).inputs[0]); }) || changed;
+    changed = keep_if(from_graph_order, [&](NodeId n) { return resident(graph.node(n).outputs[0]); }) || changed;
   }
-  if (candidates.empty()) return;
+  plan.layout_views = to_graph_order;
+  plan.layout_views.insert(from_graph_order.begin(), from_graph_order.end());
+  for (PortableReason& r : plan.portable)
+    if (plan.layout_views.count(r.node)) r.reason += "; a view of the NHWC bytes on its other side";
+  if (candidates.empty() && plan.layout_views.empty()) return;
   // All resident sets first: resident() reads the other steps' layouts.
   std::vector<std::set<ValueId>> resident_sets(steps.size());
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -287,7 +337,7 @@ void keep_nhwc_across_portable(const Graph& graph, const std::set<NodeId>& nhwc_
     }
   }
   steps = std::move(split);
-  for (PortableReason& r : portable)
+  for (PortableReason& r : plan.portable)
     if (candidates.count(r.node)) r.reason += "; runs on its NHWC kernel between segments";
 }
 
@@ -322,12 +372,13 @@ EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& 
   const std::vector<NodeCoverage> coverage = judge_nodes(graph, keep_out);
   plan.steps = form_segments(graph, coverage, nhwc_kernels, plan.portable);
   find_boundaries(graph, plan.steps);
-  keep_nhwc_across_portable(graph, nhwc_kernels, nchw_input_kernels, plan.steps, plan.portable);
+  keep_nhwc_across_portable(graph, keep_out, nhwc_kernels, nchw_input_kernels, plan);
   return plan;
 }
 
 bool drop_nhwc_steps(EnginePlan& plan) {
-  bool any = false;
+  bool any = !plan.layout_views.empty();
+  plan.layout_views.clear();
   for (EngineStep& step : plan.steps) {
     any = any || step.nhwc || !step.resident_nhwc.empty();
     step.nhwc = false;

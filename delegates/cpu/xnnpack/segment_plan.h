@@ -41,6 +41,11 @@ struct PortableReason {
 struct EnginePlan {
   std::vector<EngineStep> steps;         // in run order
   std::vector<PortableReason> portable;  // every node of a portable step, with why it is there
+  // Portable Transposes between the two orders of a rank-4 value whose
+  // NHWC side is kept NHWC (pass 4): perm (0, 2, 3, 1) of such a value, or
+  // perm (0, 3, 1, 2) into one. Either way the output, in its own order,
+  // is the input's bytes: a view, run as no step.
+  std::set<NodeId> layout_views;
 
   int xnnpack_ops() const;
   int xnnpack_segments() const;
@@ -61,7 +66,10 @@ struct EnginePlan {
 //   4. NHWC across portable nodes: a portable node with an NHWC kernel
 //      (nhwc_ops.h) whose inputs and output are all written and read in
 //      NHWC (by segments, or by other such nodes) becomes an NHWC step of
-//      its own, and those values stay NHWC between the steps.
+//      its own, and those values stay NHWC between the steps; a Transpose
+//      to channels-last (perm 0, 2, 3, 1) of such a value, or from it
+//      (perm 0, 3, 1, 2) into one, is one of its readers (writers) too,
+//      and becomes a view (layout_views).
 //   `nhwc_kernels`: those of keep_out's nodes that the caller can run on
 //   NHWC data too (the fast Winograd conv), candidates for pass 4 like the
 //   nodes of nhwc_ops.h. `nchw_input_kernels`: those of them that can also
@@ -77,8 +85,8 @@ EnginePlan plan_engine(const Graph& graph, const std::map<NodeId, std::string>& 
 bool is_island_input(const Graph& graph, ValueId v);
 
 // Turns `plan`'s NHWC steps back into portable steps and clears every
-// segment's resident_nhwc (for when a segment falls back to the portable
-// kernels). Returns whether there was any.
+// segment's resident_nhwc and the layout views (for when a segment falls
+// back to the portable kernels). Returns whether there was any.
 bool drop_nhwc_steps(EnginePlan& plan);
 
 // A plan that runs every node on the portable kernels, each with `reason`.
