@@ -220,15 +220,12 @@ Status pad_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   return Status::ok();
 }
 
-// Inference only: Dropout passes its input through. A mask output or a
-// constant training_mode of true asks for training behaviour.
+// Inference only: Dropout passes its input through (dropout_passes_through);
+// its mask output, if asked for, is all true.
 Status dropout_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
-  if (outputs.size() > 1) return unsupported("the optional mask output is not supported (inference only)");
-  if (const Tensor* training = ctx.input_constant(2); training && training->num_elements() == 1 && training->int_at(0))
-    return unsupported("training_mode = true is not supported (inference only)");
-  if (ctx.has_input(2) && !ctx.input_constant(2))
-    return unsupported("input 2 (training_mode) must be a constant false (inference only)");
+  HS_RETURN_IF_ERROR(dropout_passes_through(ctx.input_constant(1), ctx.has_input(2), ctx.input_constant(2)));
   outputs[0] = ctx.input_type(0);
+  if (outputs.size() > 1) outputs[1] = TensorType{DType::kBool, ctx.input_type(0).shape};
   return Status::ok();
 }
 
@@ -588,6 +585,15 @@ Shape reduced_shape(const Shape& input, const ReduceParams& params) {
 // (output = in * stride) or output_shape; of the derived total the larger
 // half goes to the end for SAME_UPPER and to the start otherwise, as the
 // ONNX operator text says.
+Status dropout_passes_through(const Tensor* ratio, bool has_training, const Tensor* training) {
+  const bool zero_ratio = ratio && ratio->num_elements() == 1 && ratio->to_float_vector()[0] == 0.f;
+  if (zero_ratio || !has_training) return Status::ok();
+  if (!training) return unsupported("input 2 (training_mode) must be a constant false, or the ratio a constant 0 (inference only)");
+  if (training->num_elements() == 1 && training->int_at(0))
+    return unsupported("training_mode = true with a ratio other than a constant 0 drops at random (inference only)");
+  return Status::ok();
+}
+
 Result<ConvTransposeGeometry> conv_transpose_geometry(const Attributes& attrs, const Shape& x, const Shape& w) {
   if (x.size() < 3 || x.size() > 4)
     return unsupported("only 1-D and 2-D ConvTranspose over (N, C, spatial...) is supported, got X " +

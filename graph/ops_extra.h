@@ -79,4 +79,14 @@ struct ConvTransposeGeometry {
 // x: X's shape (N, C, spatial...); w: W's shape (C, M/group, kernel...).
 Result<ConvTransposeGeometry> conv_transpose_geometry(const Attributes& attrs, const Shape& x, const Shape& w);
 
+// Dropout at inference: whether the node passes its input through, given
+// its ratio and training_mode inputs (nullptr when omitted or, during shape
+// inference, not a constant; `has_training` tells the input is present).
+// It does when training_mode is omitted or a constant false, or when the
+// ratio is a constant 0, which drops nothing in training mode too (PyTorch
+// 1.13 exports Swin's attention dropouts so, p = 0 and training_mode true,
+// with their masks unread). Its mask output, if asked for, is then all true.
+// Otherwise the reason it would drop at random.
+Status dropout_passes_through(const Tensor* ratio, bool has_training, const Tensor* training);
+
 }  // namespace hetsched

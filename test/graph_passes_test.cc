@@ -592,6 +592,37 @@ TEST(GraphPassesTest, IdentityAndDropoutInTheMiddleAreRemoved) {
   EXPECT_EQ(output_names(after), std::vector<std::string>{"sig_out"});
 }
 
+// PyTorch 1.13 exports Swin's attention dropouts with p = 0, training_mode
+// true and a mask nobody reads: they drop nothing and go. One whose mask is
+// read stays (its kernel writes the mask all true), and so does one that
+// would drop at random (ratio 0.5 in training mode), for the kernel to refuse.
+TEST(GraphPassesTest, DropoutWithAnUnreadMaskAndZeroRatioIsRemoved) {
+  GraphBuilder b("g");
+  b.raw().set_opset(13);
+  const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});
+  const ValueId zero = b.constant_f32("zero", {}, {0.f});
+  const ValueId on = b.constant("on", Tensor::from_vector(DType::kBool, {}, std::vector<uint8_t>{1}));
+  const std::vector<ValueId> unread = b.op_multi("Dropout", {b.op("Relu", {x}), zero, on}, 2, {}, "unread");
+  const std::vector<ValueId> read = b.op_multi("Dropout", {unread[0], zero, on}, 2, {}, "read");
+  b.output(b.op("Sigmoid", {read[0]}, {}, "sig"));
+  b.output(b.op("Not", {read[1]}, {}, "not"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_identity_nodes, 1);
+  EXPECT_EQ(after.find_node("unread"), kNoNode);
+  EXPECT_NE(after.find_node("read"), kNoNode);
+
+  GraphBuilder r("random");
+  r.raw().set_opset(13);
+  const ValueId y = r.input("y", {DType::kFloat32, {2, 5}});
+  r.output(r.op_multi("Dropout", {y, r.constant_f32("half", {}, {0.5f}),
+                                  r.constant("on", Tensor::from_vector(DType::kBool, {}, std::vector<uint8_t>{1}))},
+                      2, {}, "random")[0]);
+  Graph random = std::move(r.raw());
+  ASSERT_TRUE(remove_identity_nodes(random).is_ok());
+  EXPECT_NE(random.find_node("random"), kNoNode);
+}
+
 TEST(GraphPassesTest, IdentityToAGraphOutputKeepsTheOutputName) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});

@@ -234,11 +234,20 @@ TEST(OpsExtraTest, DropoutPassesItsInputThrough) {
   expect_f32(run1("Dropout", {kPadInput, f32({}, {0.5f})}, {}, 13), {2, 3}, {1, 2, 3, 4, 5, 6});
 }
 
-TEST(OpsExtraTest, DropoutRefusesTheMaskOutputAndTrainingMode) {
-  expect_error(infer_status("Dropout", {kPadInput}, {}, 13, 2), StatusCode::kUnsupported,
-               "node 'n' (Dropout): the optional mask output is not supported");
+// The mask, asked for, is all true; training mode drops nothing at a
+// constant ratio of 0 (PyTorch 1.13's Swin export) and is refused at any
+// other ratio, the default 0.5 included.
+TEST(OpsExtraTest, DropoutWritesAnAllTrueMaskAndRefusesTrainingModeThatDrops) {
+  for (const Inputs& inputs : std::vector<Inputs>{{kPadInput}, {kPadInput, f32({}, {0.f}), boolean({}, {1})}}) {
+    const Result<std::vector<Tensor>> outs = run_op("Dropout", inputs, {}, 13, 2);
+    ASSERT_TRUE(outs.is_ok()) << outs.status().message();
+    expect_f32((*outs)[0], {2, 3}, {1, 2, 3, 4, 5, 6});
+    expect_ints((*outs)[1], DType::kBool, {2, 3}, {1, 1, 1, 1, 1, 1});
+  }
   expect_error(infer_status("Dropout", {kPadInput, std::nullopt, boolean({}, {1})}, {}, 13), StatusCode::kUnsupported,
-               "training_mode = true is not supported");
+               "training_mode = true with a ratio other than a constant 0 drops at random");
+  expect_error(infer_status("Dropout", {kPadInput, f32({}, {0.1f}), boolean({}, {1})}, {}, 13, 2),
+               StatusCode::kUnsupported, "drops at random");
 }
 
 // --- comparisons and logic --------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "graph/ops_extra.h"
 #include "graph/passes/rewrite_util.h"
 
 namespace hetsched {
@@ -10,14 +11,20 @@ namespace {
 
 bool passes_through(const Graph& graph, const Node& node) {
   if (node.op == "Identity") return node.inputs.size() == 1 && node.outputs.size() == 1;
-  if (node.op != "Dropout" || node.outputs.size() != 1 || node.inputs.empty()) return false;
-  // A training_mode that is not a constant false would make Dropout random.
-  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
-    const Value& training = graph.value(node.inputs[2]);
-    if (!training.is_constant() || training.constant->num_elements() != 1 || training.constant->int_at(0) != 0)
+  if (node.op != "Dropout" || node.inputs.empty() || node.outputs.empty()) return false;
+  // A mask someone reads keeps the node (its kernel writes it all true).
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (node.outputs[i] != kNoValue &&
+        (passes::is_graph_output(graph, node.outputs[i]) || !graph.consumers(node.outputs[i]).empty()))
       return false;
-  }
-  return true;
+  // Dropout that would drop at random stays, for the kernel to refuse.
+  const auto constant = [&](size_t i) -> const Tensor* {
+    if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
+    const Value& v = graph.value(node.inputs[i]);
+    return v.is_constant() ? v.constant.get() : nullptr;
+  };
+  const bool has_training = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  return dropout_passes_through(constant(1), has_training, constant(2)).is_ok();
 }
 
 }  // namespace

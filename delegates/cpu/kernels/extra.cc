@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "delegates/cpu/kernels/extra_util.h"
+#include "graph/ops_extra.h"
 #include "graph/op_schema.h"
 
 namespace hetsched::cpu {
@@ -244,12 +245,23 @@ KernelFn variadic_kernel(Op op, bool mean) {
   };
 }
 
-// Inference-mode Dropout is the identity.
+// Inference-mode Dropout is the identity (dropout_passes_through), its
+// mask all true.
 Status dropout_kernel(const KernelContext& ctx) {
-  if (ctx.outputs.size() > 1) return unsupported("the optional mask output is not supported (inference only)");
   const Tensor& x = ctx.in(0);
-  HS_RETURN_IF_ERROR(check_single_output(ctx, x.type()));
+  HS_RETURN_IF_ERROR(dropout_passes_through(ctx.has_input(1) ? &ctx.in(1) : nullptr, ctx.has_input(2),
+                                            ctx.has_input(2) ? &ctx.in(2) : nullptr));
+  if (ctx.outputs.empty() || !ctx.outputs[0]) return invalid_argument("needs output 0");
+  if (ctx.out(0).type() != x.type())
+    return invalid_argument("output 0 is " + ctx.out(0).type().to_string() + ", expected " + x.type().to_string());
   if (x.byte_size() != 0) std::memcpy(ctx.out(0).raw(), x.raw(), x.byte_size());
+  if (ctx.outputs.size() > 1 && ctx.outputs[1]) {
+    Tensor& mask = *ctx.outputs[1];
+    if (mask.dtype() != DType::kBool || mask.shape() != x.shape())
+      return invalid_argument("output 1 (mask) is " + mask.type().to_string() + ", expected bool of " +
+                              x.type().to_string() + "'s shape");
+    if (mask.byte_size() != 0) std::memset(mask.raw(), 1, mask.byte_size());
+  }
   return Status::ok();
 }
 
