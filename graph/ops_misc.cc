@@ -1,11 +1,12 @@
 // Shape inference for single-purpose ops that classic and exported models
 // use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
 // InstanceNormalization, TopK, GatherND, ScatterND, ScatterElements, LRN,
-// Hardmax, CastLike, OneHot and EyeLike.
+// Hardmax, CastLike, OneHot, EyeLike and Einsum.
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "graph/einsum.h"
 #include "graph/op_schema.h"
 
 namespace hetsched {
@@ -247,6 +248,23 @@ void add(OpSchemaTable& table, const char* op, int min_inputs, int max_inputs, I
   table[op] = std::move(schema);
 }
 
+// Einsum of f32 operands (graph/einsum.h reads the equation); the clean-up
+// lowers the common ones to MatMul (passes/lower_einsum.h).
+Status einsum_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return invalid_argument("input " + std::to_string(i) + " is omitted");
+    HS_RETURN_IF_ERROR(require_f32(ctx.input_type(i), "input " + std::to_string(i)));
+    shapes.push_back(ctx.input_type(i).shape);
+  }
+  HS_ASSIGN_OR_RETURN(const std::string equation, ctx.attrs().get_string("equation", ""));
+  HS_ASSIGN_OR_RETURN(const EinsumSpec spec, parse_einsum(equation, shapes));
+  Shape out;
+  for (int id : spec.output) out.push_back(spec.sizes[static_cast<size_t>(id)]);
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_ops(OpSchemaTable& table) {
@@ -267,6 +285,7 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "CastLike", 2, 2, cast_like_infer);
   add(table, "OneHot", 3, 3, one_hot_infer);
   add(table, "EyeLike", 1, 1, eye_like_infer);
+  add(table, "Einsum", 1, 16, einsum_infer);
 }
 
 }  // namespace hetsched

@@ -10,6 +10,7 @@ namespace hetsched {
 // What each pass changed, for logs and tests.
 struct CleanupStats {
   int folded = 0;              // nodes evaluated into constants
+  int einsums_lowered = 0;     // Einsums rewritten as MatMul and friends (lower_einsum.h)
   int identities_removed = 0;  // Identity / Dropout nodes removed
   int batch_norms_folded = 0;  // BatchNormalization folded into Conv
   int affine_folded = 0;       // Mul/Add/Sub/Div by constants folded into Conv

@@ -1,6 +1,7 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
 // SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
-// ScatterElements, LRN, Hardmax, CastLike, OneHot and EyeLike.
+// ScatterElements, LRN, Hardmax, CastLike, OneHot and EyeLike; Einsum's is
+// in einsum.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,8 @@
 #include "graph/op_schema.h"
 
 namespace hetsched::cpu {
+
+Status einsum_kernel(const KernelContext& ctx);  // einsum.cc
 
 namespace {
 
@@ -422,6 +425,7 @@ void register_misc_kernels(KernelTable& table) {
   table["ScatterND"] = with_node_context(scatter_nd_kernel);
   table["ScatterElements"] = with_node_context(scatter_elements_kernel);
   table["Size"] = with_node_context(size_kernel);
+  table["Einsum"] = with_node_context(einsum_kernel);
   table["IsNaN"] = with_node_context(is_special(true));
   table["IsInf"] = with_node_context(is_special(false));
   table["DepthToSpace"] = with_node_context(depth_space_kernel);
