@@ -178,6 +178,14 @@ TEST(EinsumTest, BadEquationsAreRefusedByName) {
   expect_refused("ij,jk->ik", {{2, 3}, {4, 5}}, "subscript 'j' has dims 3 and 4");
   expect_refused("ij,jk->ik", {{2, 3}}, "2 operands, the node 1 inputs");
   expect_refused("i..j->ij", {{2, 3}}, "outside a single '...'");
+  // Three operands stay on the kernel, which refuses work no tensor's size
+  // bounds: 3000^3 steps over three vectors of 3000.
+  Result<Graph> huge = einsum_graph("a,b,c->", {{3000}, {3000}, {3000}});
+  ASSERT_TRUE(huge.is_ok()) << huge.status().message();
+  const Result<std::vector<Tensor>> run =
+      cpu::run_graph_reference(*huge, {Tensor(f32({3000})), Tensor(f32({3000})), Tensor(f32({3000}))});
+  ASSERT_FALSE(run.is_ok());
+  EXPECT_NE(run.status().message().find("more than the 8e9 it runs"), std::string::npos) << run.status().message();
 }
 
 // Lowering against the portable Einsum kernel on the same inputs.

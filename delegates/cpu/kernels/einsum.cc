@@ -46,6 +46,13 @@ Status einsum_kernel(const KernelContext& ctx) {
   for (size_t k = spec.output.size(); k < order.size(); ++k) summed *= spec.sizes[static_cast<size_t>(order[k])];
   float* y = ctx.out(0).data<float>();
   const int64_t outputs = ctx.out(0).num_elements();
+  // A crafted equation can ask for more steps than any tensor has elements
+  // ("ab,cd->" over two large matrices): refused rather than run for hours.
+  constexpr double kMaxSteps = 8e9;
+  if (static_cast<double>(outputs) * static_cast<double>(summed) > kMaxSteps)
+    return unsupported("equation '" + equation + "' needs " +
+                       std::to_string(static_cast<double>(outputs) * static_cast<double>(summed)) +
+                       " multiply-adds on the portable kernel, more than the 8e9 it runs");
   // One odometer over every id in `order`, the last fastest: each run of
   // `summed` steps is one output element, in the output's order.
   std::vector<int64_t> index(ids, 0);
