@@ -276,6 +276,23 @@ TEST(GraphPassesTest, InputAffineFoldsOnlyTheScaleIntoAPaddedConv) {
   EXPECT_EQ(after.node(1).op, "Conv");
 }
 
+// MaxViT's MBConv: a GELU written out around Erf between two convs. Its
+// last Mul by 0.5 would fold into the second conv, leaving a pattern that
+// is no GELU; it stays, and fuse_gelu then makes it one Gelu.
+TEST(GraphPassesTest, InputAffineLeavesAWrittenOutGeluWhole) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  const ValueId e = b.op("Erf", {b.op("Div", {x, b.constant_f32("sqrt2", {}, {1.41421356f})})});
+  const ValueId gate = b.op("Add", {e, b.constant_f32("one", {}, {1.f})});
+  const ValueId y = b.op("Mul", {b.op("Mul", {x, gate}), b.constant_f32("half", {}, {0.5f})});
+  b.output(add_unpadded_conv(b, y, {4, 3, 1, 1}, 1, true));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, fold_input_affine, 0);
+  Graph fused = expect_same_results(after, fuse_gelu, 1);
+  EXPECT_EQ(count_op(fused, "Gelu"), 1);
+}
+
 TEST(GraphPassesTest, InputAffineMovesADivPastASubBeforeAPaddedDepthwiseConv) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});

@@ -6,7 +6,8 @@
 // downsampling conv. Against the portable kernels at 1 and 2 threads, run
 // after run, with the arena (whose views they are) on and off; the plan's
 // views checked by name; and a block output that is also a graph output (in
-// the caller's order) keeps its Transposes real.
+// the caller's order) keeps its Transposes real. And Gelus between convs,
+// elementwise, run on NHWC data there.
 //
 // Tolerance: |xnnpack - portable| <= 1e-4 * max |portable| + 1e-6. A view
 // taken where one side is in the graph's order reads the other order's
@@ -180,6 +181,33 @@ TEST(LayoutViewsTest, AValueTheCallerReadsKeepsItsTransposesReal) {
     EXPECT_TRUE(views.count("b0_t0") && views.count("b2_t0") && views.count("b2_t1"));
   }
   expect_matches_portable(graph, "graph output");
+}
+
+// MaxViT's MBConv: 1x1 expand conv, Gelu, depthwise 3x3 stride 2, Gelu,
+// 1x1 project. The Gelus, elementwise, run on the NHWC data between the
+// convs' segments (fast_plan.cc), so nothing is converted between them.
+TEST(LayoutViewsTest, GelusBetweenConvsRunOnNhwcData) {
+  ASSERT_TRUE(cpu::xnnpack::ensure_initialized().is_ok());
+  ConvNextBuilder n("mbconv");
+  GraphBuilder& b = n.b();
+  b.raw().set_opset(20);
+  ValueId x = n.conv(b.input("x", f32({1, 3, 32, 32})), 3, 16, 1, 1, 1, "expand");
+  x = b.op("Gelu", {x}, {}, "gelu_a");
+  x = b.op("Gelu", {n.conv(x, 16, 16, 3, 2, 16, "dw")}, {}, "gelu_b");
+  b.output(n.conv(x, 16, 8, 1, 1, 1, "project"));
+  const Graph graph = testing::build(b);
+  if (fast_kernels()) {
+    for (const int threads : {1, 16}) {
+      cpu::fast::FastPlan fast;
+      const cpu::xnnpack::EnginePlan plan = cpu::fast::plan_with_fast_kernels(graph, fast, threads);
+      std::set<std::string> nhwc;
+      for (const cpu::xnnpack::EngineStep& step : plan.steps)
+        if (step.nhwc)
+          for (NodeId id : step.nodes) nhwc.insert(graph.node(id).name);
+      EXPECT_TRUE(nhwc.count("gelu_a") && nhwc.count("gelu_b")) << threads << " threads";
+    }
+  }
+  expect_matches_portable(graph, "mbconv");
 }
 
 }  // namespace

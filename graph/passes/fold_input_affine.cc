@@ -44,6 +44,30 @@ bool unpadded_2d(const Node& conv) {
   return true;
 }
 
+// Whether `step` is the last Mul of a GELU written out around Erf,
+// x * (Erf(x / sqrt2) + 1) * 0.5: folding its 0.5 into the conv after it
+// (MaxViT's MBConv expand conv, then its depthwise conv) would leave a
+// pattern that is no GELU, which the delegates then run as five passes
+// over the tensor rather than one Gelu (passes/fuse_gelu.h).
+bool ends_written_out_gelu(const Graph& graph, const Node& step) {
+  if (step.op != "Mul") return false;
+  const auto producer_op = [&](ValueId v) -> const Node* {
+    if (v == kNoValue || graph.value(v).producer == kNoNode) return nullptr;
+    return &graph.node(graph.value(v).producer);
+  };
+  for (ValueId in : step.inputs) {
+    const Node* product = producer_op(in);
+    if (!product || product->op != "Mul") continue;
+    for (ValueId factor : product->inputs) {
+      const Node* add = producer_op(factor);
+      if (!add || add->op != "Add") continue;
+      for (ValueId term : add->inputs)
+        if (const Node* erf = producer_op(term); erf && erf->op == "Erf") return true;
+    }
+  }
+  return false;
+}
+
 // Folds the step feeding Conv `conv_id`, if it can; returns whether it did
 // and marks the step's node in `keep`.
 bool fold_one(Graph& graph, NodeId conv_id, std::vector<bool>& keep) {
@@ -55,6 +79,7 @@ bool fold_one(Graph& graph, NodeId conv_id, std::vector<bool>& keep) {
   const NodeId step_id = graph.value(y).producer;
   if (step_id == kNoNode || passes::single_consumer(graph, y) != conv_id) return false;
   const Node& step = graph.node(step_id);
+  if (ends_written_out_gelu(graph, step)) return false;
   const bool commutes = step.op == "Mul" || step.op == "Add";
   if (!commutes && step.op != "Sub" && step.op != "Div") return false;
   if (padded && step.op != "Mul" && step.op != "Div") return false;

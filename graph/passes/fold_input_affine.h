@@ -14,7 +14,8 @@ namespace hetsched {
 // value or one value per input channel (every dim 1 but dim 1, at most rank
 // 4), the Conv is 2-D and has constant f32 weights (and bias, when it has
 // one), and, for Add and Sub, pads nothing (auto_pad NOTSET or VALID, zero
-// pads). After: the Conv reads the step's input, with W scaled per input
+// pads), and the step is not the last Mul of a GELU written out around
+// Erf (which the delegates fuse into one Gelu). After: the Conv reads the step's input, with W scaled per input
 // channel (Mul, Div) or the bias raised by W's sums times the offset (Add,
 // Sub); the step's node is gone. Before a padded Conv, x * s + t (or
 // x / s + t, or with Sub) becomes (x + t / s) * s first, so that the scale

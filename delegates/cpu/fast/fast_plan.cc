@@ -76,6 +76,14 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   }
   std::set<NodeId> nhwc_kernels, dense;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    // Elementwise on one input, its fast kernel runs on either order: on
+    // NHWC data between segments, the values around it are not converted
+    // (MaxViT's MBConv: expand conv, GELU, depthwise conv, GELU at 112x112
+    // and 256 channels).
+    const Node& node = graph.node(n);
+    if ((node.op == "Gelu" || node.op == "Erf") && node.outputs.size() == 1 &&
+        graph.value(node.outputs[0]).type.rank() == 4 && fast_op_supports(graph, node).is_ok())
+      nhwc_kernels.insert(n);
     if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))
       keep_out[n] = "a depthwise conv whose kernel size XNNPACK has no micro-kernel for; on its fast kernel";
     if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
