@@ -12,6 +12,7 @@ struct CleanupStats {
   int folded = 0;              // nodes evaluated into constants
   int einsums_lowered = 0;     // Einsums rewritten as MatMul and friends (lower_einsum.h)
   int identities_removed = 0;  // Identity / Dropout nodes removed
+  int conv_taps_cropped = 0;   // convs whose kernel lost taps that read only padding (crop_conv_taps.h)
   int batch_norms_folded = 0;  // BatchNormalization folded into Conv
   int affine_folded = 0;       // Mul/Add/Sub/Div by constants folded into Conv
   int hard_swishes_fused = 0;  // elementwise HardSwish patterns made one node

@@ -16,6 +16,7 @@
 #include "graph/passes/dead_nodes.h"
 #include "graph/passes/fold_batch_norm.h"
 #include "graph/passes/fold_conv_affine.h"
+#include "graph/passes/crop_conv_taps.h"
 #include "graph/passes/fold_input_affine.h"
 #include "graph/passes/fuse_channel_shuffle.h"
 #include "graph/passes/fuse_conv_activation.h"
@@ -224,6 +225,45 @@ TEST(GraphPassesTest, ConvAffineLeavesWhatIsNotAPerChannelStep) {
   ASSERT_TRUE(fuse_conv_activation(*g).is_ok());
   Graph after = expect_same_results(*g, fold_conv_affine, 0);
   EXPECT_EQ(after.num_nodes(), g->num_nodes());
+}
+
+// --- crop_conv_taps ---------------------------------------------------------------------------
+
+// x [1,4,H,W] -> a 3x3 Conv dilated `d` with pads `p` (and stride `s`).
+Graph dilated_conv(int64_t h, int64_t w, int64_t d, const Ints& p, int64_t s = 1) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 4, h, w}});
+  b.output(b.op("Conv",
+                {x, b.constant("w", random_tensor({5, 4, 3, 3}, 41, -0.5f, 0.5f)),
+                 b.constant("b", random_tensor({5}, 42))},
+                {{"kernel_shape", Ints{3, 3}}, {"pads", p}, {"dilations", Ints{d, d}}, {"strides", Ints{s, s}}},
+                "conv"));
+  auto g = b.build();
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+// DeepLabV3's ASPP on a 14x14 map: dilated 24 (and 36), every outer tap
+// reads padding only, so the conv is a 1x1 with no pads and dilation 1.
+// Dilated 12, the outer taps reach the map's edge rows: nothing changes.
+TEST(GraphPassesTest, ConvTapsReadingOnlyPaddingAreCropped) {
+  for (const int64_t d : {24, 36}) {
+    Graph after = expect_same_results(dilated_conv(14, 14, d, {d, d, d, d}), crop_conv_taps, 1);
+    const Node& conv = after.node(after.find_node("conv"));
+    EXPECT_EQ(after.value(conv.inputs[1]).constant->shape(), (Shape{5, 4, 1, 1}));
+    EXPECT_EQ(conv.attrs.get_ints("pads", {}).value(), (Ints{0, 0, 0, 0}));
+    EXPECT_EQ(conv.attrs.get_ints("dilations", {}).value(), (Ints{1, 1}));
+  }
+  expect_same_results(dilated_conv(14, 14, 12, {12, 12, 12, 12}), crop_conv_taps, 0);
+  // One side only: a wide map (every column tap lives) and a short one
+  // (the row taps above and below read padding), asymmetric pads.
+  Graph rows = expect_same_results(dilated_conv(3, 40, 5, {5, 5, 6, 5}), crop_conv_taps, 1);
+  const Node& conv = rows.node(rows.find_node("conv"));
+  EXPECT_EQ(rows.value(conv.inputs[1]).constant->shape(), (Shape{5, 4, 1, 3}));
+  EXPECT_EQ(conv.attrs.get_ints("pads", {}).value(), (Ints{0, 5, 1, 5}));
+  EXPECT_EQ(conv.attrs.get_ints("dilations", {}).value(), (Ints{1, 5}));
+  // Strided 3, dilated 4 on a 9x9 map: every tap reaches the map for some output.
+  expect_same_results(dilated_conv(9, 9, 4, {4, 4, 4, 4}, 3), crop_conv_taps, 0);
 }
 
 // --- fold_input_affine ------------------------------------------------------------------------

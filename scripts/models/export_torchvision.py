@@ -16,7 +16,8 @@ import torchvision
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", help="a torchvision.models name, e.g. resnet50, mobilenet_v3_small")
+    p.add_argument("model", help="a torchvision.models name, e.g. resnet50, mobilenet_v3_small, "
+                                 "segmentation.lraspp_mobilenet_v3_large")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--opset", type=int, default=17)
     p.add_argument("--size", type=int, default=224, help="input is 1x3xSIZExSIZE")
@@ -27,7 +28,12 @@ def main():
                         "trained model (random-init running stats let them grow past fp16's range)")
     a = p.parse_args()
     torch.manual_seed(a.seed)
-    model = getattr(torchvision.models, a.model)(weights=None)
+    # Dotted names reach the sub-packages: segmentation.lraspp_mobilenet_v3_large.
+    builder = torchvision.models
+    for part in a.model.split("."):
+        builder = getattr(builder, part)
+    extra = {"weights_backbone": None} if "." in a.model else {}
+    model = builder(weights=None, **extra)
     # Some classifiers start from zero weights (ViT's head), which makes every
     # output 0 and a comparison of outputs meaningless: give them random ones.
     with torch.no_grad():
