@@ -16,7 +16,8 @@ namespace hetsched::cpu::fast {
 // Whether the stem kernel runs a conv of this shape: group 1 (the caller's
 // check), at most 4 input channels and a depth (taps x Cin) of at most 64
 // (a 7x7 stem on 3 channels, depth 147, stays on the fast GEMM, which ran
-// it at 0.62-0.67x XNNPACK's time), 8 to 128 output channels, dilation 1.
+// it at 0.62-0.67x XNNPACK's time), 8 to 64 output channels (to 128 for a
+// patchify stem: kernel = stride, no padding), dilation 1.
 bool stem_conv_fits(const ConvShape& shape);
 
 // The op for ctx.node (a dense conv stem_conv_fits() takes; ctx.nhwc: its
