@@ -122,6 +122,23 @@ TEST(DenseConvTest, BatchesBiasAndActivationsMatchPortable) {
   expect_lone_agrees({1, 256, 7, 7}, Conv{96});
 }
 
+// Past a depth of 8192 the fast GEMM goes in chunks of the depth, adding
+// each into C (gemm.cc: FCN's 3x3 head on 2048 channels): the bias and the
+// residual once, the clamp after the last. 3x3 on 1000 channels, depth
+// 9000 (9001 in the graph's order, with the bias row): in the graph's
+// order, and between segments with the windows read in place (3 segments
+// of 3000, 2 chunks each) and gathered (one of 9000, 5 chunks).
+TEST(DenseConvTest, DepthPastTheChunkMatchesPortable) {
+  Conv deep{20};
+  deep.activation = FusedActivation{FusedActivation::Kind::kRelu};
+  expect_lone_agrees({1, 1000, 5, 6}, deep);
+  for (const char* windows : {"on", "off"}) {
+    SCOPED_TRACE(std::string("HETSCHED_CONV_WINDOWS=") + windows);
+    ScopedEnv env("HETSCHED_CONV_WINDOWS", windows);
+    expect_nhwc_agrees({1, 3, 6, 5}, 1000, deep);
+  }
+}
+
 TEST(DenseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 3, 15, 17}, 24, Conv{33});
   Conv s2{40};

@@ -150,7 +150,7 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panel
   // One prefetch (a line of each next panel) per run of prefetch_every
   // steps, outside the run's loop, which has no branch of its own.
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
-  const int64_t lda = a.lda, length = k / a.segments, stride = k * kPanel;
+  const int64_t lda = a.lda, length = k / a.segments, stride = e.panel_stride > 0 ? e.panel_stride : k * kPanel;
   for (int64_t s = 0; s < a.segments; ++s) {
     const float* as = a.a + s * a.segment_stride;
     const float* p0 = panels + s * length * kPanel;
@@ -270,18 +270,22 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
   gemm_block(m, k, columns, ARows{a, lda}, panels, epilogue, c, ldc);
 }
 
-void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
-                float* c, int64_t ldc) {
+namespace {
+
+// gemm_block over depth k of panels `panel_stride` floats apart (a chunk of
+// a deeper product's panels, or k * kPanel).
+void block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, int64_t panel_stride,
+           const Epilogue& epilogue, float* c, int64_t ldc) {
   const KernelSet& set = *chosen_kernels(m, k, columns);
   // Sets narrower than a block take it in parts of their width.
   const int64_t set_columns = set.panels * kPanel;
   for (int64_t j = 0; j < columns; j += set_columns) {
     const int64_t width = std::min(set_columns, columns - j);
-    const float* panel = panels + j / kPanel * k * kPanel;
+    const float* panel = panels + j / kPanel * panel_stride;
     const Kernel* kernels = set.kernels[(width + kPanel - 1) / kPanel - 1];
     const Epilogue e{epilogue.bias ? epilogue.bias + j : nullptr, epilogue.residual ? epilogue.residual + j : nullptr,
-                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * k * kPanel : nullptr, 0,
-                     epilogue.min, epilogue.max, 1, epilogue.residual_ld};
+                     epilogue.next_panels ? epilogue.next_panels + j / kPanel * panel_stride : nullptr, 0,
+                     epilogue.min, epilogue.max, 1, epilogue.residual_ld, panel_stride};
     // Row tiles of near-equal height: 28 rows as 10 + 9 + 9, not 12 + 12 +
     // 4, whose 4-row tile runs its FMAs at a third of the rate (8 chains of
     // 4 cycles' latency keep two FMA pipes busy; 8 accumulators do not).
@@ -304,6 +308,44 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const flo
       kernels[rows - 1](k, ai, panel, ei, c + i * ldc + j, ldc, width);
       i += rows;
     }
+  }
+}
+
+// Past kChunkDepth, a block's panels outgrow L2 (FCN's head, a 3x3 conv on
+// 2048 channels, depth 18432: 4.7 MB for 64 columns) and every row tile
+// streamed them again from L3 or memory (111 GFLOP/s); the depth then goes
+// in chunks of at most kChunk (512 KB of panels), each over every row
+// tile, its sums added into C. Only the first chunk adds the bias and the
+// caller's residual, only the last clamps and prefetches the next panels.
+constexpr int64_t kChunkDepth = 8192;
+constexpr int64_t kChunk = 2048;
+
+}  // namespace
+
+void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
+                float* c, int64_t ldc) {
+  const int64_t stride = k * kPanel;
+  if (k <= kChunkDepth) return block(m, k, columns, a, panels, stride, epilogue, c, ldc);
+  // Chunks inside one segment of A each: a plain row-major A over them.
+  const int64_t length = k / a.segments;
+  const int64_t per_segment = (length + kChunk - 1) / kChunk;
+  const int64_t chunks = a.segments * per_segment;
+  for (int64_t n = 0; n < chunks; ++n) {
+    const int64_t s = n / per_segment, part = n % per_segment;
+    const int64_t q0 = part * length / per_segment, q1 = (part + 1) * length / per_segment;
+    const ARows an{a.a + s * a.segment_stride + q0, a.lda, 1, 0};
+    Epilogue e = epilogue;
+    if (n > 0) {
+      e.bias = nullptr;
+      e.residual = c;
+      e.residual_ld = -1;
+    }
+    if (n + 1 < chunks) {
+      e.min = -std::numeric_limits<float>::infinity();
+      e.max = std::numeric_limits<float>::infinity();
+      e.next_panels = nullptr;
+    }
+    block(m, q1 - q0, columns, an, panels + (s * length + q0) * kPanel, stride, e, c, ldc);
   }
 }
 

@@ -63,6 +63,9 @@ struct Epilogue {
   // The residual's row stride: -1 for ldc, 0 for one row added to every row
   // (an attention mask broadcast over the queries: attention_plan.h).
   int64_t residual_ld = -1;
+  // Set by gemm_block, not by callers: floats from one packed panel to the
+  // next (0: k * kPanel), where a call covers a chunk of the depth.
+  int64_t panel_stride = 0;
 };
 
 inline int64_t residual_stride(const Epilogue& e, int64_t ldc) { return e.residual_ld < 0 ? ldc : e.residual_ld; }
