@@ -16,7 +16,9 @@ std::pair<int64_t, int64_t> live_taps(int64_t in, int64_t out, int64_t kernel, i
   for (int64_t k = 0; k < kernel; ++k) {
     bool live = false;
     for (int64_t o = 0; o < out && !live; ++o) {
-      const int64_t i = o * stride - pad + k * dilation;
+      // In 128 bits: a crafted model's stride or dilation may be near
+      // INT64_MAX, whose products would overflow.
+      const __int128 i = static_cast<__int128>(o) * stride - pad + static_cast<__int128>(k) * dilation;
       live = i >= 0 && i < in;
     }
     if (!live) continue;

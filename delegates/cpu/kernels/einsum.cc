@@ -42,17 +42,20 @@ Status einsum_kernel(const KernelContext& ctx) {
       s *= shapes[i][d];
     }
   }
-  int64_t summed = 1;
-  for (size_t k = spec.output.size(); k < order.size(); ++k) summed *= spec.sizes[static_cast<size_t>(order[k])];
   float* y = ctx.out(0).data<float>();
   const int64_t outputs = ctx.out(0).num_elements();
+  if (outputs == 0) return Status::ok();
   // A crafted equation can ask for more steps than any tensor has elements
-  // ("ab,cd->" over two large matrices): refused rather than run for hours.
+  // ("ab,cd->" over two large matrices): refused rather than run for hours
+  // (counted in double first: the product of the summed sizes may overflow).
   constexpr double kMaxSteps = 8e9;
-  if (static_cast<double>(outputs) * static_cast<double>(summed) > kMaxSteps)
-    return unsupported("equation '" + equation + "' needs " +
-                       std::to_string(static_cast<double>(outputs) * static_cast<double>(summed)) +
+  double steps = static_cast<double>(outputs);
+  for (size_t k = spec.output.size(); k < order.size(); ++k) steps *= static_cast<double>(spec.sizes[static_cast<size_t>(order[k])]);
+  if (steps > kMaxSteps)
+    return unsupported("equation '" + equation + "' needs " + std::to_string(steps) +
                        " multiply-adds on the portable kernel, more than the 8e9 it runs");
+  int64_t summed = 1;
+  for (size_t k = spec.output.size(); k < order.size(); ++k) summed *= spec.sizes[static_cast<size_t>(order[k])];
   // One odometer over every id in `order`, the last fastest: each run of
   // `summed` steps is one output element, in the output's order.
   std::vector<int64_t> index(ids, 0);
