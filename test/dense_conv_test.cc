@@ -139,6 +139,24 @@ TEST(DenseConvTest, DepthPastTheChunkMatchesPortable) {
   }
 }
 
+// Where most (tap, pixel) pairs read padding the conv goes tap by tap,
+// each over the output pixels whose input it reaches (pointwise_conv.cc's
+// plan_taps: DeepLab's ASPP, 3x3 dilated 12 on 14x14): dilated 5 on a 7x8
+// map (154 of 504 pairs), strided, with asymmetric pads, a Relu and two
+// threads' bands and column runs.
+TEST(DenseConvTest, TapByTapWhereMostTapsReadPaddingMatchesPortable) {
+  Conv aspp{20, {3, 3}, {5, 5, 5, 5}};
+  aspp.dilations = {5, 5};
+  aspp.activation = FusedActivation{FusedActivation::Kind::kRelu};
+  expect_nhwc_agrees({1, 3, 7, 8}, 24, aspp);
+  Conv strided{70, {3, 3}, {4, 6, 3, 2}, {2, 2}};
+  strided.dilations = {4, 6};
+  expect_nhwc_agrees({2, 5, 9, 6}, 33, strided);
+  Conv wide{130, {3, 3}, {6, 6, 6, 6}};
+  wide.dilations = {6, 6};
+  expect_nhwc_agrees({1, 6, 8, 9}, 96, wide);
+}
+
 TEST(DenseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 3, 15, 17}, 24, Conv{33});
   Conv s2{40};

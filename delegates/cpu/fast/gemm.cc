@@ -322,6 +322,11 @@ constexpr int64_t kChunk = 2048;
 
 }  // namespace
 
+void gemm_block_slice(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, int64_t panel_stride,
+                      const Epilogue& epilogue, float* c, int64_t ldc) {
+  block(m, k, columns, a, panels, panel_stride, epilogue, c, ldc);
+}
+
 void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
                 float* c, int64_t ldc) {
   const int64_t stride = k * kPanel;

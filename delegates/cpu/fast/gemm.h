@@ -94,6 +94,13 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const float* a, int64_t l
 void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, const Epilogue& epilogue,
                 float* c, int64_t ldc);
 
+// gemm_block over a slice of deeper panels: B's k rows start at `panels`
+// and each panel is `panel_stride` floats after the one before (rows [k0,
+// k0 + k) of panels packed for a depth d: panels + k0 * kPanel, stride
+// d * kPanel). A conv run tap by tap takes one tap's Cin rows so.
+void gemm_block_slice(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* panels, int64_t panel_stride,
+                      const Epilogue& epilogue, float* c, int64_t ldc);
+
 // The column blocks a caller splits C's n columns into, when `tasks_per_block`
 // tasks share each block (batches, row bands) and `threads` threads run
 // them: kBlockColumns, or half that where the wider blocks would give the
