@@ -317,8 +317,7 @@ class CpuIslandHandle final : public IslandHandle {
 
   // The intermediate tensors island_arena.h places, created before any
   // step binds them. HETSCHED_CPU_ARENA=off gives every one its own buffer
-  // (to measure what the arena buys).
-  // The views are not the arena's to switch off: the plan's layout views
+  // (to measure what the arena buys), views aside: the plan's layout views
   // (segment_plan.h) are views or wrong, and the others go with them.
   Status place_in_arena(const xnnpack::EnginePlan& plan, const fast::FastPlan& fast_plan) {
     IslandArena arena;

@@ -3,25 +3,20 @@
 #include <string>
 #include <vector>
 
+#include "graph/conv_reach.h"
+
 namespace hetsched {
 
 namespace {
 
-// The first and last kernel index along one axis whose input index
-// o * stride - pad + k * dilation is inside [0, in) for some output o;
-// {-1, -1} when none is.
+// The first and last kernel index along one axis that reaches the input
+// for some output (outputs_reaching_input); {-1, -1} when none does.
 std::pair<int64_t, int64_t> live_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
                                       int64_t dilation) {
   int64_t first = -1, last = -1;
   for (int64_t k = 0; k < kernel; ++k) {
-    bool live = false;
-    for (int64_t o = 0; o < out && !live; ++o) {
-      // In 128 bits: a crafted model's stride or dilation may be near
-      // INT64_MAX, whose products would overflow.
-      const __int128 i = static_cast<__int128>(o) * stride - pad + static_cast<__int128>(k) * dilation;
-      live = i >= 0 && i < in;
-    }
-    if (!live) continue;
+    const auto [o0, o1] = outputs_reaching_input(in, out, stride, pad, k, dilation);
+    if (o1 == o0) continue;
     if (first < 0) first = k;
     last = k;
   }

@@ -184,14 +184,8 @@ void lower(Rewriter& rw, const Graph& to, const EinsumSpec& spec, const std::vec
 }  // namespace
 
 Result<int> lower_einsum(Graph& graph) {
+  if (std::none_of(graph.nodes().begin(), graph.nodes().end(), [](const Node& n) { return n.op == "Einsum"; })) return 0;
   int lowered = 0;
-  std::vector<NodeId> candidates;
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    const Node& node = graph.node(id);
-    if (node.op != "Einsum" || node.outputs.size() != 1) continue;
-    candidates.push_back(id);
-  }
-  if (candidates.empty()) return 0;
   Graph out(graph.name());
   out.set_opset(graph.opset());
   Rewriter rw(graph, out);

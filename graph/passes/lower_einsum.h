@@ -21,8 +21,8 @@ namespace hetsched {
 //   subscript, a Reshape to rank batch + 2; the MatMul; a Reshape back to
 //   the own subscripts and a Transpose into the output's order.
 // Steps that would change nothing are left out. The output keeps its
-// value and name; the others are refused as they are (the portable kernel
-// runs them). Types are inferred again after. Returns the number rewritten.
+// value and name; other Einsums stay as they are (the portable kernel runs
+// them). Types are inferred again after. Returns the number rewritten.
 Result<int> lower_einsum(Graph& graph);
 
 }  // namespace hetsched

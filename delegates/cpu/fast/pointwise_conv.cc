@@ -31,6 +31,7 @@
 #include "delegates/cpu/fast/stem_conv.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
+#include "graph/conv_reach.h"
 #include "graph/passes/fused_activation.h"
 
 namespace hetsched::cpu::fast {
@@ -228,21 +229,12 @@ class GemmConv final : public FastOp {
   // half the pairs read the input.
   bool plan_taps() {
     if (g_.taps() == 1) return false;
-    const auto interval = [](int64_t out, int64_t in, const auto& at) {
-      int64_t lo = out, hi = 0;
-      for (int64_t o = 0; o < out; ++o)
-        if (const int64_t i = at(o); i >= 0 && i < in) {
-          lo = std::min(lo, o);
-          hi = o + 1;
-        }
-      return std::pair<int64_t, int64_t>{lo, std::max(lo, hi)};
-    };
     std::vector<TapRange> taps;
     int64_t reached = 0;
     for (int64_t ky = 0; ky < g_.kernel_h; ++ky)
       for (int64_t kx = 0; kx < g_.kernel_w; ++kx) {
-        const auto [oy0, oy1] = interval(g_.out_h, g_.in_h, [&](int64_t o) { return g_.in_y(o, ky); });
-        const auto [ox0, ox1] = interval(g_.out_w, g_.in_w, [&](int64_t o) { return g_.in_x(o, kx); });
+        const auto [oy0, oy1] = outputs_reaching_input(g_.in_h, g_.out_h, g_.stride_h, g_.pad_top, ky, g_.dilation_h);
+        const auto [ox0, ox1] = outputs_reaching_input(g_.in_w, g_.out_w, g_.stride_w, g_.pad_left, kx, g_.dilation_w);
         if (oy1 > oy0 && ox1 > ox0) taps.push_back({ky * g_.kernel_w + kx, ky, kx, oy0, oy1, ox0, ox1});
         reached += (oy1 - oy0) * (ox1 - ox0);
       }
