@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/fast/winograd_rule.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
 #include "test/onnx_model_builder.h"
@@ -64,6 +65,9 @@ ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, int64_t 
   return y;
 }
 
+// Both output tiles, F(4x4, 3x3) and F(2x2, 3x3), whatever the rule picks.
+const char* const kTiles[] = {"4", "2"};
+
 // One 3x3 conv alone in its island: Winograd in the graph's order (NCHW).
 void expect_conv_agrees(const ConvCase& c) {
   ScopedWinograd on("on");
@@ -71,7 +75,11 @@ void expect_conv_agrees(const ConvCase& c) {
   const ValueId x = b.input("x", f32_type(c.x));
   b.output(add_conv(b, x, c.x[1], c.cout, 3, c.pads, c.bias, c.activation, "conv", 2));
   const Graph graph = testing::build(b);
-  expect_matches_portable(graph, c.x, 1, 0);
+  for (const char* tile : kTiles) {
+    SCOPED_TRACE(std::string("tile ") + tile);
+    testing::ScopedEnv forced("HETSCHED_WINOGRAD_TILE", tile);
+    expect_matches_portable(graph, c.x, 1, 0);
+  }
 }
 
 TEST(WinogradConvTest, OddSizesAndFewChannelsMatchPortable) {
@@ -126,7 +134,11 @@ void expect_nhwc_agrees(const Shape& x, int64_t mid, int64_t cout, const Ints& p
   const ValueId c = add_conv(b, a, mid, cout, 3, pads, true, act, "conv", 6);
   b.output(add_conv(b, c, cout, 8, 1, {0, 0, 0, 0}, true, {}, "post", 8));
   const Graph graph = testing::build(b);
-  expect_matches_portable(graph, x, 1, 2);
+  for (const char* tile : kTiles) {
+    SCOPED_TRACE(std::string("tile ") + tile);
+    testing::ScopedEnv forced("HETSCHED_WINOGRAD_TILE", tile);
+    expect_matches_portable(graph, x, 1, 2);
+  }
 }
 
 TEST(WinogradConvTest, BetweenSegmentsInNhwcMatchesPortable) {
@@ -141,8 +153,10 @@ TEST(WinogradConvTest, BetweenSegmentsInNhwcMatchesPortable) {
 // channels (partial blocks).
 TEST(WinogradConvTest, SixteenThreadsMatchPortable) {
   ScopedWinograd on("on");
-  for (const int64_t cout : {int64_t{64}, int64_t{40}, int64_t{96}}) {
-    SCOPED_TRACE("cout " + std::to_string(cout));
+  for (const auto& [tile, cout] : {std::pair{"4", int64_t{64}}, std::pair{"4", int64_t{40}}, std::pair{"4", int64_t{96}},
+                                   std::pair{"2", int64_t{64}}, std::pair{"2", int64_t{40}}}) {
+    SCOPED_TRACE(std::string("tile ") + tile + ", cout " + std::to_string(cout));
+    testing::ScopedEnv forced("HETSCHED_WINOGRAD_TILE", tile);
     GraphBuilder b("sixteen_" + std::to_string(cout));
     const ValueId x = b.input("x", f32_type({1, 24, 14, 13}));
     b.output(add_conv(b, x, 24, cout, 3, {1, 1, 1, 1}, true, FusedActivation{FusedActivation::Kind::kRelu}, "conv", 2));
@@ -160,6 +174,28 @@ TEST(WinogradConvTest, SixteenThreadsMatchPortable) {
     for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(w.data<float>()[i] - g.data<float>()[i]));
     EXPECT_LE(worst, 1e-5f * scale + 1e-6f);
   }
+}
+
+// The rule's choices on ResNet's and VGG's shapes (measured in the whole
+// model: docs/models.md, "Winograd F(2x2, 3x3)"): F(4x4) where the
+// channels are few for the map, F(2x2) where F(4x4)'s 36 weights per
+// channel pair would be streamed for few tiles, and a 512-channel conv at
+// 7x7 (once left to the direct conv) on F(2x2).
+TEST(WinogradConvTest, RulePicksTheTileByChannelsAndMap) {
+  using cpu::fast::WinogradShape;
+  for (const WinogradShape& s : {WinogradShape{64, 64, 56, 56}, WinogradShape{128, 128, 28, 28},
+                                 WinogradShape{256, 256, 56, 56}, WinogradShape{512, 512, 28, 28}}) {
+    EXPECT_TRUE(cpu::fast::winograd_pays(s)) << s.cin << "x" << s.out_h;
+    EXPECT_EQ(cpu::fast::winograd_tile(s), 4) << s.cin << "x" << s.out_h;
+  }
+  for (const WinogradShape& s : {WinogradShape{256, 256, 14, 14}, WinogradShape{512, 512, 14, 14},
+                                 WinogradShape{512, 512, 7, 7}}) {
+    EXPECT_TRUE(cpu::fast::winograd_pays(s)) << s.cin << "x" << s.out_h;
+    EXPECT_EQ(cpu::fast::winograd_tile(s), 2) << s.cin << "x" << s.out_h;
+  }
+  // Too few channels for the transforms, or too few tiles.
+  EXPECT_FALSE(cpu::fast::winograd_pays({8, 16, 160, 160}));
+  EXPECT_FALSE(cpu::fast::winograd_pays({1024, 1024, 4, 4}));
 }
 
 // (With Winograd off the dense-conv rule may take a 3x3 conv to the fast

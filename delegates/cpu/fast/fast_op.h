@@ -131,7 +131,7 @@ FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv on the
 bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 
 // Whether `node` is a dense 3x3 stride-1 Conv that leaves XNNPACK for
-// Winograd F(4x4, 3x3) (winograd_conv.cc): HETSCHED_WINOGRAD and, unset,
+// Winograd F(4x4, 3x3) or F(2x2, 3x3) (winograd_conv.cc): HETSCHED_WINOGRAD and, unset,
 // winograd_rule.h's rule decide. Its kernel reads and writes NHWC as well
 // as the graph's order, so it runs as an NHWC step between segments.
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);

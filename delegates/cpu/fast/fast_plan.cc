@@ -87,7 +87,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))
       keep_out[n] = "a depthwise conv whose kernel size XNNPACK has no micro-kernel for; on its fast kernel";
     if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
-      keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd F(4x4,3x3) kernel";
+      keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd kernel";
       nhwc_kernels.insert(n);
     } else if (dense_conv_leaves_xnnpack(graph, graph.node(n), threads)) {
       dense.insert(n);

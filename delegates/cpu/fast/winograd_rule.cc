@@ -1,5 +1,8 @@
 #include "delegates/cpu/fast/winograd_rule.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace hetsched::cpu::fast {
 
 namespace {
@@ -12,10 +15,9 @@ namespace {
 // too short to pay for them.
 constexpr int64_t kMinInChannels = 24;
 constexpr int64_t kMinOutChannels = 16;
-// 512x512 (36 MiB of transformed weights, 4x the direct conv's) ran even
-// with XNNPACK at 7x7 and at 14x14 between 0.3x and 1.1x as other jobs
-// took the memory bus: the GEMMs stream the weights. 256x256 (9 MiB) and
-// below win by 2x at every size measured.
+// Up to 512x256 channel pairs F(4x4) won by 2x at every size measured
+// (against XNNPACK, weights warm); past it, and where 4x4 tiles would be
+// mostly padding, the cost model below decides whether any tile pays.
 constexpr int64_t kMaxChannelPairs = 512 * 256;
 // Tiles cover the output in 4x4 blocks: a 7x7 output is 4 tiles, 49 of
 // their 64 pixels used (0.45-0.53x XNNPACK's time at 128-256 channels),
@@ -23,13 +25,57 @@ constexpr int64_t kMaxChannelPairs = 512 * 256;
 constexpr double kMinTileUse = 0.5;
 constexpr int64_t kMinTiles = 4;
 
+// The time a conv takes, per thread, as the sum of three costs: its
+// multiply-adds at the GEMM's rate, its weights streamed once from L3 or
+// memory (a network's weights are read once per run, and each thread reads
+// its columns' share), and the transforms' elements (Winograd's V and M,
+// tile x point x channel). Fitted to ResNet-18/50's and VGG-11's 3x3 convs
+// in the whole model on the session-18 Xeon (`hetsched bench M
+// --profile-ops` with HETSCHED_WINOGRAD=on and each HETSCHED_WINOGRAD_TILE,
+// docs/models.md "Winograd F(2x2, 3x3)"), each shape within ~15%: 90
+// GFMA/s in Winograd's GEMMs, 80 in the direct conv's (its A read through
+// the windows, often few rows), 15 GB/s, 0.45 ns an element for F(4x4)
+// and 0.3 for F(2x2).
+// What decides is their ratio: where F(4x4)'s 4x weights (36 per channel
+// pair) outweigh its 4/9 fewer products than F(2x2)'s, F(2x2) runs it
+// (256 channels at 14x14, 512 at 7x7 and 14x14); where the weights
+// outweigh every saving, the direct conv.
+constexpr double kFmaPerSecond = 90e9;
+constexpr double kDirectFmaPerSecond = 80e9;
+constexpr double kWeightBytesPerSecond = 15e9;
+
+double winograd_seconds(const WinogradShape& s, int64_t tile) {
+  const double points = static_cast<double>((tile + 2) * (tile + 2));
+  const double tiles = static_cast<double>(((s.out_h + tile - 1) / tile) * ((s.out_w + tile - 1) / tile));
+  const double pairs = static_cast<double>(s.cin * s.cout);
+  const double element_seconds = tile == 4 ? 0.45e-9 : 0.3e-9;
+  return points * tiles * pairs / kFmaPerSecond + points * pairs * 4 / kWeightBytesPerSecond +
+         points * tiles * static_cast<double>(s.cin + s.cout) * element_seconds;
+}
+
+double direct_seconds(const WinogradShape& s) {
+  const double pairs = static_cast<double>(s.cin * s.cout);
+  return 9 * static_cast<double>(s.out_h * s.out_w) * pairs / kDirectFmaPerSecond + 9 * pairs * 4 / kWeightBytesPerSecond;
+}
+
+int best_tile(const WinogradShape& s) { return winograd_seconds(s, 2) < winograd_seconds(s, 4) ? 2 : 4; }
+
 }  // namespace
 
 bool winograd_pays(const WinogradShape& s) {
+  if (s.cin < kMinInChannels || s.cout < kMinOutChannels) return false;
   const int64_t tiles = ((s.out_h + 3) / 4) * ((s.out_w + 3) / 4);
+  if (tiles < kMinTiles) return false;
   const double use = static_cast<double>(s.out_h * s.out_w) / static_cast<double>(16 * tiles);
-  return s.cin >= kMinInChannels && s.cout >= kMinOutChannels && s.cin * s.cout <= kMaxChannelPairs &&
-         tiles >= kMinTiles && use >= kMinTileUse;
+  if (s.cin * s.cout <= kMaxChannelPairs && use >= kMinTileUse) return true;
+  return winograd_seconds(s, best_tile(s)) < direct_seconds(s);
+}
+
+int winograd_tile(const WinogradShape& s) {
+  const char* forced = std::getenv("HETSCHED_WINOGRAD_TILE");
+  if (forced && std::string(forced) == "2") return 2;
+  if (forced && std::string(forced) == "4") return 4;
+  return best_tile(s);
 }
 
 WinogradChoice winograd_choice() { return rule_choice("HETSCHED_WINOGRAD"); }

@@ -1,14 +1,17 @@
-// When a dense 3x3 stride-1 conv runs faster by Winograd F(4x4, 3x3)
-// (winograd_conv.cc) than on XNNPACK's direct conv, by its shape alone.
+// When a dense 3x3 stride-1 conv runs faster by Winograd (winograd_conv.cc)
+// than as a direct conv, and with which output tile, by its shape alone.
 //
-// Winograd does 1/4 of the multiply-adds in its GEMMs but pays for two
-// transforms (per tile: ~8 flops per input channel per point, ~6 per
-// output channel) and reads 4x the weights (36 per channel pair instead of
-// 9) once per block of tiles. So it wins when there are enough channels
-// for the GEMM to dominate the transforms, and enough tiles for the GEMM's
-// rows to fill its 12-row micro-kernel and to amortise the weights.
-// The thresholds come from bench/winograd_bench.cc over ResNet, VGG,
-// RegNet and PP-OCR-det-like shapes (docs/models.md, "Winograd").
+// F(4x4, 3x3) does 1/4 of the multiply-adds in its GEMMs, F(2x2, 3x3) 4/9,
+// but both pay for two transforms (per tile and point, a few flops per
+// input and per output channel) and read more weights (36 or 16 per
+// channel pair instead of 9), once per run and often from memory. So
+// Winograd wins when there are enough channels for the GEMM to dominate
+// the transforms and enough tiles to amortise the weights; F(2x2) where
+// F(4x4)'s weights cost more than its products save. The channel and tile
+// thresholds come from bench/winograd_bench.cc over ResNet, VGG, RegNet
+// and PP-OCR-det-like shapes (docs/models.md, "Winograd"); the choice of
+// tile, and of Winograd past them, from a cost model fitted to whole
+// models (winograd_rule.cc).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,12 @@ struct WinogradShape {
 // Whether Winograd beats XNNPACK's direct conv at `shape` (at 1 and 2
 // threads alike on the machines measured).
 bool winograd_pays(const WinogradShape& shape);
+
+// The output tile Winograd runs a conv it takes in: 4 (F(4x4, 3x3), 1/4
+// of the direct conv's multiply-adds, 4x its weights) or 2 (F(2x2, 3x3),
+// 4/9 of the multiply-adds, 16/9 of the weights). HETSCHED_WINOGRAD_TILE=2
+// or 4 forces one (tests and benchmarks).
+int winograd_tile(const WinogradShape& shape);
 
 // HETSCHED_WINOGRAD: "off" keeps every conv on XNNPACK, "on" takes every
 // dense 3x3 stride-1 conv whatever its shape (benchmarks and tests);
