@@ -166,6 +166,10 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     for (const AffineGroup& g : affine) {
       out[g.norm] = "a BatchNormalization, one NHWC pass with its clamp (channel_affine.cc)";
       nhwc.insert(g.norm);
+      if (g.concat != kNoNode) {
+        out[g.concat] = "a Concat only a BatchNormalization reads, in its one NHWC pass (channel_affine.cc)";
+        nhwc.insert(g.concat);
+      }
       if (g.clamp != kNoNode) {
         out[g.clamp] = "after a BatchNormalization, in its one NHWC pass (channel_affine.cc)";
         nhwc.insert(g.clamp);
@@ -207,6 +211,14 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
                               }),
                silu.end());
     changed = changed || silu.size() != before;
+    // A group whose Concat is not on an NHWC step keeps its BatchNorm and
+    // clamp without it; one whose BatchNorm or clamp is not goes back.
+    for (AffineGroup& g : affine)
+      if (g.concat != kNoNode && !nhwc_step[g.concat]) {
+        g.concat = kNoNode;
+        g.pieces.clear();
+        changed = true;
+      }
     const size_t affine_before = affine.size();
     affine.erase(std::remove_if(affine.begin(), affine.end(),
                                 [&](const AffineGroup& g) {
@@ -226,6 +238,7 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (size_t i = 0; i < affine.size(); ++i) {
     plan_out.affine_at[affine[i].lead()] = i;
     if (affine[i].clamp != kNoNode) plan_out.in_affine.insert(affine[i].norm);
+    if (affine[i].concat != kNoNode) plan_out.in_affine.insert(affine[i].concat);
   }
   plan_out.conv_groups = groups;
   for (size_t i = 0; i < groups.size(); ++i) {
