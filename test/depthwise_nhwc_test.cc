@@ -5,7 +5,9 @@
 // below, at and between the kernel's runs of 16, 32 and 64 (7, 16, 40, 96,
 // 200) and a filter too big for the pixel-by-pixel order (5x5 x 672),
 // batches, no bias; rows wide enough for the tiles of columns; 1 and 2
-// threads, between two XNNPACK segments.
+// threads, between two XNNPACK segments. Grouped convs of 2 and 4 channels
+// a group on the same kernel, with a SiLU, and with a Relu at 4 threads
+// (the rule takes them at any thread count).
 // HETSCHED_DEPTHWISE=off leaves them on XNNPACK; =on also takes one with a
 // clamp after it.
 //
@@ -37,6 +39,7 @@ struct Depthwise {
   Ints strides{1, 1};
   Ints dilations{1, 1};
   bool bias = true;
+  int64_t group_width = 1;  // channels a group, in and out: 1 depthwise
 };
 
 ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed) {
@@ -48,14 +51,15 @@ ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std
 Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::string& name, bool relu = false) {
   GraphBuilder b(name);
   const ValueId a = conv1x1(b, b.input("x", f32(x)), x[1], channels, "pre", 3);
-  std::vector<ValueId> ins{a, b.constant("dw_w", random_tensor({channels, 1, d.kernel[0], d.kernel[1]}, 5, -0.4f, 0.4f))};
+  std::vector<ValueId> ins{
+      a, b.constant("dw_w", random_tensor({channels, d.group_width, d.kernel[0], d.kernel[1]}, 5, -0.4f, 0.4f))};
   if (d.bias) ins.push_back(b.constant("dw_b", random_tensor({channels}, 6)));
   const ValueId c = b.op("Conv", ins,
                          {{"kernel_shape", d.kernel},
                           {"pads", d.pads},
                           {"strides", d.strides},
                           {"dilations", d.dilations},
-                          {"group", channels}},
+                          {"group", channels / d.group_width}},
                          "dw");
   const ValueId s = relu ? b.op("Relu", {c}, {}, "relu") : b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
   b.output(conv1x1(b, s, channels, 5, "post", 7));
@@ -65,9 +69,9 @@ Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::str
 void expect_agrees(const Shape& x, int64_t channels, const Depthwise& d) {
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
   ScopedEnv depthwise("HETSCHED_DEPTHWISE", nullptr);
-  const std::string name = "dw" + std::to_string(channels) + "_k" + std::to_string(d.kernel[0]) + "x" +
-                           std::to_string(d.kernel[1]) + "_s" + std::to_string(d.strides[0]) +
-                           std::to_string(d.strides[1]);
+  const std::string name = "dw" + std::to_string(channels) + "_g" + std::to_string(d.group_width) + "_k" +
+                           std::to_string(d.kernel[0]) + "x" + std::to_string(d.kernel[1]) + "_s" +
+                           std::to_string(d.strides[0]) + std::to_string(d.strides[1]);
   // Without AVX2 the kernel is not used (conv_group.h), and what runs the
   // conv is other kernels' business.
   if (std::string(cpu::fast::gemm_isa()) == "plain") return;
@@ -147,6 +151,50 @@ TEST(DepthwiseNhwcTest, TilesOfColumnsMatchPortable) {
 // 12 runs: 3 runs a part), each part's SiLU over its own channels only. A
 // part boundary off by a run, or the SiLU run twice over a part, gives
 // errors of the output's own size.
+// Grouped convs: 128 channels in groups of 4 (ResNeXt-50's first stage),
+// strides 1 and 2; 40 (runs of 16 and a leftover of 8, groups straddling
+// nothing); 8 (leftover only); groups of 2; a 5x5 whose weights (83 KB)
+// go run by run; dilation 2; a batch without bias.
+TEST(DepthwiseNhwcTest, GroupsOfTwoAndFourChannelsMatchPortable) {
+  const auto grouped = [](int64_t gw, Depthwise d = Depthwise{}) {
+    d.group_width = gw;
+    return d;
+  };
+  expect_agrees({1, 3, 9, 11}, 128, grouped(4));
+  expect_agrees({1, 3, 12, 10}, 128, grouped(4, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}}));
+  expect_agrees({1, 3, 9, 11}, 40, grouped(4));
+  expect_agrees({1, 3, 7, 6}, 8, grouped(4));
+  expect_agrees({1, 3, 9, 11}, 24, grouped(2));
+  expect_agrees({1, 3, 9, 9}, 208, grouped(4, Depthwise{{5, 5}, {2, 2, 2, 2}}));
+  Depthwise dilated{{3, 3}, {2, 2, 2, 2}};
+  dilated.dilations = {2, 2};
+  expect_agrees({1, 3, 10, 12}, 48, grouped(4, dilated));
+  Depthwise no_bias;
+  no_bias.bias = false;
+  expect_agrees({3, 3, 5, 6}, 64, grouped(2, no_bias));
+}
+
+// A grouped conv with a Relu leaves its segment at 4 threads too; one of 8
+// channels a group stays on XNNPACK (slower here: depthwise_nhwc.cc).
+TEST(DepthwiseNhwcTest, RuleTakesGroupsOfFourAtAnyThreadCountButNotOfEight) {
+  if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2 and FMA";
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv rule("HETSCHED_DEPTHWISE", nullptr);
+  const Shape x{1, 3, 9, 11};
+  for (const int64_t gw : {4, 8}) {
+    Depthwise d;
+    d.group_width = gw;
+    const Graph graph = block(x, 64, d, "grouped_relu" + std::to_string(gw), true);
+    auto run = testing::run_cpu_island(graph, {random_tensor(x, 1)}, {{"engine", "xnnpack"}, {"threads", "4"}});
+    ASSERT_TRUE(run.is_ok()) << run.status().message();
+    if (gw == 4) {
+      EXPECT_GT(run->coverage.fast_ops, 0);
+    } else {
+      EXPECT_EQ(run->coverage.fast_ops, 0);
+    }
+  }
+}
+
 TEST(DepthwiseNhwcTest, RowsSplitIntoChannelPartsMatchPortable) {
   expect_agrees({1, 3, 2, 29}, 72, Depthwise{});
   expect_agrees({1, 3, 1, 20}, 200, Depthwise{{5, 5}, {2, 2, 2, 2}});

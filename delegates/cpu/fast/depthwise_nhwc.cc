@@ -22,6 +22,10 @@ constexpr int64_t kSmallFilterBytes = 16 * 1024;
 // ConvShape's cin is the channel count (cout equals it).
 struct Geometry : ConvShape {
   int64_t padded = 0;  // channels rounded up to kRun: the weights' and bias's row length
+  // Channels per group, in and out: 1 for a depthwise conv; 2 or 4 for a
+  // grouped one (ResNeXt-50 32x4d's first stage), whose output
+  // channel c reads input channels c - c % gw to c - c % gw + gw - 1.
+  int64_t gw = 1;
   // The output columns [ox_in, ox_out) whose taps are all inside the
   // input, where tile() runs them; empty where it takes no such shape.
   int64_t ox_in = 0, ox_out = 0;
@@ -30,7 +34,7 @@ struct Geometry : ConvShape {
 // Sets g's tiled columns: kernel widths 3, 5 and 7, strides 1 and 2, no
 // dilation along the row (tiled_row's cases in row_body).
 void set_tiled_columns(Geometry& g) {
-  const bool takes = (g.kernel_w == 3 || g.kernel_w == 5 || g.kernel_w == 7) && (g.stride_w == 1 || g.stride_w == 2) &&
+  const bool takes = g.gw == 1 && (g.kernel_w == 3 || g.kernel_w == 5 || g.kernel_w == 7) && (g.stride_w == 1 || g.stride_w == 2) &&
                      g.dilation_w == 1;
   if (!takes) return;
   // ox * s - pad_left >= 0, and ox * s - pad_left + kw - 1 < in_w.
@@ -53,13 +57,64 @@ HETSCHED_FAST_INLINE void inside(int64_t origin, int64_t count, int64_t dilation
   first = std::min(first, last);
 }
 
+// Lane l of a run of 16 channels (which starts at a multiple of GW) takes
+// input channel l - l % GW + I of its group: a shuffle within the run
+// (within 128-bit lanes, one vpermilps).
+using LaneIndex = int __attribute__((vector_size(64)));
+
+template <int GW, int I>
+constexpr LaneIndex group_lane() {
+  LaneIndex m{};
+  for (int l = 0; l < 16; ++l) m[l] = l - l % GW + I;
+  return m;
+}
+
+// acc[v][i % 2] += w[i][v] * (input i of each lane's group in in[v]) for
+// the group's inputs i from I on: `w` holds GW rows of V x 16 lanes,
+// `padded` apart. Two sums per run of 16 channels, so that consecutive
+// inputs do not wait on each other's FMA (one sum ran ResNeXt-50's 4-wide
+// groups at a third of the rate the shuffles allow).
+template <int GW, int V, int I = 0>
+HETSCHED_FAST_INLINE void group_step(Lanes (&acc)[V][2], const float* w, int64_t padded, const Lanes (&in)[V]) {
+  if constexpr (I < GW) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      acc[v][I & 1] += load_lanes(w + I * padded + v * kLanes) * __builtin_shuffle(in[v], group_lane<GW, I>());
+    group_step<GW, V, I + 1>(acc, w, padded, in);
+  }
+}
+
 // out[c] = bias[c] + sum over `rows` x `cols` taps of w[tap][c] *
-// x[tap][c] for the V * 16 channels from c, the sums in V registers of 16
-// lanes (GCC's generic vectors: one AVX-512 register, two AVX2 ones); `x`
-// and `w` point at the first tap inside the input, channel c.
-template <int V>
+// x[tap][c] (a grouped conv: sum over the group's inputs i too, w[tap][i][c]
+// times x[tap][c - c % GW + i]) for the V * 16 channels from c, the sums in
+// V registers of 16 lanes (GCC's generic vectors: one AVX-512 register,
+// two AVX2 ones); `x` and `w` point at the first tap inside the input,
+// channel c.
+template <int V, int GW>
 HETSCHED_FAST_INLINE void channels(const Geometry& g, const float* x, const float* w, const float* bias, int64_t rows,
                                    int64_t cols, float* out) {
+  if constexpr (GW > 1) {
+    Lanes acc[V][2];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      acc[v][0] = load_lanes(bias + v * kLanes);
+      acc[v][1] = Lanes{};
+    }
+    for (int64_t ky = 0; ky < rows; ++ky)
+      for (int64_t kx = 0; kx < cols; ++kx) {
+        const float* xt = x + (ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin;
+        Lanes in[V];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) in[v] = load_lanes(xt + v * kLanes);
+        group_step<GW, V>(acc, w + (ky * g.kernel_w + kx) * GW * g.padded, g.padded, in);
+      }
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const Lanes sum = acc[v][0] + acc[v][1];
+      __builtin_memcpy(out + v * kLanes, &sum, sizeof(Lanes));
+    }
+    return;
+  }
   Lanes acc[V];
   for (int v = 0; v < V; ++v) acc[v] = load_lanes(bias + v * kLanes);
   for (int64_t ky = 0; ky < rows; ++ky)
@@ -131,15 +186,15 @@ HETSCHED_FAST_INLINE void tile(const Geometry& g, const float* x, const float* w
 // Channels [c, c + V * 16) of output columns [ox_first, ox_last).
 // (Plain always-inline functions, not lambdas: a lambda's body is not
 // compiled for the ISA of the function it sits in, Clones<> below.)
-template <int V>
+template <int V, int GW>
 HETSCHED_FAST_INLINE void columns(const Geometry& g, const RowTaps& t, const float* w, const float* bias, int64_t c,
                                   int64_t ox_first, int64_t ox_last, float* out) {
   for (int64_t ox = ox_first; ox < ox_last; ++ox) {
     const int64_t kx0 = t.kx_range[2 * ox], kx1 = t.kx_range[2 * ox + 1];
     const int64_t ix = ox * g.stride_w - g.pad_left + kx0 * g.dilation_w;
     const float* x = t.image + ((t.iy0 + t.ky0 * g.dilation_h) * g.in_w + ix) * g.cin + c;
-    channels<V>(g, x, w + (t.ky0 * g.kernel_w + kx0) * g.padded + c, bias + c, t.ky1 - t.ky0, kx1 - kx0,
-                out + ox * g.cin + c);
+    channels<V, GW>(g, x, w + (t.ky0 * g.kernel_w + kx0) * GW * g.padded + c, bias + c, t.ky1 - t.ky0, kx1 - kx0,
+                    out + ox * g.cin + c);
   }
 }
 
@@ -151,29 +206,35 @@ HETSCHED_FAST_INLINE void leftover(const Geometry& g, const RowTaps& t, const fl
     for (int64_t ox = ox_first; ox < ox_last; ++ox) {
       const int64_t kx0 = t.kx_range[2 * ox], kx1 = t.kx_range[2 * ox + 1];
       const int64_t ix = ox * g.stride_w - g.pad_left + kx0 * g.dilation_w;
-      const float* x = t.image + ((t.iy0 + t.ky0 * g.dilation_h) * g.in_w + ix) * g.cin + c;
-      const float* wt = w + (t.ky0 * g.kernel_w + kx0) * g.padded + c;
+      // The group's first input channel, and this output's weights.
+      const float* x = t.image + ((t.iy0 + t.ky0 * g.dilation_h) * g.in_w + ix) * g.cin + c - c % g.gw;
+      const float* wt = w + (t.ky0 * g.kernel_w + kx0) * g.gw * g.padded + c;
       float acc = bias[c];
       for (int64_t ky = 0; ky < t.ky1 - t.ky0; ++ky)
         for (int64_t kx = 0; kx < kx1 - kx0; ++kx)
-          acc += wt[(ky * g.kernel_w + kx) * g.padded] * x[(ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin];
+          for (int64_t i = 0; i < g.gw; ++i)
+            acc += wt[((ky * g.kernel_w + kx) * g.gw + i) * g.padded] *
+                   x[(ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin + i];
       out[ox * g.cin + c] = acc;
     }
 }
 
 // The runs of 64, 32 and 16 of the task's channels [c0, c1) over columns
 // [ox_first, ox_last), run by run, then the channels left one at a time.
+// (A grouped conv's runs all start at multiples of its group width: the
+// channels are, and so are 16 and the task's c0.)
+template <int GW>
 HETSCHED_FAST_INLINE void runs(const Geometry& g, const RowTaps& t, const float* w, const float* bias,
                                int64_t ox_first, int64_t ox_last, float* out) {
   int64_t c = t.c0;
-  for (; c + 4 * kLanes <= t.c1; c += 4 * kLanes) columns<4>(g, t, w, bias, c, ox_first, ox_last, out);
+  for (; c + 4 * kLanes <= t.c1; c += 4 * kLanes) columns<4, GW>(g, t, w, bias, c, ox_first, ox_last, out);
   if (c + 2 * kLanes <= t.c1) {
-    columns<2>(g, t, w, bias, c, ox_first, ox_last, out);
+    columns<2, GW>(g, t, w, bias, c, ox_first, ox_last, out);
     c += 2 * kLanes;
   }
   for (; c < t.c1 && t.c1 - t.c0 >= kLanes; c += kLanes) {  // overlapping where fewer are left, as tiled_row does
     c = std::min(c, t.c1 - kLanes);
-    columns<1>(g, t, w, bias, c, ox_first, ox_last, out);
+    columns<1, GW>(g, t, w, bias, c, ox_first, ox_last, out);
   }
   leftover(g, t, w, bias, c, ox_first, ox_last, out);
 }
@@ -217,8 +278,8 @@ template <bool kPin, int KW, int S>
 HETSCHED_FAST_INLINE void tiled_row(const Geometry& g, const RowTaps& t, const float* w, const float* bias, bool small,
                                     float* out) {
   constexpr int P = 8;
-  if (t.c1 - t.c0 < kLanes) return runs(g, t, w, bias, 0, g.out_w, out);
-  runs(g, t, w, bias, 0, g.ox_in, out);
+  if (t.c1 - t.c0 < kLanes) return runs<1>(g, t, w, bias, 0, g.out_w, out);
+  runs<1>(g, t, w, bias, 0, g.ox_in, out);
   if (small) {
     for (int64_t ox = g.ox_in; ox < g.ox_out; ox += P) {
       // Tiles of P, the last one moved back as run_columns does.
@@ -231,7 +292,7 @@ HETSCHED_FAST_INLINE void tiled_row(const Geometry& g, const RowTaps& t, const f
     for (int64_t c = t.c0; c < t.c1; c += kLanes)
       run_columns<kPin, P, KW, S>(g, t, w, bias, std::min(c, t.c1 - kLanes), g.ox_in, g.ox_out, out);
   }
-  runs(g, t, w, bias, g.ox_out, g.out_w, out);
+  runs<1>(g, t, w, bias, g.ox_out, g.out_w, out);
 }
 
 // One output row `oy` of image `image`: out[ox][c] = bias[c] + sum over
@@ -242,14 +303,15 @@ HETSCHED_FAST_INLINE void tiled_row(const Geometry& g, const RowTaps& t, const f
 // along the row, so that one run's weights stay in L1 (pixel by pixel
 // they streamed from L2 at every pixel: 2x slower on EfficientNet-B0's
 // 14x14 5x5s).
-template <bool kPin>
+template <bool kPin, int GW>
 HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, const float* image, const float* w,
                                    const float* bias, int64_t oy, int64_t c0, int64_t c1, float* out) {
   const Geometry& g = *gp;
   RowTaps t{image, kx_range, 0, 0, oy * g.stride_h - g.pad_top, c0, c1};
   inside(t.iy0, g.kernel_h, g.dilation_h, g.in_h, t.ky0, t.ky1);
-  const bool small = g.kernel_h * g.kernel_w * g.padded * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes;
-  if (g.ox_in < g.ox_out) {
+  const bool small =
+      g.kernel_h * g.kernel_w * GW * g.padded * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes;
+  if (GW == 1 && g.ox_in < g.ox_out) {
     switch (g.kernel_w * 4 + g.stride_w) {  // the shapes set_tiled_columns takes
       case 3 * 4 + 1: return tiled_row<kPin, 3, 1>(g, t, w, bias, small, out);
       case 3 * 4 + 2: return tiled_row<kPin, 3, 2>(g, t, w, bias, small, out);
@@ -261,9 +323,21 @@ HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, 
     }
   }
   if (small) {
-    for (int64_t ox = 0; ox < g.out_w; ++ox) runs(g, t, w, bias, ox, ox + 1, out);
+    for (int64_t ox = 0; ox < g.out_w; ++ox) runs<GW>(g, t, w, bias, ox, ox + 1, out);
   } else {
-    runs(g, t, w, bias, 0, g.out_w, out);
+    runs<GW>(g, t, w, bias, 0, g.out_w, out);
+  }
+}
+
+using RowBody = void (*)(const Geometry*, const int64_t*, const float*, const float*, const float*, int64_t, int64_t,
+                         int64_t, float*);
+
+// The body for g's group width, for this CPU.
+RowBody row_body_for(const Geometry& g) {
+  switch (g.gw) {
+    case 2: return Clones<row_body<false, 2>, row_body<true, 2>>::best();
+    case 4: return Clones<row_body<false, 4>, row_body<true, 4>>::best();
+    default: return Clones<row_body<false, 1>, row_body<true, 1>>::best();
   }
 }
 
@@ -271,7 +345,8 @@ class DepthwiseNhwc final : public FastOp {
  public:
   DepthwiseNhwc(const Tensor& x, Tensor& y, const Geometry& g, std::vector<float> w, std::vector<float> bias,
                 ActivationPass post, TaskPool* pool)
-      : FastOp(y), x_(x), g_(g), w_(std::move(w)), bias_(std::move(bias)), post_(post), pool_(pool) {
+      : FastOp(y), x_(x), g_(g), w_(std::move(w)), bias_(std::move(bias)), post_(post), pool_(pool),
+        body_(row_body_for(g_)) {
     // Each output column's taps inside the input, worked out once: a
     // division per pixel cost as much as a small conv's sums.
     kx_range_.resize(static_cast<size_t>(2 * g_.out_w));
@@ -280,7 +355,7 @@ class DepthwiseNhwc final : public FastOp {
   }
 
   Status run() override {
-    static const auto body = Clones<row_body<false>, row_body<true>>::best();
+    const RowBody body = body_;
     const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.cin;
     const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kernel_h * g_.kernel_w);
     const float* x = x_.data<float>();
@@ -316,30 +391,43 @@ class DepthwiseNhwc final : public FastOp {
  private:
   const Tensor& x_;
   Geometry g_;
-  std::vector<float> w_;     // [kh * kw][padded]
+  std::vector<float> w_;     // [kh * kw][gw][padded]
   std::vector<float> bias_;  // [padded]
   std::vector<int64_t> kx_range_;  // [out_w][2]: the first and last + 1 column tap inside the input
   ActivationPass post_;
   TaskPool* pool_;
+  RowBody body_;
 };
 
 }  // namespace
 
 namespace {
 
-// `node`'s parameters when this kernel runs it.
-Result<xnnpack::ConvParams> read_depthwise(const Graph& graph, const Node& node) {
+// `node`'s parameters when this kernel runs it, and its group width.
+Result<std::pair<xnnpack::ConvParams, int64_t>> read_depthwise(const Graph& graph, const Node& node) {
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_fast_conv(graph, node));
-  if (!p.depthwise || p.out_channels != p.in_channels) return unsupported("not a depthwise conv of one output per channel");
-  return p;
+  if (p.depthwise && p.out_channels == p.in_channels) return std::pair{p, int64_t{1}};
+  const int64_t gw = p.groups > 1 ? p.in_channels / p.groups : 0;
+  // 8 channels a group ran ResNeXt-50's second stage at 0.87 ms a conv
+  // against XNNPACK's 0.54 (1 thread, 2-core Xeon): vpermps across the
+  // 128-bit lanes, and 73 KB of weights a pixel; left to XNNPACK.
+  if (p.groups > 1 && p.out_channels == p.in_channels && (gw == 2 || gw == 4)) return std::pair{p, gw};
+  return unsupported("not a depthwise conv of one output per channel, nor a grouped one of 2 or 4 channels a "
+                     "group in and out");
 }
 
 }  // namespace
 
 Status depthwise_nhwc_supported(const Graph& graph, const Node& node) { return read_depthwise(graph, node).status(); }
 
+int64_t nhwc_group_width(const Graph& graph, const Node& node) {
+  const auto r = read_depthwise(graph, node);
+  return r.is_ok() ? r->second : 0;
+}
+
 Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post) {
-  HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, read_depthwise(ctx.graph, ctx.node));
+  HS_ASSIGN_OR_RETURN(const auto read, read_depthwise(ctx.graph, ctx.node));
+  const xnnpack::ConvParams& p = read.first;
   HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
   // Every activation, Relu and Clip too, as a pass over each finished row.
   HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, false, "depthwise conv"));
@@ -347,13 +435,16 @@ Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, Va
   Geometry g;
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   g.padded = (g.cin + kRun - 1) / kRun * kRun;
+  g.gw = read.second;
   set_tiled_columns(g);
-  // ONNX's [C, 1, kh, kw] to [tap][channel], zeros past C.
+  // ONNX's [C, gw, kh, kw] to [tap][i][channel], zeros past C.
   const float* filter = ctx.input(1).data<float>();
   const int64_t taps = g.kernel_h * g.kernel_w;
-  std::vector<float> w(static_cast<size_t>(taps * g.padded), 0.f);
+  std::vector<float> w(static_cast<size_t>(taps * g.gw * g.padded), 0.f);
   for (int64_t c = 0; c < g.cin; ++c)
-    for (int64_t t = 0; t < taps; ++t) w[static_cast<size_t>(t * g.padded + c)] = filter[c * taps + t];
+    for (int64_t i = 0; i < g.gw; ++i)
+      for (int64_t t = 0; t < taps; ++t)
+        w[static_cast<size_t>((t * g.gw + i) * g.padded + c)] = filter[(c * g.gw + i) * taps + t];
   std::vector<float> bias(static_cast<size_t>(g.padded), 0.f);
   if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue)
     std::copy_n(ctx.input(2).data<float>(), g.cin, bias.begin());

@@ -21,8 +21,15 @@
 namespace hetsched::cpu::fast {
 
 // ok when `node` is a depthwise Conv this kernel runs: static f32 rank-4
-// X, one output channel per input channel, constant f32 weights and bias.
+// X, one output channel per input channel, constant f32 weights and bias;
+// or a grouped one of 2 or 4 channels a group, in and out (ResNeXt-50
+// 32x4d's first stage, where XNNPACK's GEMM per group ran at 7 GFMA/s),
+// each output channel's inputs shuffled to its lane from the 16-channel
+// vector it sits in.
 Status depthwise_nhwc_supported(const Graph& graph, const Node& node);
+
+// The group width this kernel runs `node` with (1: depthwise), or 0.
+int64_t nhwc_group_width(const Graph& graph, const Node& node);
 
 // The op for ctx.node on NHWC data, writing `output` (the node's own
 // output, or that of what its epilogue takes in) with the node's fused
