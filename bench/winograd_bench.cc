@@ -1,7 +1,8 @@
-// Winograd F(4x4, 3x3) (delegates/cpu/fast/winograd_conv.cc) against
-// XNNPACK's own convolution on the same dense 3x3 stride-1 convs, in one
-// run: the shapes of ResNet, VGG, RegNet and PP-OCR det backbones and some
-// odd ones, NHWC in and out (as between XNNPACK segments), pads 1, Relu.
+// Winograd (delegates/cpu/fast/winograd_conv.cc; the tile winograd_rule.h
+// picks, or HETSCHED_WINOGRAD_TILE=2|4's) against XNNPACK's own
+// convolution on the same dense 3x3 stride-1 convs, in one run: the
+// shapes of ResNet, VGG, RegNet and PP-OCR det backbones and some odd
+// ones, NHWC in and out (as between XNNPACK segments), pads 1, Relu.
 // XNNPACK's operator runs on hetsched's pthreadpool, the Winograd op on
 // the fast kernels' TaskPool, both with `--threads` threads; the two are
 // timed in alternating rounds so that other load on the machine slows both

@@ -130,7 +130,7 @@ HETSCHED_FAST_INLINE void at(const Lanes* m, int64_t s, Lanes* o, int64_t os) {
   }
 }
 
-// The 6x6 input tile at (y0, x0), channels [c0, c0 + width), with zeros
+// The kAlpha x kAlpha input tile at (y0, x0), channels [c0, c0 + width), with zeros
 // outside the image and past `width` (at the image's border, or NCHW, or
 // the last channels).
 template <int T>
