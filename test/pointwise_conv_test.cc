@@ -171,6 +171,38 @@ TEST(PointwiseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   expect_nhwc_agrees({1, 6, 45, 41}, 80, {2, 2}, false);
 }
 
+// A squeeze-and-excitation block: pre 3x3 (XNNPACK) -> a, its gate s =
+// Sigmoid(fc2(Relu(fc1(mean of a)))), then the 1x1 projection of a * s to
+// `cout` channels -> post 3x3. With HETSCHED_POINTWISE=on fc1, fc2 and the
+// projection are on the fast GEMM (3 fast ops); where cout x 8 is below
+// the map's pixels the Mul goes into the projection's group too (its
+// weights scaled by s on every run: 4), otherwise it stays in an XNNPACK
+// segment. Segments: pre, the pool, the Sigmoid (and the Mul), post.
+Graph squeeze_excite(const Shape& x, int64_t channels, int64_t cout) {
+  GraphBuilder b("se_" + std::to_string(channels) + "x" + std::to_string(cout));
+  const FusedActivation relu{FusedActivation::Kind::kRelu};
+  const ValueId a = add_conv(b, b.input("x", f32_type(x)), x[1], channels, 3, {1, 1}, true, relu, "pre", 4);
+  const ValueId mean = b.op("GlobalAveragePool", {a}, {}, "pool");
+  const ValueId f1 = add_conv(b, mean, channels, channels / 4, 1, {1, 1}, true, relu, "fc1", 5);
+  const ValueId gate = b.op("Sigmoid", {add_conv(b, f1, channels / 4, channels, 1, {1, 1}, true, {}, "fc2", 6)}, {}, "gate");
+  const ValueId scaled = b.op("Mul", {a, gate}, {}, "scale");
+  const ValueId p = add_conv(b, scaled, channels, cout, 1, {1, 1}, true, {}, "proj", 7);
+  b.output(add_conv(b, p, cout, 5, 3, {1, 1}, true, {}, "post", 8));
+  return testing::build(b);
+}
+
+TEST(PointwiseConvTest, SqueezeExcitationScaleFoldedIntoTheProjectionMatchesPortable) {
+  ScopedEnv on("HETSCHED_POINTWISE", "on");
+  ScopedEnv winograd("HETSCHED_WINOGRAD", "off");
+  ScopedEnv dense("HETSCHED_DENSE_CONV", "off");
+  // 12 x 14 = 168 pixels: 16 outputs fold the Mul in, 24 do not.
+  const Shape x{1, 5, 12, 14};
+  testing::expect_fast_cpu_matches_portable(squeeze_excite(x, 48, 16), x, 4, 3, 1e-5f, "se");
+  testing::expect_fast_cpu_matches_portable(squeeze_excite(x, 48, 24), x, 3, 3, 1e-5f, "se");
+  // 37 channels in, 11 out: a partial panel, zero-padded columns.
+  testing::expect_fast_cpu_matches_portable(squeeze_excite(x, 37, 11), x, 4, 3, 1e-5f, "se");
+}
+
 // x -> pre 3x3 -> a -> mid 3x3 -> 1x1 + Add(a) -> Relu -> post 3x3, and
 // with `read_after` a also read by an Add after post: where the group reads
 // a last, its output takes over a's bytes (island_arena.h); where a is read

@@ -13,7 +13,9 @@
 namespace hetsched::cpu::fast {
 
 std::vector<NodeId> ConvGroup::nodes() const {
-  std::vector<NodeId> n{conv};
+  std::vector<NodeId> n;
+  if (scale_mul != kNoNode) n.push_back(scale_mul);
+  n.push_back(conv);
   if (add != kNoNode) n.push_back(add);
   if (activation != kNoNode) n.push_back(activation);
   if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);

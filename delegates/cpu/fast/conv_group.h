@@ -24,11 +24,18 @@ struct ConvGroup {
   // output, or kNoNode.
   NodeId silu_sigmoid = kNoNode;
   NodeId silu_mul = kNoNode;
+  // Before a 1x1 conv: the Mul of its input by a run-time [1, C, 1, 1]
+  // scale (a squeeze-and-excitation block's) that only the conv reads, or
+  // kNoNode; with one, the conv reads `scaled` (the Mul's other operand)
+  // and scales its weights' rows by `scale` on every run (pointwise_conv.cc).
+  NodeId scale_mul = kNoNode;
+  ValueId scaled = kNoValue;
+  ValueId scale = kNoValue;
   // Which kernel runs the conv: a 1x1 conv's fast GEMM runs in either
   // order, the others' groups on NHWC data only.
   enum class Kernel { kPointwise, kWinograd, kDense, kDepthwise };
   Kernel kernel = Kernel::kPointwise;
-  bool nhwc_only() const { return kernel != Kernel::kPointwise; }
+  bool nhwc_only() const { return kernel != Kernel::kPointwise || scale_mul != kNoNode; }
 
   std::vector<NodeId> nodes() const;
 };

@@ -38,6 +38,8 @@ void keep_out_groups(const std::vector<ConvGroup>& groups, std::map<NodeId, std:
       out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
     if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
     if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
+    if (g.scale_mul != kNoNode)
+      out[g.scale_mul] = "a squeeze-and-excitation Mul, folded into its 1x1 conv's weights on every run";
     if (g.silu_sigmoid != kNoNode) {
       out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its conv's epilogue";
       out[g.silu_mul] = "a SiLU's Mul, in its conv's epilogue";
@@ -188,6 +190,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     // its own.
     changed = false;
     for (auto it = groups.begin(); it != groups.end();) {
+      // A scale Mul not on an NHWC step stays out of its group, whose conv
+      // then reads the Mul's output as before.
+      if (it->scale_mul != kNoNode && !nhwc_step[it->scale_mul]) {
+        it->scale_mul = kNoNode;
+        it->scaled = it->scale = kNoValue;
+        changed = true;
+      }
       const std::vector<NodeId> nodes = it->nodes();
       const size_t on_nhwc = static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](NodeId n) { return nhwc_step[n]; }));
       if (on_nhwc == nodes.size() || (forced && !it->nhwc_only() && on_nhwc == 0)) {
