@@ -807,6 +807,37 @@ TEST(XnnpackOpsTest, FastSoftmaxMatchesPortable) {
   }
 }
 
+// A causal mask's rows: -inf, -1e9 and -FLT_MAX beside finite scores give
+// exactly 0 there and rows summing to 1 (exp's clamp; a denormal there
+// was exact enough but cost a microcode assist per element).
+TEST(XnnpackOpsTest, FastSoftmaxOfMaskedRowsGivesExactZeros) {
+  const Shape shape{5, 37};
+  Tensor x = random_tensor(shape, 2, -4.f, 4.f);
+  float* v = x.data<float>();
+  const float masks[] = {-std::numeric_limits<float>::infinity(), -1e9f, std::numeric_limits<float>::lowest()};
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = r + 1; c < 37; ++c) v[r * 37 + c] = masks[(r + c) % 3];
+  GraphBuilder b("softmax_masked");
+  b.output(b.op("Softmax", {b.input("x", f32(shape))}));
+  const Graph g = testing::build(b);
+  GraphBuilder again("softmax_masked");
+  again.output(again.op("Softmax", {again.input("x", f32(shape))}));
+  expect_fast_agrees(again, {x}, 1, Tolerance{});
+  auto run = testing::run_cpu_island(g, {x}, {{"engine", "xnnpack"}, {"threads", "1"}});
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  const float* y = run->outputs[0].data<float>();
+  for (int64_t r = 0; r < 5; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < 37; ++c) {
+      if (c > r) {
+        EXPECT_EQ(y[r * 37 + c], 0.f) << "row " << r << ", column " << c;
+      }
+      sum += y[r * 37 + c];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6) << "row " << r;
+  }
+}
+
 // Both written-out forms of the erf GELU become one Gelu on a fast kernel.
 TEST(XnnpackOpsTest, WrittenOutGeluFusesToFastGelu) {
   for (int form : {0, 1, 2}) {

@@ -3,6 +3,7 @@
 // pass, then one multiply. XNNPACK runs softmax too, but alone in a segment
 // (as attention places it, between two batched MatMuls) it pays the
 // segment's staging copy and took 12 us on a 4x64x64 map against 3 here.
+#include "delegates/cpu/fast/avx512_math.h"
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "graph/op_schema.h"
@@ -22,6 +23,26 @@ HETSCHED_FAST_INLINE void softmax_rows(const float* __restrict x, float* __restr
   }
 }
 
+#if defined(__x86_64__)
+// The same with the exp on AVX-512 intrinsics (avx512_math.h).
+HETSCHED_AVX512 HETSCHED_FAST_INLINE void softmax_rows_avx512(const float* __restrict x, float* __restrict y,
+                                                              int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+    const __m512 max = _mm512_set1_ps(lane_max(x, n));
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 part = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(y + i, part, exp512<1>(_mm512_sub_ps(_mm512_maskz_loadu_ps(part, x + i), max)));
+    }
+    const float inv = 1.f / lane_sum(y, n, [](auto v) { return v; });
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+#else
+HETSCHED_FAST_INLINE void softmax_rows_avx512(const float* __restrict x, float* __restrict y, int64_t rows, int64_t n) {
+  softmax_rows(x, y, rows, n);
+}
+#endif
+
 class Softmax final : public FastOp {
  public:
   Softmax(const Tensor& x, Tensor& y, int64_t n, TaskPool* pool) : FastOp(y), x_(x), n_(n), pool_(pool) {}
@@ -30,7 +51,7 @@ class Softmax final : public FastOp {
     const int64_t rows = x_.num_elements() / n_;
     const float* x = x_.data<float>();
     float* y = out();
-    static const auto fn = Clones<softmax_rows>::best();
+    static const auto fn = Clones<softmax_rows, softmax_rows_avx512>::best();
     const int64_t per_task = std::max<int64_t>(1, 4096 / n_);
     const size_t tasks = static_cast<size_t>((rows + per_task - 1) / per_task);
     parallel_tasks(pool_, tasks, 30.0 * static_cast<double>(rows * n_), [&](size_t t) {

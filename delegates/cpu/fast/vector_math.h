@@ -147,7 +147,13 @@ HETSCHED_FAST_INLINE float exp_approx(float v) {
   return p * half_scale * 2.f;
 }
 
-// GELU with the exact (erf) form: x/2 (1 + erf(x / sqrt 2)).
-HETSCHED_FAST_INLINE float gelu_erf(float x) { return 0.5f * x * (1.f + erf_approx(x * 0.70710678118654752f)); }
+// GELU with the exact (erf) form: x/2 (1 + erf(x / sqrt 2)); 0 below
+// kGeluZeroBelow = -4 sqrt 2, where erf_approx clamps (GELU is under 5e-8
+// there, and 1 + erf(-4) in float, a few ulp of 1, times x/2 is not).
+inline constexpr float kGeluZeroBelow = -5.65685424949238f;
+HETSCHED_FAST_INLINE float gelu_erf(float x) {
+  const float g = 0.5f * x * (1.f + erf_approx(x * 0.70710678118654752f));
+  return x < kGeluZeroBelow ? 0.f : g;
+}
 
 }  // namespace hetsched::cpu::fast
