@@ -8,9 +8,11 @@
 // conv -> Add(identity) -> Relu, which XNNPACK runs as its conv and its add
 // operator (Relu as the add's clamp) and the fast op as one GEMM with the
 // Add and the Relu in its epilogue; the others carry a fused Relu.
-// XNNPACK runs on hetsched's pthreadpool, the fast op on the fast kernels'
-// TaskPool, both with `--threads` threads, in alternating rounds so that
-// other load on the machine slows both alike. Prints per shape the median
+// XNNPACK and the fast op run on one pool of `--threads` threads, as in the
+// CPU delegate (with a pool each, until session 19, the idle pool's worker
+// spun for 2 ms after each run on the core the other needed: 2 threads ran
+// a 256x256 conv at 56x56 1.1x faster than 1, where one pool runs it 1.9x),
+// in alternating rounds so that other load on the machine slows both alike. Prints per shape the median
 // of each side, the ratio and what pointwise_rule.h decides.
 // (In a network the plan takes a 1x1 conv only where it then runs as an
 // NHWC step between segments, delegates/cpu/fast/fast_plan.h, which this
@@ -32,6 +34,7 @@
 #include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/pointwise_conv.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
+#include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -163,13 +166,13 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v) tensors.emplace_back(graph.value(v).type);
   std::copy(x.begin(), x.begin() + s.cin * s.h * s.w, tensors[xv].data<float>());
   if (s.residual) std::copy(res.begin(), res.begin() + s.cout * oh * ow, tensors[rv].data<float>());
-  cpu::fast::TaskPool task_pool(threads);
+  cpu::fast::TaskPool* task_pool = cpu::xnnpack::thread_pool_of(pool->get());  // one pool for both
   Result<std::unique_ptr<cpu::fast::FastOp>> op = unavailable("no op");
   if (k == 1) {
     setenv("HETSCHED_POINTWISE", "on", 1);
     const std::vector<cpu::fast::ConvGroup> groups = cpu::fast::find_pointwise_groups(graph);
     if (groups.size() != 1 || (s.residual && groups[0].activation == kNoNode)) fail("the group was not found");
-    cpu::fast::FastOpContext ctx{graph, graph.node(groups[0].conv), threads > 1 ? &task_pool : nullptr,
+    cpu::fast::FastOpContext ctx{graph, graph.node(groups[0].conv), threads > 1 ? task_pool : nullptr,
                                  [&](ValueId v) -> Tensor& { return tensors[v]; }};
     ctx.nhwc = true;
     op = cpu::fast::make_conv_group(ctx, groups[0]);
@@ -178,7 +181,7 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
     if (s.residual) fail("+res is for 1x1 shapes");
     setenv("HETSCHED_DENSE_CONV", "on", 1);
     setenv("HETSCHED_WINOGRAD", "off", 1);
-    cpu::fast::FastOpContext ctx{graph, graph.node(graph.find_node("conv")), threads > 1 ? &task_pool : nullptr,
+    cpu::fast::FastOpContext ctx{graph, graph.node(graph.find_node("conv")), threads > 1 ? task_pool : nullptr,
                                  [&](ValueId v) -> Tensor& { return tensors[v]; }};
     ctx.nhwc = true;
     op = cpu::fast::make_fast_op(ctx);

@@ -3,10 +3,11 @@
 // convolution on the same dense 3x3 stride-1 convs, in one run: the
 // shapes of ResNet, VGG, RegNet and PP-OCR det backbones and some odd
 // ones, NHWC in and out (as between XNNPACK segments), pads 1, Relu.
-// XNNPACK's operator runs on hetsched's pthreadpool, the Winograd op on
-// the fast kernels' TaskPool, both with `--threads` threads; the two are
-// timed in alternating rounds so that other load on the machine slows both
-// alike. Prints per shape the median of each side, the ratio and what
+// XNNPACK's operator and the Winograd op run on one pool of `--threads`
+// threads, as in the CPU delegate (with a pool each, the idle pool's
+// worker spun for 2 ms after each run on the core the other needed, and
+// 2 threads ran barely faster than 1); the two are timed in alternating
+// rounds so that other load on the machine slows both alike. Prints per shape the median of each side, the ratio and what
 // winograd_rule.h decides, so the rule can be checked against the numbers.
 //
 //   build/bench/winograd_bench [--threads 1] [--runs 20] [--rounds 5] [--shape CINxCOUTxHxW ...]
@@ -22,6 +23,7 @@
 
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/winograd_rule.h"
+#include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -112,9 +114,9 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   Graph graph = std::move(b.build()).value();
   Tensor xt(graph.value(xv).type), yt(graph.value(yv).type);
   std::copy(x.begin(), x.end(), xt.data<float>());
-  cpu::fast::TaskPool task_pool(threads);
+  cpu::fast::TaskPool* task_pool = cpu::xnnpack::thread_pool_of(pool->get());  // one pool for both
   setenv("HETSCHED_WINOGRAD", "on", 1);
-  cpu::fast::FastOpContext ctx{graph, graph.node(0), threads > 1 ? &task_pool : nullptr,
+  cpu::fast::FastOpContext ctx{graph, graph.node(0), threads > 1 ? task_pool : nullptr,
                                [&](ValueId v) -> Tensor& { return v == xv ? xt : yt; }};
   ctx.nhwc = true;
   auto op = cpu::fast::make_fast_op(ctx);

@@ -118,6 +118,15 @@ TEST(StemConvTest, KernelsStridesAndPaddingsMatchPortable) {
   expect_agrees({1, 3, 15, 21}, silu);
 }
 
+// Enough work to split over 2 threads (1M flops, fast_op.h): the padded
+// copy of the input splits with the conv, a task per input row of a batch
+// of two; from NCHW (the island's input) and from NHWC. Copying each row
+// to the wrong image, or only its first channel, fails these.
+TEST(StemConvTest, SplitOverTwoThreadsMatchesPortable) {
+  expect_agrees({2, 3, 64, 48}, Stem{});        // MobileNet's and EfficientNet's: 3x3 stride 2, 32 outputs
+  expect_agrees({2, 5, 64, 48}, Stem{}, true);
+}
+
 // Not the island's input: NHWC from the segment before it.
 TEST(StemConvTest, NhwcInputBetweenSegmentsMatchesPortable) {
   expect_agrees({1, 5, 13, 18}, Stem{}, true);

@@ -165,10 +165,10 @@ class StemConv final : public FastOp {
   Status run() override {
     static const auto body = Clones<row_body>::best();
     float* image = reinterpret_cast<float*>(image_.data());
-    copy_input(image);
     const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.cout;
     const int64_t image_floats = g_.cin * g_.image_h * g_.image_w;
     const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kernel_h * g_.kernel_w * g_.cin);
+    copy_input(image, work);
     float* y = out();
     parallel_tasks(pool_, static_cast<size_t>(rows), work, [&](size_t r) {
       const int64_t n = static_cast<int64_t>(r) / g_.out_h, oy = static_cast<int64_t>(r) % g_.out_h;
@@ -180,24 +180,28 @@ class StemConv final : public FastOp {
   }
 
  private:
-  // The input's rows, NCHW or NHWC, into the padded planes' interior.
-  void copy_input(float* image) const {
+  // The input's rows, NCHW or NHWC, into the padded planes' interior: a
+  // task per input row (all its channels), split as the conv after it is
+  // (by the conv's `work`), so that each thread copies about the rows its
+  // output rows then read.
+  void copy_input(float* image, double work) const {
     const float* x = x_.data<float>();
     const int64_t rows_in = std::min(g_.in_h, g_.image_h - g_.pad_top);
     const int64_t width = std::max<int64_t>(0, std::min(g_.in_w, g_.image_w - g_.pad_left));
     const int64_t plane_in = g_.in_h * g_.in_w, plane = g_.image_h * g_.image_w;
-    for (int64_t n = 0; n < g_.batch; ++n)
-      for (int64_t c = 0; c < g_.cin; ++c)
-        for (int64_t iy = 0; iy < rows_in; ++iy) {
-          float* dst = image + (n * g_.cin + c) * plane + (iy + g_.pad_top) * g_.image_w + g_.pad_left;
-          if (nchw_input_) {
-            const float* src = x + (n * g_.cin + c) * plane_in + iy * g_.in_w;
-            std::copy(src, src + width, dst);
-          } else {
-            const float* src = x + ((n * g_.in_h + iy) * g_.in_w) * g_.cin + c;
-            for (int64_t ix = 0; ix < width; ++ix) dst[ix] = src[ix * g_.cin];
-          }
+    parallel_tasks(pool_, static_cast<size_t>(g_.batch * rows_in), work, [&](size_t t) {
+      const int64_t n = static_cast<int64_t>(t) / rows_in, iy = static_cast<int64_t>(t) % rows_in;
+      for (int64_t c = 0; c < g_.cin; ++c) {
+        float* dst = image + (n * g_.cin + c) * plane + (iy + g_.pad_top) * g_.image_w + g_.pad_left;
+        if (nchw_input_) {
+          const float* src = x + (n * g_.cin + c) * plane_in + iy * g_.in_w;
+          std::copy(src, src + width, dst);
+        } else {
+          const float* src = x + ((n * g_.in_h + iy) * g_.in_w) * g_.cin + c;
+          for (int64_t ix = 0; ix < width; ++ix) dst[ix] = src[ix * g_.cin];
         }
+      }
+    });
   }
 
   const Tensor& x_;
