@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace hetsched {
 
@@ -55,6 +56,70 @@ std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRo
     tap.w = static_cast<float>(c - static_cast<double>(tap.lo));
   }
   return taps;
+}
+
+namespace {
+
+bool static_f32_rank4(const Graph& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  return value.type_known && value.type.is_static() && value.type.dtype == DType::kFloat32 && value.type.rank() == 4;
+}
+
+}  // namespace
+
+Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node) {
+  if (node.op != "Resize" || node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.size() != 1)
+    return unsupported("not a Resize of one input and one output");
+  ResizeMapping m;
+  HS_ASSIGN_OR_RETURN(const std::string mode, node.attrs.get_string("mode", "nearest"));
+  if (mode != "nearest" && mode != "linear") return unsupported("mode '" + mode + "' (nearest and linear are)");
+  m.linear = mode == "linear";
+  HS_ASSIGN_OR_RETURN(const int64_t antialias, node.attrs.get_int("antialias", 0));
+  if (antialias != 0) return unsupported("antialias");
+  if (node.attrs.has("axes")) return unsupported("the axes attribute");
+  const ValueId x = node.inputs[0], y = node.outputs[0];
+  if (!static_f32_rank4(graph, x) || !static_f32_rank4(graph, y)) return unsupported("not a static rank-4 f32 tensor");
+  const Shape& xs = graph.value(x).type.shape;
+  const Shape& ys = graph.value(y).type.shape;
+  if (xs[0] != ys[0] || xs[1] != ys[1]) return unsupported("N or C resized (only H and W are)");
+  if (xs[2] == 0 || xs[3] == 0) return unsupported("an empty input");
+  size_t scales_input = 2;
+  if (graph.opset() < 11) {
+    m.transform = ResizeTransform::kAsymmetric;
+    m.rounding = ResizeRounding::kFloor;
+    scales_input = 1;
+  } else {
+    HS_ASSIGN_OR_RETURN(const std::string transform,
+                        node.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
+    HS_ASSIGN_OR_RETURN(const std::string rounding, node.attrs.get_string("nearest_mode", "round_prefer_floor"));
+    if (transform == "half_pixel") m.transform = ResizeTransform::kHalfPixel;
+    else if (transform == "asymmetric") m.transform = ResizeTransform::kAsymmetric;
+    else if (transform == "align_corners") m.transform = ResizeTransform::kAlignCorners;
+    else if (transform == "pytorch_half_pixel") m.transform = ResizeTransform::kPytorchHalfPixel;
+    else if (transform == "tf_half_pixel_for_nearest") m.transform = ResizeTransform::kTfHalfPixelForNearest;
+    else return unsupported("coordinate_transformation_mode '" + transform + "'");
+    if (rounding == "round_prefer_floor") m.rounding = ResizeRounding::kRoundPreferFloor;
+    else if (rounding == "round_prefer_ceil") m.rounding = ResizeRounding::kRoundPreferCeil;
+    else if (rounding == "floor") m.rounding = ResizeRounding::kFloor;
+    else if (rounding == "ceil") m.rounding = ResizeRounding::kCeil;
+    else return unsupported("nearest_mode '" + rounding + "'");
+  }
+  const Value* scales = node.inputs.size() > scales_input && node.inputs[scales_input] != kNoValue
+                            ? &graph.value(node.inputs[scales_input])
+                            : nullptr;
+  if (scales && scales->is_constant() && scales->constant->num_elements() == 0) scales = nullptr;
+  if (scales) {
+    if (!scales->is_constant()) return unsupported("scales computed at run time");
+    if (scales->constant->dtype() != DType::kFloat32 || scales->constant->num_elements() != 4)
+      return unsupported("scales that are not 4 f32 values");
+    m.scale_h = scales->constant->data<float>()[2];
+    m.scale_w = scales->constant->data<float>()[3];
+  } else {
+    m.scale_h = static_cast<double>(ys[2]) / static_cast<double>(xs[2]);
+    m.scale_w = static_cast<double>(ys[3]) / static_cast<double>(xs[3]);
+  }
+  if (!(m.scale_h > 0.0) || !(m.scale_w > 0.0)) return unsupported("scales that are not positive");
+  return m;
 }
 
 }  // namespace hetsched

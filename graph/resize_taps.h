@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/graph.h"
+#include "hetsched/status.h"
+
 namespace hetsched {
 
 enum class ResizeTransform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
@@ -29,5 +32,21 @@ int64_t resize_round(ResizeRounding r, double x);
 // The taps of every output coordinate along one axis.
 std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRounding r, double scale, int64_t in_len,
                                         int64_t out_len);
+
+// A Resize node's mode and its mapping on H and W, read from the graph for
+// the kernels that plan it ahead (the CPU delegate's NHWC nearest kernel
+// and its fast NCHW one): a static rank-4 f32 input and output of the same
+// N and C, mode "nearest" or "linear" (not cubic, not antialiased, no
+// `axes`), any coordinate_transformation_mode but tf_crop_and_resize, and
+// the scales a constant (Resize-10's input 1, else input 2) or, absent or
+// empty, the output size over the input's. Resize-10 is asymmetric with
+// floor, as ONNX's version converter turns it at opset 11.
+struct ResizeMapping {
+  bool linear = false;
+  ResizeTransform transform = ResizeTransform::kHalfPixel;
+  ResizeRounding rounding = ResizeRounding::kRoundPreferFloor;
+  double scale_h = 1.0, scale_w = 1.0;
+};
+Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node);
 
 }  // namespace hetsched

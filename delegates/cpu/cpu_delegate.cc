@@ -210,6 +210,7 @@ class CpuIslandHandle final : public IslandHandle {
           fast::FastOpContext fctx{graph_, nhwc_node, pool_, tensor_of};
           fctx.nhwc = true;
           fctx.nchw_input = reads_island_input(nhwc_node);
+          fctx.nchw_output = step.nchw_output;
           HS_ASSIGN_OR_RETURN(auto op, fast::make_fast_op(fctx));
           add_fast_step(std::move(op), {step.nodes[0]}, nhwc_node.outputs[0], i, plan, segments, step_of);
           spdlog::debug("[CPU] island {}: {} runs on its fast NHWC kernel between segments", island_id_,

@@ -64,6 +64,9 @@ struct FastOpContext {
   // caller's NCHW order (xnnpack::is_island_input; only for the convs of
   // dense_conv_reads_windows(), a network's stem).
   bool nchw_input = false;
+  // With nhwc: the node's output is an island output, written in the
+  // graph's order (only for a Resize: fast_plan.h's lone segments).
+  bool nchw_output = false;
 
   // The island's tensor of an input, or its constant.
   const Tensor& input(size_t i) const;
@@ -124,6 +127,7 @@ FastOpKind depthwise_conv_kind();  // depthwise_conv.cc
 FastOpKind winograd_conv_kind();   // winograd_conv.cc
 FastOpKind pointwise_conv_kind();  // pointwise_conv.cc (a 1x1 conv alone; groups: pointwise_conv.h)
 FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv on the GEMM)
+FastOpKind resize_kind();          // resize.cc (nearest and linear, in the graph's order)
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run

@@ -20,49 +20,10 @@ bool is_f32_rank4(const Graph& graph, ValueId v) {
   return value.type_known && value.type.is_static() && value.type.dtype == DType::kFloat32 && value.type.rank() == 4;
 }
 
-struct ResizeMapping {
-  ResizeTransform transform = ResizeTransform::kHalfPixel;
-  ResizeRounding rounding = ResizeRounding::kRoundPreferFloor;
-  double scale_h = 1.0, scale_w = 1.0;
-};
-
+// Nearest only: XNNPACK resizes bilinearly (its own operator, in segments).
 Result<ResizeMapping> read_nearest(const Graph& graph, const Node& node) {
-  HS_ASSIGN_OR_RETURN(const std::string mode, node.attrs.get_string("mode", "nearest"));
-  if (mode != "nearest") return unsupported("mode '" + mode + "' has no NHWC kernel");
-  if (graph.opset() < 11) return unsupported("Resize before opset 11 has no NHWC kernel");
-  const ValueId x = node.inputs[0], y = node.outputs[0];
-  if (!is_f32_rank4(graph, x) || !is_f32_rank4(graph, y)) return unsupported("only rank-4 f32 has an NHWC kernel");
-  const Shape& xs = graph.value(x).type.shape;
-  const Shape& ys = graph.value(y).type.shape;
-  if (xs[0] != ys[0] || xs[1] != ys[1]) return unsupported("only H and W are resized by the NHWC kernel");
-  if (xs[2] == 0 || xs[3] == 0) return unsupported("an empty input");
-  ResizeMapping m;
-  HS_ASSIGN_OR_RETURN(const std::string transform,
-                      node.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
-  HS_ASSIGN_OR_RETURN(const std::string rounding, node.attrs.get_string("nearest_mode", "round_prefer_floor"));
-  if (transform == "half_pixel") m.transform = ResizeTransform::kHalfPixel;
-  else if (transform == "asymmetric") m.transform = ResizeTransform::kAsymmetric;
-  else if (transform == "align_corners") m.transform = ResizeTransform::kAlignCorners;
-  else if (transform == "pytorch_half_pixel") m.transform = ResizeTransform::kPytorchHalfPixel;
-  else if (transform == "tf_half_pixel_for_nearest") m.transform = ResizeTransform::kTfHalfPixelForNearest;
-  else return unsupported("coordinate_transformation_mode '" + transform + "' has no NHWC kernel");
-  if (rounding == "round_prefer_floor") m.rounding = ResizeRounding::kRoundPreferFloor;
-  else if (rounding == "round_prefer_ceil") m.rounding = ResizeRounding::kRoundPreferCeil;
-  else if (rounding == "floor") m.rounding = ResizeRounding::kFloor;
-  else if (rounding == "ceil") m.rounding = ResizeRounding::kCeil;
-  else return unsupported("nearest_mode '" + rounding + "' has no NHWC kernel");
-  const Value* scales = node.inputs.size() > 2 && node.inputs[2] != kNoValue ? &graph.value(node.inputs[2]) : nullptr;
-  if (scales && (!scales->is_constant() || scales->constant->num_elements() == 0)) scales = nullptr;
-  if (scales) {
-    if (scales->constant->dtype() != DType::kFloat32 || scales->constant->num_elements() != 4)
-      return unsupported("scales that are not 4 f32 values");
-    m.scale_h = scales->constant->data<float>()[2];
-    m.scale_w = scales->constant->data<float>()[3];
-  } else {
-    m.scale_h = static_cast<double>(ys[2]) / static_cast<double>(xs[2]);
-    m.scale_w = static_cast<double>(ys[3]) / static_cast<double>(xs[3]);
-  }
-  if (!(m.scale_h > 0.0) || !(m.scale_w > 0.0)) return unsupported("scales that are not positive");
+  HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(graph, node));
+  if (m.linear) return unsupported("mode 'linear' has no NHWC kernel (XNNPACK's resize runs it)");
   return m;
 }
 

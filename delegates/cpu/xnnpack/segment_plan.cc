@@ -382,6 +382,7 @@ bool drop_nhwc_steps(EnginePlan& plan) {
   for (EngineStep& step : plan.steps) {
     any = any || step.nhwc || !step.resident_nhwc.empty();
     step.nhwc = false;
+    step.nchw_output = false;
     step.resident_nhwc.clear();
   }
   return any;

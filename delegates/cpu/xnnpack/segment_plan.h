@@ -31,6 +31,9 @@ struct EngineStep {
   // Inputs and outputs that stay NHWC in the island's tensors (read or
   // written by NHWC steps only), so the segment does not convert them.
   std::set<ValueId> resident_nhwc;
+  // NHWC steps only: the node writes its output in the graph's order (an
+  // island output read from NHWC data: fast/fast_plan.cc's lone Resize).
+  bool nchw_output = false;
 };
 
 struct PortableReason {
