@@ -11,11 +11,6 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-// A segment of one node that has a fast kernel runs on that kernel
-// instead: alone, the segment pays a staging copy and XNNPACK's dispatch
-// for one op (attention's Softmax between two batched MatMuls: 12 us in a
-// segment, 6 on its fast kernel). Only segments in the graph's order, so
-// that no value kept NHWC for a neighbour changes hands.
 // A Resize making an island output from NHWC data (a segmentation
 // network's class maps resized to the input's size: DeepLabV3, LR-ASPP,
 // FCN) runs as an NHWC step that writes its output in the graph's order
@@ -36,6 +31,12 @@ bool lone_resize_to_output(const Graph& graph, xnnpack::EngineStep& step, std::s
   return true;
 }
 
+// A segment of one node that has a fast kernel runs on that kernel
+// instead: alone, the segment pays a staging copy and XNNPACK's dispatch
+// for one op (attention's Softmax between two batched MatMuls: 12 us in a
+// segment, 6 on its fast kernel). Only segments in the graph's order, so
+// that no value kept NHWC for a neighbour changes hands (lone_resize_to_output
+// aside).
 void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan, std::set<NodeId>& nchw_out) {
   for (xnnpack::EngineStep& step : plan.steps) {
     if (!step.xnnpack || step.nodes.size() != 1) continue;

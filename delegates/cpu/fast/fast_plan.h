@@ -65,7 +65,9 @@ struct FastPlan {
 // where it then runs as NHWC steps), and the BatchNorms no conv takes,
 // with their Relu or Clip (channel_affine.h; only where they then run as
 // NHWC steps); a segment of one
-// node whose fast kernel costs less becomes a portable step, and
+// node whose fast kernel costs less becomes a portable step (a lone Resize
+// making an island output from NHWC data: an NHWC step that writes the
+// graph's order, EngineStep::nchw_output), and
 // `on_fast_kernel` marks every portable step's node that has a fast kernel.
 // `threads`: the island's pool's (conv_group.h's depthwise rule weighs it).
 xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_out, int threads = 1);
