@@ -1,14 +1,15 @@
 // The fast kernels' activation passes (delegates/cpu/fast/activation_pass.h)
 // against the functions worked out in double precision with the C
-// library: sigmoid, SiLU, GELU (erf form) and erf, over [-120, 120] in
+// library: sigmoid, SiLU, GELU (erf and tanh forms) and erf, over [-120, 120] in
 // steps of 1/256 (exp's and erf's clamps, the sigmoid's saturation, the
 // polynomial's range reduction at every n) and at the far ends, on runs
 // whose lengths leave every tail length of a vector; NaN passes through.
 // ctest runs this for AVX-512 (where the CPU has it: avx512_math.h), AVX2
 // and baseline x86-64 (HETSCHED_FAST_ISA).
 //
-// Tolerance per element: 4e-6 of |f(x)| + 2e-7 for sigmoid and SiLU, 1e-6
-// absolute for GELU and erf (whose rational erf is Eigen's, a few ulp of
+// Tolerance per element: 4e-6 of |f(x)| + 2e-7 for sigmoid, SiLU and
+// GELU's tanh form (x times a sigmoid), 1e-6
+// absolute for GELU's erf form and erf (whose rational erf is Eigen's, a few ulp of
 // values of at most 1, and GELU's 1 + erf cancels near x = -5.7). One
 // wrong digit in the exp polynomial's degree-2 coefficient is 1e-4 off at
 // r = ln2/2; a tail mask one lane short leaves the NaN sentinel.
@@ -43,6 +44,9 @@ std::vector<Case> cases() {
       {"silu", ActivationPass::silu(), [](double x) { return x / (1.0 + std::exp(-x)); }, 4e-6, 2e-7},
       {"gelu", ActivationPass::gelu(), [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }, 4e-6,
        1e-6},
+      {"gelu_tanh", ActivationPass::gelu_tanh(),
+       [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }, 4e-6,
+       2e-7},
       {"erf", ActivationPass::erf(), [](double x) { return std::erf(x); }, 0, 1e-6},
   };
 }

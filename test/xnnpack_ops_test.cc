@@ -763,6 +763,11 @@ TEST(XnnpackOpsTest, FastGeluAndErfMatchPortable) {
     b.output(b.op(op, {x}));
     expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
   }
+  // Gelu's tanh form (opset 20's approximate "tanh") on its own fast pass.
+  GraphBuilder b("gelu_tanh");
+  const Shape shape{3, 1000, 7};
+  b.output(b.op("Gelu", {b.input("x", f32(shape))}, {{"approximate", std::string("tanh")}}));
+  expect_fast_agrees(b, {random_tensor(shape, 1, -6.f, 6.f)}, 1, Tolerance{});
 }
 
 Tensor scalar(float v) { return Tensor::from_vector<float>(DType::kFloat32, {}, {v}); }

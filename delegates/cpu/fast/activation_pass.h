@@ -22,7 +22,8 @@ class ActivationPass {
   ActivationPass() = default;
   explicit ActivationPass(const FusedActivation& activation);
   static ActivationPass silu();
-  static ActivationPass gelu();  // the erf form, x/2 (1 + erf(x / sqrt 2))
+  static ActivationPass gelu();       // the erf form, x/2 (1 + erf(x / sqrt 2))
+  static ActivationPass gelu_tanh();  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   static ActivationPass erf();
 
   // Nothing to do (no activation, or one the caller folded into a clamp).

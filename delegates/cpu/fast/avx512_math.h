@@ -101,5 +101,13 @@ HETSCHED_AVX512 HETSCHED_FAST_INLINE __m512 gelu512(__m512 x) {
   return _mm512_maskz_mul_ps(above, _mm512_mul_ps(x, _mm512_set1_ps(0.5f)), _mm512_add_ps(e, _mm512_set1_ps(1.f)));
 }
 
+// GELU's tanh form: x sigmoid512(2 sqrt(2/pi) (x + 0.044715 x^3))
+// (vector_math.h's gelu_tanh), so 0 where that argument is below -87.
+HETSCHED_AVX512 HETSCHED_FAST_INLINE __m512 gelu_tanh512(__m512 x) {
+  const __m512 cubic = _mm512_mul_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(0.044715f));
+  const __m512 y = _mm512_mul_ps(_mm512_fmadd_ps(cubic, x, x), _mm512_set1_ps(kGeluTanhScale));
+  return _mm512_mul_ps(x, sigmoid512(y));
+}
+
 }  // namespace hetsched::cpu::fast
 #endif

@@ -1,4 +1,4 @@
-// Gelu (approximate "none") and Erf: one vectorised pass each
+// Gelu (approximate "none" or "tanh") and Erf: one vectorised pass each
 // (activation_pass.h), split over the pool.
 #include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/fast_op.h"
@@ -17,17 +17,29 @@ Status supports_f32_unary(const Graph& graph, const Node& node) {
   return Status::ok();
 }
 
-Status supports_gelu(const Graph& graph, const Node& node) {
+// Whether a Gelu takes the tanh form (approximate "tanh"), or an error
+// naming what is accepted.
+Result<bool> tanh_form(const Node& node) {
   const Result<std::string> approximate = node.attrs.get_string("approximate", "none");
   if (!approximate.is_ok()) return approximate.status();
-  if (approximate.value() != "none") return unsupported("approximate tanh: the fast kernel is the erf form");
+  if (approximate.value() != "none" && approximate.value() != "tanh")
+    return unsupported("approximate '" + approximate.value() + "' (none and tanh are)");
+  return approximate.value() == "tanh";
+}
+
+Status supports_gelu(const Graph& graph, const Node& node) {
+  HS_RETURN_IF_ERROR(tanh_form(node).status());
   return supports_f32_unary(graph, node);
 }
 
 template <bool Gelu>
 Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
-  return make_activation_op(ctx.input(0), ctx.output(0), ctx.pool, Gelu ? ActivationPass::gelu() : ActivationPass::erf(),
-                            kFlopsPerElement);
+  ActivationPass pass = ActivationPass::erf();
+  if (Gelu) {
+    HS_ASSIGN_OR_RETURN(const bool tanh, tanh_form(ctx.node));
+    pass = tanh ? ActivationPass::gelu_tanh() : ActivationPass::gelu();
+  }
+  return make_activation_op(ctx.input(0), ctx.output(0), ctx.pool, pass, kFlopsPerElement);
 }
 
 }  // namespace

@@ -156,4 +156,14 @@ HETSCHED_FAST_INLINE float gelu_erf(float x) {
   return x < kGeluZeroBelow ? 0.f : g;
 }
 
+// GELU's tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as
+// x sigmoid(y) with y = 2 sqrt(2/pi) (x + 0.044715 x^3) (1 + tanh(t) is
+// 2 sigmoid(2t)); 0 where y is below -87, where exp_approx(-y) saturates.
+inline constexpr float kGeluTanhScale = 1.5957691216057308f;  // 2 sqrt(2/pi)
+HETSCHED_FAST_INLINE float gelu_tanh(float x) {
+  const float y = kGeluTanhScale * (x + 0.044715f * x * x * x);
+  const float g = x / (1.f + exp_approx(-y));
+  return y < -87.f ? 0.f : g;
+}
+
 }  // namespace hetsched::cpu::fast
