@@ -6,6 +6,23 @@
 
 namespace hetsched {
 
+std::optional<ResizeTransform> resize_transform_named(std::string_view name) {
+  if (name == "half_pixel") return ResizeTransform::kHalfPixel;
+  if (name == "asymmetric") return ResizeTransform::kAsymmetric;
+  if (name == "align_corners") return ResizeTransform::kAlignCorners;
+  if (name == "pytorch_half_pixel") return ResizeTransform::kPytorchHalfPixel;
+  if (name == "tf_half_pixel_for_nearest") return ResizeTransform::kTfHalfPixelForNearest;
+  return std::nullopt;
+}
+
+std::optional<ResizeRounding> resize_rounding_named(std::string_view name) {
+  if (name == "round_prefer_floor") return ResizeRounding::kRoundPreferFloor;
+  if (name == "round_prefer_ceil") return ResizeRounding::kRoundPreferCeil;
+  if (name == "floor") return ResizeRounding::kFloor;
+  if (name == "ceil") return ResizeRounding::kCeil;
+  return std::nullopt;
+}
+
 double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len) {
   const double x = static_cast<double>(out_x);
   switch (t) {
@@ -92,17 +109,12 @@ Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node) 
     HS_ASSIGN_OR_RETURN(const std::string transform,
                         node.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
     HS_ASSIGN_OR_RETURN(const std::string rounding, node.attrs.get_string("nearest_mode", "round_prefer_floor"));
-    if (transform == "half_pixel") m.transform = ResizeTransform::kHalfPixel;
-    else if (transform == "asymmetric") m.transform = ResizeTransform::kAsymmetric;
-    else if (transform == "align_corners") m.transform = ResizeTransform::kAlignCorners;
-    else if (transform == "pytorch_half_pixel") m.transform = ResizeTransform::kPytorchHalfPixel;
-    else if (transform == "tf_half_pixel_for_nearest") m.transform = ResizeTransform::kTfHalfPixelForNearest;
-    else return unsupported("coordinate_transformation_mode '" + transform + "'");
-    if (rounding == "round_prefer_floor") m.rounding = ResizeRounding::kRoundPreferFloor;
-    else if (rounding == "round_prefer_ceil") m.rounding = ResizeRounding::kRoundPreferCeil;
-    else if (rounding == "floor") m.rounding = ResizeRounding::kFloor;
-    else if (rounding == "ceil") m.rounding = ResizeRounding::kCeil;
-    else return unsupported("nearest_mode '" + rounding + "'");
+    const std::optional<ResizeTransform> t = resize_transform_named(transform);
+    if (!t) return unsupported("coordinate_transformation_mode '" + transform + "'");
+    const std::optional<ResizeRounding> r = resize_rounding_named(rounding);
+    if (!r) return unsupported("nearest_mode '" + rounding + "'");
+    m.transform = *t;
+    m.rounding = *r;
   }
   const Value* scales = node.inputs.size() > scales_input && node.inputs[scales_input] != kNoValue
                             ? &graph.value(node.inputs[scales_input])

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "graph/graph.h"
@@ -20,6 +22,11 @@ struct ResizeTap {
   int64_t lo = 0, hi = 0;
   float w = 0.f;
 };
+
+// The transformation or rounding ONNX names so (coordinate_transformation_mode,
+// nearest_mode); nullopt for any other name (tf_crop_and_resize among them).
+std::optional<ResizeTransform> resize_transform_named(std::string_view name);
+std::optional<ResizeRounding> resize_rounding_named(std::string_view name);
 
 // ONNX's map from an output coordinate to a fractional input coordinate.
 // `resized_len` is ONNX's length_resized, input length × scale, NOT rounded:

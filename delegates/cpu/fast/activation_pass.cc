@@ -83,7 +83,7 @@ HETSCHED_AVX512 HETSCHED_FAST_INLINE void math_body_avx512(const float* x, float
     _mm512_storeu_ps(y + i + 16, b);
   }
   for (; i < n; i += 16) {
-    const __mmask16 part = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    const __mmask16 part = first_lanes(n - i);
     _mm512_mask_storeu_ps(y + i, part, apply512<M>(_mm512_maskz_loadu_ps(part, x + i)));
   }
 }
@@ -92,10 +92,8 @@ template <Math M>
 HETSCHED_AVX512 HETSCHED_FAST_INLINE void math_avx512(const float* x, float* y, int64_t n, float, float, float, float) {
   math_body_avx512<M>(x, y, n);
 }
-#endif
 
 // The AVX-512 clone of `Body`, math_avx512<M> where there is one.
-#if defined(__x86_64__)
 template <auto Body, Math M>
 auto best_math() {
   return Clones<Body, math_avx512<M>>::best();

@@ -12,12 +12,17 @@
 // step, sigmoid_body_avx512 in activation_pass.cc).
 #pragma once
 
+#include <cstdint>
+
 #include "delegates/cpu/fast/vector_math.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 namespace hetsched::cpu::fast {
+
+// The first min(left, 16) lanes (left > 0): a loop's last, partial vector.
+inline __mmask16 first_lanes(int64_t left) { return static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1); }
 
 // e^t, t = Sign x (Sign 1 or -1), for any x: exactly 0 for t below -87
 // and e^87 for t above 87, so that the result is 0 or a normal float

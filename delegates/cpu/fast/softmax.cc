@@ -30,7 +30,7 @@ HETSCHED_AVX512 HETSCHED_FAST_INLINE void softmax_rows_avx512(const float* __res
   for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
     const __m512 max = _mm512_set1_ps(lane_max(x, n));
     for (int64_t i = 0; i < n; i += 16) {
-      const __mmask16 part = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+      const __mmask16 part = first_lanes(n - i);
       _mm512_mask_storeu_ps(y + i, part, exp512<1>(_mm512_sub_ps(_mm512_maskz_loadu_ps(part, x + i), max)));
     }
     const float inv = 1.f / lane_sum(y, n, [](auto v) { return v; });

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,15 +33,21 @@ struct ResizeParams {
   double scale_h = 1.0, scale_w = 1.0;
 };
 
-template <typename E>
-Result<E> pick(const KernelContext& ctx, const std::string& attr, const std::string& fallback,
-               std::initializer_list<std::pair<std::string_view, E>> choices) {
+// Attribute `attr` (default `fallback`) as `named` reads it.
+template <typename Named>
+auto pick(const KernelContext& ctx, const std::string& attr, const std::string& fallback, Named named)
+    -> Result<typename decltype(named(std::string_view{}))::value_type> {
   Result<std::string> v = ctx.attrs().get_string(attr, fallback);
   if (!v.is_ok()) return ctx.error(v.status().message());
-  for (const auto& [name, e] : choices)
-    if (name == *v) return e;
+  if (const auto e = named(*v)) return *e;
   return unsupported("node '" + ctx.node.name + "' (" + ctx.node.op + "): attribute '" + attr + "' = '" + *v +
                      "' is not supported");
+}
+
+std::optional<bool> linear_named(std::string_view mode) {
+  if (mode == "nearest") return false;
+  if (mode == "linear") return true;
+  return std::nullopt;
 }
 
 // An input that may be omitted or empty: nullptr then.
@@ -51,7 +57,7 @@ const Tensor* optional_input(const KernelContext& ctx, size_t i) {
 
 Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   ResizeParams p;
-  HS_ASSIGN_OR_RETURN(p.linear, pick<bool>(ctx, "mode", "nearest", {{"nearest", false}, {"linear", true}}));
+  HS_ASSIGN_OR_RETURN(p.linear, pick(ctx, "mode", "nearest", linear_named));
   const Tensor* scales = nullptr;
   if (ctx.opset < 11) {
     // Resize-10 is what ONNX's version converter turns into asymmetric + floor at opset 11.
@@ -61,17 +67,8 @@ Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, cons
     if (!scales) return ctx.error("scales input is missing");
   } else {
     HS_ASSIGN_OR_RETURN(p.transform,
-                        pick<Transform>(ctx, "coordinate_transformation_mode", "half_pixel",
-                                        {{"half_pixel", Transform::kHalfPixel},
-                                         {"asymmetric", Transform::kAsymmetric},
-                                         {"align_corners", Transform::kAlignCorners},
-                                         {"pytorch_half_pixel", Transform::kPytorchHalfPixel},
-                                         {"tf_half_pixel_for_nearest", Transform::kTfHalfPixelForNearest}}));
-    HS_ASSIGN_OR_RETURN(p.rounding, pick<Rounding>(ctx, "nearest_mode", "round_prefer_floor",
-                                                   {{"round_prefer_floor", Rounding::kRoundPreferFloor},
-                                                    {"round_prefer_ceil", Rounding::kRoundPreferCeil},
-                                                    {"floor", Rounding::kFloor},
-                                                    {"ceil", Rounding::kCeil}}));
+                        pick(ctx, "coordinate_transformation_mode", "half_pixel", resize_transform_named));
+    HS_ASSIGN_OR_RETURN(p.rounding, pick(ctx, "nearest_mode", "round_prefer_floor", resize_rounding_named));
     scales = optional_input(ctx, 2);
   }
   if (scales) {
