@@ -70,7 +70,7 @@ void register_elementwise_ops(OpSchemaTable& table);  // ops_elementwise.cc: bin
 void register_nn_ops(OpSchemaTable& table);           // ops_nn.cc: Conv, BatchNormalization, MatMul, Gemm, pools, Softmax, ReduceMean
 void register_tensor_ops(OpSchemaTable& table);       // ops_tensor.cc: Transpose, Reshape, Flatten, Concat, Slice, Gather, GatherElements, Resize
 void register_extra_ops(OpSchemaTable& table);        // ops_extra.cc: the further ops ONNX imports need (Cast, Shape, Pad, ConvTranspose...)
-void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization
+void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization, MeanVarianceNormalization
 void register_activation_ops(OpSchemaTable& table);   // ops_activation.cc: Elu, Selu, Softplus, trigonometry, ...
 void register_misc_ops(OpSchemaTable& table);         // ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace, CumSum, ...
 

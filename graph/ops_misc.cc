@@ -1,12 +1,13 @@
 // Shape inference for single-purpose ops that classic and exported models
 // use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
 // InstanceNormalization, TopK, GatherND, ScatterND, ScatterElements, LRN,
-// Hardmax, CastLike, OneHot, EyeLike and Einsum.
+// Hardmax, CastLike, OneHot, EyeLike, Einsum, GridSample and ReverseSequence.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "graph/einsum.h"
+#include "graph/grid_sample.h"
 #include "graph/op_schema.h"
 
 namespace hetsched {
@@ -239,6 +240,34 @@ Status eye_like_infer(const InferContext& ctx, std::vector<TensorType>& outputs)
   return Status::ok();
 }
 
+Status grid_sample_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_RETURN_IF_ERROR(require_f32(ctx.input_type(0), "input X"));
+  HS_RETURN_IF_ERROR(require_f32(ctx.input_type(1), "input grid"));
+  HS_RETURN_IF_ERROR(grid_sample_params(ctx.attrs(), ctx.opset()).status());
+  HS_ASSIGN_OR_RETURN(Shape out, grid_sample_output_shape(ctx.input_type(0).shape, ctx.input_type(1).shape));
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+// ReverseSequence: input [time, batch, ...] (or [batch, time, ...]), one
+// length per batch entry.
+Status reverse_sequence_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank() < 2) return invalid_argument("input must be at least 2-D, got " + x.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t time_axis, ctx.attrs().get_int("time_axis", 0));
+  HS_ASSIGN_OR_RETURN(const int64_t batch_axis, ctx.attrs().get_int("batch_axis", 1));
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0)))
+    return invalid_argument("attributes time_axis = " + std::to_string(time_axis) + ", batch_axis = " +
+                            std::to_string(batch_axis) + " are not accepted (0 and 1, or 1 and 0)");
+  const TensorType& lens = ctx.input_type(1);
+  if (lens.dtype != DType::kInt64 || lens.shape != Shape{x.shape[static_cast<size_t>(batch_axis)]})
+    return invalid_argument("input sequence_lens must be i64[" +
+                            std::to_string(x.shape[static_cast<size_t>(batch_axis)]) + "] (one per batch entry), got " +
+                            lens.to_string());
+  outputs[0] = x;
+  return Status::ok();
+}
+
 void add(OpSchemaTable& table, const char* op, int min_inputs, int max_inputs, InferFn infer) {
   OpSchema schema;
   schema.name = op;
@@ -286,6 +315,8 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "OneHot", 3, 3, one_hot_infer);
   add(table, "EyeLike", 1, 1, eye_like_infer);
   add(table, "Einsum", 1, 16, einsum_infer);
+  add(table, "GridSample", 2, 2, grid_sample_infer);
+  add(table, "ReverseSequence", 2, 2, reverse_sequence_infer);
 }
 
 }  // namespace hetsched

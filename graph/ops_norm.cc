@@ -1,8 +1,10 @@
 // Shape inference for the normalization ops that transformer and vision
-// models export: LayerNormalization (opset 17) and GroupNormalization
-// (opset 18, revised at 21: scale and bias per channel instead of per group).
+// models export: LayerNormalization (opset 17), GroupNormalization (opset
+// 18, revised at 21: scale and bias per channel instead of per group) and
+// MeanVarianceNormalization (opset 9).
 #include "graph/ops_norm.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,14 @@ Status group_norm_infer(const InferContext& ctx, std::vector<TensorType>& output
   HS_ASSIGN_OR_RETURN(const GroupNormParams p, group_norm_params(ctx.attrs(), ctx.opset(), x.shape,
                                                                  ctx.input_type(1).shape, ctx.input_type(2).shape));
   (void)p;
+  outputs[0] = x;
+  return Status::ok();
+}
+
+Status mvn_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  HS_RETURN_IF_ERROR(mvn_axes(ctx.attrs(), static_cast<int64_t>(x.rank())).status());
   outputs[0] = x;
   return Status::ok();
 }
@@ -124,10 +134,26 @@ Status check_stash_type(const Attributes& attrs) {
   return Status::ok();
 }
 
+Result<std::vector<int64_t>> mvn_axes(const Attributes& attrs, int64_t rank) {
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> given, attrs.get_ints("axes", {0, 2, 3}));
+  std::vector<int64_t> axes;
+  for (const int64_t a : given) {
+    auto normalized = normalize_axis(a, rank);
+    if (!normalized)
+      return invalid_argument("attribute 'axes' (default [0, 2, 3]): " + normalized.status().message() +
+                              " of an input of rank " + std::to_string(rank));
+    axes.push_back(*normalized);
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
 void register_norm_ops(OpSchemaTable& table) {
   // Outputs Y and the optional Mean and InvStdDev.
   add_schema(table, "LayerNormalization", 2, 3, 3, layer_norm_infer);
   add_schema(table, "GroupNormalization", 3, 3, 1, group_norm_infer);
+  add_schema(table, "MeanVarianceNormalization", 1, 1, 1, mvn_infer);
 }
 
 }  // namespace hetsched

@@ -1,10 +1,11 @@
 // How the normalization ops (ops_norm.cc: LayerNormalization,
-// GroupNormalization) read their attributes and parameter shapes. Shape
+// GroupNormalization, MeanVarianceNormalization) read their attributes and parameter shapes. Shape
 // inference and the CPU kernels both call these, so the two cannot read one
 // node differently. Errors are plain reasons; callers put the node in front.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/attribute.h"
 #include "graph/tensor.h"
@@ -43,5 +44,11 @@ Result<GroupNormParams> group_norm_params(const Attributes& attrs, int opset, co
 // accepted, hetsched computing them in double and storing f32; anything
 // else is an unsupported error naming it.
 Status check_stash_type(const Attributes& attrs);
+
+// MeanVarianceNormalization (opset 9, 13): the axes X is normalised over
+// (attribute `axes`, default [0, 2, 3]), made non-negative, sorted, each
+// once. Y = (X - mean) / (sqrt(E[X^2] - mean^2) + 1e-9), ONNX's function.
+Result<std::vector<int64_t>> mvn_axes(const Attributes& attrs, int64_t rank);
+inline constexpr double kMvnEpsilon = 1e-9;
 
 }  // namespace hetsched

@@ -1,7 +1,7 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
 // SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
-// ScatterElements, LRN, Hardmax, CastLike, OneHot and EyeLike; Einsum's is
-// in einsum.cc.
+// ScatterElements, LRN, Hardmax, CastLike, OneHot, EyeLike and
+// ReverseSequence; Einsum's is in einsum.cc, GridSample's in grid_sample.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,7 +14,8 @@
 
 namespace hetsched::cpu {
 
-Status einsum_kernel(const KernelContext& ctx);  // einsum.cc
+Status einsum_kernel(const KernelContext& ctx);       // einsum.cc
+Status grid_sample_kernel(const KernelContext& ctx);  // grid_sample.cc
 
 namespace {
 
@@ -412,9 +413,47 @@ Status eye_like_kernel(const KernelContext& ctx) {
   return Status::ok();
 }
 
+// Each batch entry's first sequence_lens[b] time steps in reverse order,
+// the rest as they are; any element type (a copy of whole inner rows).
+Status reverse_sequence_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& lens = ctx.in(1);
+  HS_ASSIGN_OR_RETURN(const int64_t time_axis, ctx.attrs().get_int("time_axis", 0));
+  const Shape& s = x.shape();
+  if (s.size() < 2 || (time_axis != 0 && time_axis != 1) || lens.dtype() != DType::kInt64)
+    return invalid_argument("ReverseSequence wants X of rank >= 2, time_axis 0 or 1 and i64 lengths, got " +
+                            x.type().to_string() + ", " + std::to_string(time_axis) + ", " + lens.type().to_string());
+  HS_RETURN_IF_ERROR(check_single_output(ctx, x.type()));
+  const int64_t T = s[static_cast<size_t>(time_axis)], B = s[static_cast<size_t>(1 - time_axis)];
+  if (lens.num_elements() != B)
+    return invalid_argument("sequence_lens has " + std::to_string(lens.num_elements()) + " entries for a batch of " +
+                            std::to_string(B));
+  const size_t row = static_cast<size_t>(shape_elements(Shape(s.begin() + 2, s.end()))) * dtype_size(x.dtype());
+  // Bytes from one (t, b) row to the next along time and along batch.
+  const size_t t_step = time_axis == 0 ? static_cast<size_t>(B) * row : row;
+  const size_t b_step = time_axis == 0 ? row : static_cast<size_t>(T) * row;
+  const std::byte* src = x.raw();
+  std::byte* dst = ctx.out(0).raw();
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = lens.data<int64_t>()[b];
+    if (len < 0 || len > T)
+      return invalid_argument("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
+                              " is outside [0, " + std::to_string(T) + "], the time axis' length");
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t from = t < len ? len - 1 - t : t;
+      if (row > 0)
+        std::memcpy(dst + static_cast<size_t>(t) * t_step + static_cast<size_t>(b) * b_step,
+                    src + static_cast<size_t>(from) * t_step + static_cast<size_t>(b) * b_step, row);
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_kernels(KernelTable& table) {
+  table["GridSample"] = with_node_context(grid_sample_kernel);
+  table["ReverseSequence"] = with_node_context(reverse_sequence_kernel);
   table["OneHot"] = with_node_context(one_hot_kernel);
   table["EyeLike"] = with_node_context(eye_like_kernel);
   table["LRN"] = with_node_context(lrn_kernel);

@@ -1,5 +1,5 @@
-// LayerNormalization and GroupNormalization: statistics per row (per
-// group), accumulated in double so that the reference loses no precision,
+// LayerNormalization, GroupNormalization and MeanVarianceNormalization:
+// statistics per row (per group, per kept index), accumulated in double so that the reference loses no precision,
 // then one multiply-add per element.
 #include <cmath>
 #include <vector>
@@ -124,9 +124,49 @@ Status group_norm_kernel(const KernelContext& ctx) {
   return Status::ok();
 }
 
+// The statistics of MeanVarianceNormalization gather over any set of axes:
+// each element adds into the slot of its index with the reduced axes
+// dropped (stride 0 there). Two passes, as moments() does.
+Status mvn_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.dtype() != DType::kFloat32) return invalid_argument("input X must be f32, got " + x.type().to_string());
+  const Shape& s = x.shape();
+  const int64_t rank = static_cast<int64_t>(s.size());
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, mvn_axes(ctx.attrs(), rank));
+  HS_RETURN_IF_ERROR(check_output(ctx, 0, x.type()));
+  Shape kept = s;
+  for (const int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
+  const std::vector<int64_t> slot_strides = broadcast_strides(kept, s);
+  const int64_t n = x.num_elements(), slots = shape_elements(kept);
+  const double per_slot = slots == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(slots);
+  auto slot_of = [&](int64_t i) {
+    int64_t slot = 0;
+    for (int64_t d = rank; d-- > 0;) {
+      slot += i % s[static_cast<size_t>(d)] * slot_strides[static_cast<size_t>(d)];
+      i /= s[static_cast<size_t>(d)];
+    }
+    return slot;
+  };
+  const float* px = x.data<float>();
+  std::vector<double> mean(static_cast<size_t>(slots), 0.0), var(static_cast<size_t>(slots), 0.0);
+  for (int64_t i = 0; i < n; ++i) mean[static_cast<size_t>(slot_of(i))] += px[i];
+  for (double& m : mean) m /= per_slot;
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t k = static_cast<size_t>(slot_of(i));
+    var[k] += (px[i] - mean[k]) * (px[i] - mean[k]);
+  }
+  float* py = ctx.out(0).data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t k = static_cast<size_t>(slot_of(i));
+    py[i] = static_cast<float>((px[i] - mean[k]) / (std::sqrt(var[k] / per_slot) + kMvnEpsilon));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_norm_kernels(KernelTable& table) {
+  table["MeanVarianceNormalization"] = with_node_context(mvn_kernel);
   table["LayerNormalization"] = with_node_context(layer_norm_kernel);
   table["GroupNormalization"] = with_node_context(group_norm_kernel);
 }
