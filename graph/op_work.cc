@@ -48,10 +48,12 @@ const std::map<std::string, OpClass, std::less<>>& class_table() {
     for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceL1", "ReduceL2",
                            "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "Softmax",
                            "LogSoftmax", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
-                           "LayerNormalization", "InstanceNormalization", "GroupNormalization", "ArgMax", "ArgMin"})
+                           "LayerNormalization", "InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization",
+                           "ArgMax", "ArgMin"})
       t[op] = OpClass::kReduce;
     for (const char* op : {"Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements", "Pad", "Resize",
-                           "Tile", "Expand", "ConstantOfShape", "Range"})
+                           "Tile", "Expand", "ConstantOfShape", "Range", "GridSample", "ReverseSequence",
+                           "RoiAlign"})
       t[op] = OpClass::kMovement;
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Dropout", "Constant"})
       t[op] = OpClass::kFree;

@@ -1,13 +1,15 @@
 // Shape inference for single-purpose ops that classic and exported models
 // use: Size, IsNaN, IsInf, DepthToSpace, SpaceToDepth, CumSum,
 // InstanceNormalization, TopK, GatherND, ScatterND, ScatterElements, LRN,
-// Hardmax, CastLike, OneHot, EyeLike, Einsum, GridSample and ReverseSequence.
+// Hardmax, CastLike, OneHot, EyeLike, Einsum, GridSample, ReverseSequence
+// and RoiAlign.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "graph/einsum.h"
 #include "graph/grid_sample.h"
+#include "graph/roi_align.h"
 #include "graph/op_schema.h"
 
 namespace hetsched {
@@ -249,6 +251,14 @@ Status grid_sample_infer(const InferContext& ctx, std::vector<TensorType>& outpu
   return Status::ok();
 }
 
+Status roi_align_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_ASSIGN_OR_RETURN(const RoiAlignParams p, roi_align_params(ctx.attrs(), ctx.opset()));
+  HS_ASSIGN_OR_RETURN(Shape out,
+                      roi_align_output_shape(p, ctx.input_type(0), ctx.input_type(1), ctx.input_type(2)));
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
 // ReverseSequence: input [time, batch, ...] (or [batch, time, ...]), one
 // length per batch entry.
 Status reverse_sequence_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
@@ -317,6 +327,7 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "Einsum", 1, 16, einsum_infer);
   add(table, "GridSample", 2, 2, grid_sample_infer);
   add(table, "ReverseSequence", 2, 2, reverse_sequence_infer);
+  add(table, "RoiAlign", 3, 3, roi_align_infer);
 }
 
 }  // namespace hetsched

@@ -1,4 +1,4 @@
-// GridSample and ReverseSequence (graph/ops_misc.cc) and
+// GridSample, ReverseSequence and RoiAlign (graph/ops_misc.cc) and
 // MeanVarianceNormalization (graph/ops_norm.cc): what the ONNX node tests
 // (onnx_conformance_test) leave out — points far off the input, the opset
 // 20 mode names, axes other than the default — and their errors. Expected
@@ -110,6 +110,32 @@ TEST(ReverseSequenceTest, RefusesLengthsPastTheTimeAxis) {
                "outside [0, 3]");
   expect_error(run1("ReverseSequence", {x, Tensor::from_vector(DType::kInt64, {3}, std::vector<int64_t>{1, 1, 1})}),
                "one per batch entry");
+}
+
+// X = [[1, 2], [3, 4]], one roi over (0, 0)-(1, 1), one bin of one
+// sample: at (0.5, 0.5) (opset 10: no half-pixel shift), a quarter of
+// each pixel.
+Tensor roi_x() { return f32({1, 1, 2, 2}, {1, 2, 3, 4}); }
+Tensor one_roi() { return f32({1, 4}, {0, 0, 1, 1}); }
+Tensor batch0() { return Tensor::from_vector(DType::kInt64, {1}, std::vector<int64_t>{0}); }
+
+TEST(RoiAlignTest, AvgMeansTheSamplesAndMaxTakesTheLargestWeightedCorner) {
+  expect_values(run1("RoiAlign", {roi_x(), one_roi(), batch0()}, {{"sampling_ratio", int64_t{1}}}, 10), {2.5f});
+  // ONNX's max mode (ONNX Runtime's): max of w * v over the corners, 0.25 * 4.
+  expect_values(
+      run1("RoiAlign", {roi_x(), one_roi(), batch0()}, {{"sampling_ratio", int64_t{1}}, {"mode", std::string("max")}}, 10),
+      {1.f});
+  // Opset 16's half_pixel shifts the roi by -0.5: the sample lands on
+  // pixel (0, 0).
+  expect_values(run1("RoiAlign", {roi_x(), one_roi(), batch0()}, {{"sampling_ratio", int64_t{1}}}, 16), {1.f});
+}
+
+TEST(RoiAlignTest, RefusesBadIndicesAndModes) {
+  const Tensor batch1 = Tensor::from_vector(DType::kInt64, {1}, std::vector<int64_t>{1});
+  expect_error(run1("RoiAlign", {roi_x(), one_roi(), batch1}, {}, 16), "batch of 1");
+  expect_error(run1("RoiAlign", {roi_x(), one_roi(), batch0()}, {{"mode", std::string("sum")}}, 16),
+               "accepted: avg, max");
+  expect_error(run1("RoiAlign", {roi_x(), f32({1, 3}, {0, 0, 1}), batch0()}, {}, 16), "[num_rois, 4]");
 }
 
 TEST(MeanVarianceNormalizationTest, NormalisesOverTheGivenAxes) {

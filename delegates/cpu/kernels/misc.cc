@@ -1,7 +1,8 @@
 // Portable kernels of graph/ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace,
 // SpaceToDepth, CumSum, InstanceNormalization, TopK, GatherND, ScatterND and
 // ScatterElements, LRN, Hardmax, CastLike, OneHot, EyeLike and
-// ReverseSequence; Einsum's is in einsum.cc, GridSample's in grid_sample.cc.
+// ReverseSequence; Einsum's is in einsum.cc, GridSample's in grid_sample.cc,
+// RoiAlign's in roi_align.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,7 @@ namespace hetsched::cpu {
 
 Status einsum_kernel(const KernelContext& ctx);       // einsum.cc
 Status grid_sample_kernel(const KernelContext& ctx);  // grid_sample.cc
+Status roi_align_kernel(const KernelContext& ctx);    // roi_align.cc
 
 namespace {
 
@@ -454,6 +456,7 @@ Status reverse_sequence_kernel(const KernelContext& ctx) {
 void register_misc_kernels(KernelTable& table) {
   table["GridSample"] = with_node_context(grid_sample_kernel);
   table["ReverseSequence"] = with_node_context(reverse_sequence_kernel);
+  table["RoiAlign"] = with_node_context(roi_align_kernel);
   table["OneHot"] = with_node_context(one_hot_kernel);
   table["EyeLike"] = with_node_context(eye_like_kernel);
   table["LRN"] = with_node_context(lrn_kernel);
