@@ -446,7 +446,11 @@ Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   const TensorType& x = ctx.input_type(0);
   if (x.dtype != DType::kFloat32 || x.rank() != 4)
     return ctx.unsupported_error("only 4-D NCHW f32 input is supported, got " + x.to_string());
-  HS_RETURN_IF_ERROR(check_choice(ctx, "mode", "nearest", {"nearest", "linear"}, {"cubic"}));
+  HS_RETURN_IF_ERROR(check_choice(ctx, "mode", "nearest", {"nearest", "linear", "cubic"}, {}));
+  HS_ASSIGN_OR_RETURN(const int64_t exclude_outside, on_node(ctx, ctx.attrs().get_int("exclude_outside", 0)));
+  if (exclude_outside != 0 && exclude_outside != 1)
+    return ctx.error("attribute 'exclude_outside' must be 0 or 1, got " + std::to_string(exclude_outside));
+  HS_RETURN_IF_ERROR(on_node(ctx, ctx.attrs().get_float("cubic_coeff_a", -0.75f)).status());
   HS_RETURN_IF_ERROR(check_resize_axes(ctx, static_cast<int64_t>(x.rank())));
   const Tensor* scales = nullptr;
   const Tensor* sizes = nullptr;

@@ -77,6 +77,39 @@ std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRo
 
 namespace {
 
+// Keys' kernel at distance s (|s| < 2), ONNX's cubic coefficients.
+double cubic_weight(double s, double a) {
+  s = std::abs(s);
+  if (s <= 1.0) return ((a + 2.0) * s - (a + 3.0)) * s * s + 1.0;
+  if (s < 2.0) return ((a * s - 5.0 * a) * s + 8.0 * a) * s - 4.0 * a;
+  return 0.0;
+}
+
+}  // namespace
+
+std::vector<ResizeCubicTap> resize_axis_cubic_taps(ResizeTransform t, double scale, int64_t in_len, int64_t out_len,
+                                                   double a, bool exclude_outside) {
+  std::vector<ResizeCubicTap> taps(static_cast<size_t>(out_len));
+  const double resized_len = static_cast<double>(in_len) * scale;
+  for (int64_t o = 0; o < out_len; ++o) {
+    const double x = resize_source_coordinate(t, o, scale, in_len, resized_len);
+    const double f = std::floor(x);
+    ResizeCubicTap& tap = taps[static_cast<size_t>(o)];
+    double w[4], sum = 0.0;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = static_cast<int64_t>(f) - 1 + k;
+      w[k] = cubic_weight(x - static_cast<double>(i), a);
+      if (exclude_outside && (i < 0 || i >= in_len)) w[k] = 0.0;
+      sum += w[k];
+      tap.index[k] = std::clamp<int64_t>(i, 0, in_len - 1);
+    }
+    for (int k = 0; k < 4; ++k) tap.w[k] = static_cast<float>(exclude_outside && sum != 0.0 ? w[k] / sum : w[k]);
+  }
+  return taps;
+}
+
+namespace {
+
 bool static_f32_rank4(const Graph& graph, ValueId v) {
   const Value& value = graph.value(v);
   return value.type_known && value.type.is_static() && value.type.dtype == DType::kFloat32 && value.type.rank() == 4;

@@ -40,6 +40,18 @@ int64_t resize_round(ResizeRounding r, double x);
 std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRounding r, double scale, int64_t in_len,
                                         int64_t out_len);
 
+// Cubic mode's taps of one output coordinate: the four input pixels around
+// its source coordinate (clamped to the edge, ONNX's edge padding) and
+// their weights, Keys' cubic convolution with coefficient `a`
+// (cubic_coeff_a, -0.75 by default). With exclude_outside, taps off the
+// input weigh 0 and the rest are scaled to sum to 1.
+struct ResizeCubicTap {
+  int64_t index[4] = {};
+  float w[4] = {};
+};
+std::vector<ResizeCubicTap> resize_axis_cubic_taps(ResizeTransform t, double scale, int64_t in_len, int64_t out_len,
+                                                   double a, bool exclude_outside);
+
 // A Resize node's mode and its mapping on H and W, read from the graph for
 // the kernels that plan it ahead (the CPU delegate's NHWC nearest kernel
 // and its fast NCHW one): a static rank-4 f32 input and output of the same

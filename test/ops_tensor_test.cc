@@ -572,12 +572,18 @@ TEST(ResizeShapeTest, RejectsSizesComputedAtRunTime) {
   expect_error(b, y, StatusCode::kInvalidArgument, {"node 'rs' (Resize)", "Resize's sizes must be a constant"});
 }
 
-TEST(ResizeShapeTest, RejectsCubicModeAsUnsupported) {
+TEST(ResizeShapeTest, RejectsAnUnknownModeAndABadExcludeOutside) {
+  {
+    GraphBuilder b("g");
+    ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 4, 4})), no_value(), b.constant_f32("s", {4}, {1, 1, 2, 2})},
+                     {{"mode", std::string("area")}}, "rs");
+    expect_error(b, y, StatusCode::kInvalidArgument,
+                 {"node 'rs' (Resize)", "attribute 'mode' = 'area' is not supported (accepted: nearest, linear, cubic)"});
+  }
   GraphBuilder b("g");
   ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 4, 4})), no_value(), b.constant_f32("s", {4}, {1, 1, 2, 2})},
-                   {{"mode", std::string("cubic")}}, "rs");
-  expect_error(b, y, StatusCode::kUnsupported,
-               {"node 'rs' (Resize)", "attribute 'mode' = 'cubic' is not supported (accepted: nearest, linear)"});
+                   {{"mode", std::string("cubic")}, {"exclude_outside", int64_t{2}}}, "rs");
+  expect_error(b, y, StatusCode::kInvalidArgument, {"node 'rs' (Resize)", "'exclude_outside' must be 0 or 1"});
 }
 
 TEST(ResizeShapeTest, RejectsCropAndResizeAsUnsupported) {

@@ -216,6 +216,10 @@ Status check_node(const Graph& g, const Node& n) {
     if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
       return unsupported("dilated pooling " + ints_text(dilations) + ": TOSA pools have no dilation");
   }
+  if (n.op == "Resize") {
+    HS_ASSIGN_OR_RETURN(const std::string mode, n.attrs.get_string("mode", "nearest"));
+    if (mode != "nearest" && mode != "linear") return unsupported("Resize mode '" + mode + "': nearest and linear are lowered");
+  }
   if (n.op == "BatchNormalization")
     for (size_t i = 1; i < 5; ++i)
       if (!is_constant(g, n, i)) return unsupported("statistics must be a constant (computed at run time here): VGF folds them into constants");

@@ -1,5 +1,6 @@
 // Portable Resize kernel for 4-D NCHW f32 (registered from tensor.cc):
-// nearest and bilinear on H and W, with ONNX's coordinate transformations.
+// nearest, bilinear and bicubic on H and W, with ONNX's coordinate
+// transformations.
 //
 // Each output row/column is mapped back to the input once per axis (a
 // table), then every N*C plane is filled from those tables in parallel.
@@ -28,6 +29,9 @@ using Rounding = ResizeRounding;
 
 struct ResizeParams {
   bool linear = false;
+  bool cubic = false;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
   Transform transform = Transform::kHalfPixel;
   Rounding rounding = Rounding::kRoundPreferFloor;
   double scale_h = 1.0, scale_w = 1.0;
@@ -57,7 +61,16 @@ const Tensor* optional_input(const KernelContext& ctx, size_t i) {
 
 Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   ResizeParams p;
-  HS_ASSIGN_OR_RETURN(p.linear, pick(ctx, "mode", "nearest", linear_named));
+  HS_ASSIGN_OR_RETURN(const std::string mode, ctx.attrs().get_string("mode", "nearest"));
+  p.cubic = mode == "cubic";
+  if (p.cubic) {
+    HS_ASSIGN_OR_RETURN(const float a, ctx.attrs().get_float("cubic_coeff_a", -0.75f));
+    HS_ASSIGN_OR_RETURN(const int64_t exclude, ctx.attrs().get_int("exclude_outside", 0));
+    p.cubic_a = a;
+    p.exclude_outside = exclude != 0;
+  } else {
+    HS_ASSIGN_OR_RETURN(p.linear, pick(ctx, "mode", "nearest", linear_named));
+  }
   const Tensor* scales = nullptr;
   if (ctx.opset < 11) {
     // Resize-10 is what ONNX's version converter turns into asymmetric + floor at opset 11.
@@ -102,6 +115,27 @@ Status resize_kernel(const KernelContext& ctx) {
   const int64_t planes = x.shape()[0] * x.shape()[1];
   if (planes == 0 || out_h == 0 || out_w == 0) return Status::ok();
   if (in_h == 0 || in_w == 0) return ctx.error("cannot resize an empty input " + x.type().to_string());
+  if (p.cubic) {
+    const std::vector<ResizeCubicTap> rows =
+        resize_axis_cubic_taps(p.transform, p.scale_h, in_h, out_h, p.cubic_a, p.exclude_outside);
+    const std::vector<ResizeCubicTap> cols =
+        resize_axis_cubic_taps(p.transform, p.scale_w, in_w, out_w, p.cubic_a, p.exclude_outside);
+    parallel_for_each(planes, [&](int64_t plane) {
+      const float* src = x.data<float>() + plane * in_h * in_w;
+      float* dst = y.data<float>() + plane * out_h * out_w;
+      for (const ResizeCubicTap& r : rows)
+        for (const ResizeCubicTap& c : cols) {
+          float sum = 0.f;
+          for (int i = 0; i < 4; ++i) {
+            const float* row = src + r.index[i] * in_w;
+            sum += r.w[i] * (c.w[0] * row[c.index[0]] + c.w[1] * row[c.index[1]] + c.w[2] * row[c.index[2]] +
+                             c.w[3] * row[c.index[3]]);
+          }
+          *dst++ = sum;
+        }
+    });
+    return Status::ok();
+  }
   const std::vector<ResizeTap> rows = axis_taps(p, p.scale_h, in_h, out_h);
   const std::vector<ResizeTap> cols = axis_taps(p, p.scale_w, in_w, out_w);
 
