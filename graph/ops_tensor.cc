@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/resize_taps.h"
 #include "graph/passes/fuse_channel_shuffle.h"
 
 namespace hetsched {
@@ -403,25 +404,10 @@ Result<const Tensor*> optional_constant(const InferContext& ctx, size_t i, const
   return t;
 }
 
-// Opset 18's attributes, in the forms every engine runs unchanged: axes
-// naming every dim in order (scales and sizes then cover every dim, as
-// without axes), keep_aspect_ratio_policy 'stretch' (or any policy with
-// scales, which it does not affect), antialias where it changes nothing
-// (nearest mode, or no axis shrinking). Other forms are refused by name.
-// Axes are checked first: with other axes, scales and sizes have fewer values.
-Status check_resize_axes(const InferContext& ctx, int64_t rank) {
-  if (ctx.opset() >= 18 && ctx.attrs().has("axes")) {
-    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> raw, on_node(ctx, ctx.attrs().get_ints("axes", {})));
-    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, normalize_axes(ctx, raw, rank));
-    std::vector<int64_t> all(static_cast<size_t>(rank));
-    std::iota(all.begin(), all.end(), 0);
-    if (axes != all)
-      return ctx.unsupported_error("attribute 'axes' = " + ints_to_string(raw) +
-                                   " is not supported (accepted: every dim in order, " + ints_to_string(all) + ")");
-  }
-  return Status::ok();
-}
-
+// Opset 18's attributes, in the forms every engine runs unchanged:
+// keep_aspect_ratio_policy 'stretch' (or any policy with scales, which it
+// does not affect), antialias where it changes nothing (nearest mode, or no
+// axis shrinking). Other forms are refused by name.
 Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, const Shape& in, const Shape& out) {
   if (ctx.opset() < 18) return Status::ok();
   HS_RETURN_IF_ERROR(check_choice(ctx, "keep_aspect_ratio_policy", "stretch",
@@ -442,16 +428,18 @@ Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, 
   return Status::ok();
 }
 
+// Any rank, any dims (resize_taps.h's resize_dims); the portable kernel
+// runs every form, the GPU delegates and planned CPU kernels H and W of
+// rank 4 (resize_only_hw).
 Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   const TensorType& x = ctx.input_type(0);
-  if (x.dtype != DType::kFloat32 || x.rank() != 4)
-    return ctx.unsupported_error("only 4-D NCHW f32 input is supported, got " + x.to_string());
+  if (x.dtype != DType::kFloat32 || x.rank() == 0)
+    return ctx.unsupported_error("only f32 input of rank 1 or more is supported, got " + x.to_string());
   HS_RETURN_IF_ERROR(check_choice(ctx, "mode", "nearest", {"nearest", "linear", "cubic"}, {}));
   HS_ASSIGN_OR_RETURN(const int64_t exclude_outside, on_node(ctx, ctx.attrs().get_int("exclude_outside", 0)));
   if (exclude_outside != 0 && exclude_outside != 1)
     return ctx.error("attribute 'exclude_outside' must be 0 or 1, got " + std::to_string(exclude_outside));
   HS_RETURN_IF_ERROR(on_node(ctx, ctx.attrs().get_float("cubic_coeff_a", -0.75f)).status());
-  HS_RETURN_IF_ERROR(check_resize_axes(ctx, static_cast<int64_t>(x.rank())));
   const Tensor* scales = nullptr;
   const Tensor* sizes = nullptr;
   if (ctx.opset() < 11) {
@@ -472,37 +460,9 @@ Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
     if (!scales && !sizes) return ctx.error("needs one of scales or sizes, got neither");
     if (scales && sizes) return ctx.error("needs exactly one of scales or sizes, got both");
   }
-
-  Shape out_shape(4);
-  if (scales) {
-    if (scales->dtype() != DType::kFloat32 || scales->num_elements() != 4)
-      return ctx.error("scales must be 4 f32 values (one per dim of " + x.to_string() + "), got " +
-                       scales->type().to_string());
-    const std::vector<float> s = scales->to_float_vector();
-    for (size_t d = 0; d < 4; ++d) {
-      if (!(s[d] > 0.f))
-        return ctx.error("scale " + std::to_string(s[d]) + " of dim " + std::to_string(d) + " is not positive");
-      // ONNX: output_dim = floor(input_dim * scale), in double as the ONNX reference computes it.
-      out_shape[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * static_cast<double>(s[d])));
-    }
-    if (s[0] != 1.f || s[1] != 1.f)
-      return ctx.unsupported_error("only H and W can be resized; scales for N and C must be 1, got " +
-                                   std::to_string(s[0]) + " and " + std::to_string(s[1]));
-  } else {
-    if (sizes->dtype() != DType::kInt64 || sizes->num_elements() != 4)
-      return ctx.error("sizes must be 4 i64 values (one per dim of " + x.to_string() + "), got " +
-                       sizes->type().to_string());
-    out_shape = sizes->to_int64_vector();
-    if (out_shape[0] != x.shape[0] || out_shape[1] != x.shape[1])
-      return ctx.unsupported_error("only H and W can be resized; sizes " + ints_to_string(out_shape) +
-                                   " change N or C of " + x.to_string());
-  }
-  HS_RETURN_IF_ERROR(check_resize_opset18_attributes(ctx, scales != nullptr, x.shape, out_shape));
-  for (size_t d = 2; d < 4; ++d)
-    if (out_shape[d] <= 0)
-      return ctx.error("resizes dim " + std::to_string(d) + " of " + x.to_string() + " to " +
-                       std::to_string(out_shape[d]));
-  outs[0] = {x.dtype, std::move(out_shape)};
+  HS_ASSIGN_OR_RETURN(ResizeDims dims, on_node(ctx, resize_dims(ctx.attrs(), ctx.opset(), x.shape, scales, sizes)));
+  HS_RETURN_IF_ERROR(check_resize_opset18_attributes(ctx, scales != nullptr, x.shape, dims.out));
+  outs[0] = {x.dtype, std::move(dims.out)};
   return Status::ok();
 }
 

@@ -108,6 +108,73 @@ std::vector<ResizeCubicTap> resize_axis_cubic_taps(ResizeTransform t, double sca
   return taps;
 }
 
+Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& x, const Tensor* scales,
+                               const Tensor* sizes) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> axes(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) axes[static_cast<size_t>(d)] = d;
+  if (opset >= 18 && attrs.has("axes")) {
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> given, attrs.get_ints("axes", {}));
+    axes.clear();
+    for (const int64_t a : given) {
+      const int64_t d = a < 0 ? a + rank : a;
+      if (d < 0 || d >= rank || std::find(axes.begin(), axes.end(), d) != axes.end())
+        return invalid_argument("attribute 'axes' names axis " + std::to_string(a) +
+                                " out of range or twice, for an input of rank " + std::to_string(rank));
+      axes.push_back(d);
+    }
+  }
+  const std::string per = axes.size() == static_cast<size_t>(rank) ? "dim of X " + shape_to_string(x)
+                                                                   : "entry of attribute 'axes'";
+  ResizeDims dims{std::vector<double>(static_cast<size_t>(rank), 1.0), x};
+  if (scales) {
+    if (scales->dtype() != DType::kFloat32 || scales->num_elements() != static_cast<int64_t>(axes.size()))
+      return invalid_argument("scales must be " + std::to_string(axes.size()) + " f32 values (one per " + per +
+                              "), got " + scales->type().to_string());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const double s = scales->data<float>()[i];
+      const size_t d = static_cast<size_t>(axes[i]);
+      if (!(s > 0.0)) return invalid_argument("scale " + std::to_string(s) + " of dim " + std::to_string(d) + " is not positive");
+      dims.scales[d] = s;
+      // ONNX: floor(length x scale), in double as the ONNX reference computes it.
+      dims.out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * s));
+    }
+  } else if (sizes) {
+    if (sizes->dtype() != DType::kInt64 || sizes->num_elements() != static_cast<int64_t>(axes.size()))
+      return invalid_argument("sizes must be " + std::to_string(axes.size()) + " i64 values (one per " + per +
+                              "), got " + sizes->type().to_string());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t d = static_cast<size_t>(axes[i]);
+      dims.out[d] = sizes->data<int64_t>()[i];
+      if (x[d] > 0) dims.scales[d] = static_cast<double>(dims.out[d]) / static_cast<double>(x[d]);
+    }
+  } else {
+    return invalid_argument("needs one of scales or sizes, got neither");
+  }
+  for (size_t d = 0; d < dims.out.size(); ++d)
+    if (dims.out[d] <= 0 && x[d] > 0)
+      return invalid_argument("resizes dim " + std::to_string(d) + " of " + shape_to_string(x) + " to " +
+                              std::to_string(dims.out[d]));
+  return dims;
+}
+
+Status resize_only_hw(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.empty()) return unsupported("no input or output");
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& y = graph.value(node.outputs[0]);
+  if (!x.type_known || !y.type_known || x.type.rank() != 4 || y.type.rank() != 4 || !x.type.is_static() ||
+      !y.type.is_static())
+    return unsupported("only H and W of a static rank-4 tensor are resized here, got " + x.type.to_string());
+  if (x.type.shape[0] != y.type.shape[0] || x.type.shape[1] != y.type.shape[1])
+    return unsupported("N or C resized (" + x.type.to_string() + " -> " + y.type.to_string() + "): only H and W are here");
+  if (graph.opset() >= 18 && node.attrs.has("axes")) {
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, node.attrs.get_ints("axes", {}));
+    if (axes != std::vector<int64_t>{0, 1, 2, 3} && axes != std::vector<int64_t>{-4, -3, -2, -1})
+      return unsupported("Resize over some axes (attribute 'axes'): scales of every dim are taken here");
+  }
+  return Status::ok();
+}
+
 namespace {
 
 bool static_f32_rank4(const Graph& graph, ValueId v) {

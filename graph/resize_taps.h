@@ -52,6 +52,25 @@ struct ResizeCubicTap {
 std::vector<ResizeCubicTap> resize_axis_cubic_taps(ResizeTransform t, double scale, int64_t in_len, int64_t out_len,
                                                    double a, bool exclude_outside);
 
+// A Resize's scale and output length on every dim of X, from `scales` (f32)
+// or `sizes` (i64), one value per dim or, at opset 18 with attribute
+// `axes`, one per named axis (the others keep scale 1). Output lengths are
+// floor(length x scale); given sizes, the scale is output / input length.
+// keep_aspect_ratio_policy other than stretch is not applied here (shape
+// inference refuses it with sizes). Errors are plain reasons.
+struct ResizeDims {
+  std::vector<double> scales;
+  Shape out;
+};
+Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& x, const Tensor* scales,
+                               const Tensor* sizes);
+
+// OK when a Resize node scales only H and W of a static rank-4 tensor (no
+// opset-18 `axes` leaving dims out): the form the GPU delegates and the
+// planned CPU kernels take; an unsupported error naming the difference
+// otherwise.
+Status resize_only_hw(const Graph& graph, const Node& node);
+
 // A Resize node's mode and its mapping on H and W, read from the graph for
 // the kernels that plan it ahead (the CPU delegate's NHWC nearest kernel
 // and its fast NCHW one): a static rank-4 f32 input and output of the same

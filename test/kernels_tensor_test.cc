@@ -373,6 +373,39 @@ TEST(ResizeKernelTest, AlignCornersWithScalesUsesTheUnroundedLength) {
                        {1, 1, 1, 2}, {1.f, 3.142857f});
 }
 
+// Ranks and dims other than NCHW's H and W run dim by dim: half_pixel
+// maps output o of a doubled dim to (o + 0.5) / 2 - 0.5.
+TEST(ResizeKernelTest, LinearAlongTheLastDimOfA3DTensor) {
+  GraphBuilder b("g");
+  ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 4})), no_value(), b.constant_f32("s", {3}, {1, 1, 2})},
+                   {{"mode", std::string("linear")}});
+  // -0.25 clamps to 0; then 0.25, 0.75, ... 2.75; 3.25 clamps to 3.
+  expect_near(run_node(b, y, {f32_tensor({1, 1, 4}, {1, 2, 3, 4})}), {1, 1, 8},
+              {1, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4});
+}
+
+TEST(ResizeKernelTest, NearestScalesChannelsAndAVolume) {
+  GraphBuilder b("g");
+  // C 2 -> 4: -0.25, 0.25, 0.75, 1.25 round (prefer floor) to 0, 0, 1, 1.
+  ValueId y = b.op("Resize", {b.input("x", f32({1, 2, 1, 1})), no_value(), b.constant_f32("s", {4}, {1, 2, 1, 1})});
+  expect_values<float>(run_node(b, y, {f32_tensor({1, 2, 1, 1}, {5, 7})}), DType::kFloat32, {1, 4, 1, 1},
+                       {5, 5, 7, 7});
+  GraphBuilder v("g");
+  // D 2 -> 4 and W 1 -> 2 of a [1, 1, 2, 1, 1] volume.
+  ValueId z = v.op("Resize", {v.input("x", f32({1, 1, 2, 1, 1})), no_value(), v.constant_f32("s", {5}, {1, 1, 2, 1, 2})});
+  expect_values<float>(run_node(v, z, {f32_tensor({1, 1, 2, 1, 1}, {5, 7})}), DType::kFloat32, {1, 1, 4, 1, 2},
+                       {5, 5, 5, 5, 7, 7, 7, 7});
+}
+
+TEST(ResizeKernelTest, Opset18AxesNameTheScaledDimsInAnyOrder) {
+  GraphBuilder b("g");
+  // axes [3, 2]: W doubled, H kept.
+  ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 2, 2})), no_value(), b.constant_f32("s", {2}, {2, 1})},
+                   {{"axes", std::vector<int64_t>{3, 2}}});
+  expect_values<float>(run_node(b, y, {f32_tensor({1, 1, 2, 2}, {1, 2, 3, 4})}, 18), DType::kFloat32, {1, 1, 2, 4},
+                       {1, 1, 2, 2, 3, 3, 4, 4});
+}
+
 TEST(ResizeKernelTest, NearestDoublesWithDefaults) {
   GraphBuilder b("g");
   ValueId y = b.op("Resize", {b.input("x", f32({1, 2, 3, 4})), no_value(), b.constant_f32("s", {4}, {1, 1, 2, 2})});

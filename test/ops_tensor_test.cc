@@ -604,17 +604,34 @@ TEST(ResizeShapeTest, RejectsUnknownNearestMode) {
                 "accepted: round_prefer_floor, round_prefer_ceil, floor, ceil"});
 }
 
-TEST(ResizeShapeTest, RejectsNon4DInputAsUnsupported) {
+TEST(ResizeShapeTest, ResizesAnyRankAndAnyDim) {
   GraphBuilder b("g");
   ValueId y = b.op("Resize", {b.input("x", f32({1, 4, 4})), no_value(), b.constant_f32("s", {3}, {1, 2, 2})}, {}, "rs");
-  expect_error(b, y, StatusCode::kUnsupported, {"node 'rs' (Resize)", "4-D NCHW f32", "f32[1,4,4]"});
+  ValueId z =
+      b.op("Resize", {b.input("w", f32({1, 2, 4, 4})), no_value(), b.constant_f32("t", {4}, {1, 2, 1, 1})}, {}, "rc");
+  b.output(y);
+  b.output(z);
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  EXPECT_EQ(g->value(y).type.shape, (Shape{1, 8, 8}));
+  EXPECT_EQ(g->value(z).type.shape, (Shape{1, 4, 4, 4}));
 }
 
-TEST(ResizeShapeTest, RejectsScalingChannelsAsUnsupported) {
+TEST(ResizeShapeTest, ScalesOrSizesPerNamedAxisFromOpset18) {
   GraphBuilder b("g");
-  ValueId y =
-      b.op("Resize", {b.input("x", f32({1, 2, 4, 4})), no_value(), b.constant_f32("s", {4}, {1, 2, 1, 1})}, {}, "rs");
-  expect_error(b, y, StatusCode::kUnsupported, {"node 'rs' (Resize)", "only H and W can be resized"});
+  b.raw().set_opset(18);
+  ValueId y = b.op("Resize", {b.input("x", f32({1, 1, 4, 6})), no_value(), b.constant_f32("s", {2}, {0.5f, 2})},
+                   {{"axes", std::vector<int64_t>{3, 2}}}, "rs");
+  b.output(y);
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  EXPECT_EQ(g->value(y).type.shape, (Shape{1, 1, 8, 3}));
+  GraphBuilder bad("g");
+  ValueId z = bad.op("Resize", {bad.input("x", f32({1, 1, 4, 6})), no_value(), bad.constant_f32("s", {4}, {1, 1, 2, 2})},
+                     {{"axes", std::vector<int64_t>{2, 3}}}, "rs");
+  expect_error(bad, z, StatusCode::kInvalidArgument, {"node 'rs' (Resize)", "scales must be 2 f32 values",
+                                                      "one per entry of attribute 'axes'"},
+               18);
 }
 
 TEST(ResizeShapeTest, RejectsScaleThatEmptiesADim) {

@@ -219,6 +219,7 @@ Status check_node(const Graph& g, const Node& n) {
   if (n.op == "Resize") {
     HS_ASSIGN_OR_RETURN(const std::string mode, n.attrs.get_string("mode", "nearest"));
     if (mode != "nearest" && mode != "linear") return unsupported("Resize mode '" + mode + "': nearest and linear are lowered");
+    HS_RETURN_IF_ERROR(resize_only_hw(g, n));
   }
   if (n.op == "BatchNormalization")
     for (size_t i = 1; i < 5; ++i)

@@ -1,6 +1,6 @@
-// Portable Resize kernel for 4-D NCHW f32 (registered from tensor.cc):
-// nearest, bilinear and bicubic on H and W, with ONNX's coordinate
-// transformations.
+// Portable Resize kernel for f32 of any rank (registered from tensor.cc):
+// nearest, linear and cubic on any dims (opset 18's `axes` among them),
+// with ONNX's coordinate transformations; H and W of NCHW in one pass.
 //
 // Each output row/column is mapped back to the input once per axis (a
 // table), then every N*C plane is filled from those tables in parallel.
@@ -34,7 +34,7 @@ struct ResizeParams {
   bool exclude_outside = false;
   Transform transform = Transform::kHalfPixel;
   Rounding rounding = Rounding::kRoundPreferFloor;
-  double scale_h = 1.0, scale_w = 1.0;
+  std::vector<double> scales;  // per dim of X
 };
 
 // Attribute `attr` (default `fallback`) as `named` reads it.
@@ -72,6 +72,7 @@ Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, cons
     HS_ASSIGN_OR_RETURN(p.linear, pick(ctx, "mode", "nearest", linear_named));
   }
   const Tensor* scales = nullptr;
+  const Tensor* sizes = nullptr;
   if (ctx.opset < 11) {
     // Resize-10 is what ONNX's version converter turns into asymmetric + floor at opset 11.
     p.transform = Transform::kAsymmetric;
@@ -83,18 +84,13 @@ Result<ResizeParams> read_params(const KernelContext& ctx, const Tensor& x, cons
                         pick(ctx, "coordinate_transformation_mode", "half_pixel", resize_transform_named));
     HS_ASSIGN_OR_RETURN(p.rounding, pick(ctx, "nearest_mode", "round_prefer_floor", resize_rounding_named));
     scales = optional_input(ctx, 2);
+    sizes = scales ? nullptr : optional_input(ctx, 3);
   }
-  if (scales) {
-    if (scales->dtype() != DType::kFloat32 || scales->num_elements() != 4)
-      return ctx.error("scales must be 4 f32 values, got " + scales->type().to_string());
-    p.scale_h = scales->data<float>()[2];
-    p.scale_w = scales->data<float>()[3];
-  } else {
-    // Given sizes, ONNX defines the scale as output / input length.
-    p.scale_h = static_cast<double>(y.shape()[2]) / static_cast<double>(x.shape()[2]);
-    p.scale_w = static_cast<double>(y.shape()[3]) / static_cast<double>(x.shape()[3]);
-  }
-  if (!(p.scale_h > 0.0) || !(p.scale_w > 0.0)) return ctx.error("scales must be positive");
+  Result<ResizeDims> dims = resize_dims(ctx.attrs(), ctx.opset, x.shape(), scales, sizes);
+  if (!dims.is_ok()) return ctx.error(dims.status().message());
+  if (dims->out != y.shape())
+    return ctx.error("output " + y.type().to_string() + " is not the resized shape " + shape_to_string(dims->out));
+  p.scales = std::move(dims->scales);
   return p;
 }
 
@@ -102,24 +98,92 @@ std::vector<ResizeTap> axis_taps(const ResizeParams& p, double scale, int64_t in
   return resize_axis_taps(p.linear, p.transform, p.rounding, scale, in_len, out_len);
 }
 
+// One dim's taps in one form for every mode: `count` (input index, weight)
+// pairs per output coordinate.
+struct AxisTaps {
+  int count = 1;
+  std::vector<int64_t> index;
+  std::vector<float> weight;
+};
+
+AxisTaps any_axis_taps(const ResizeParams& p, double scale, int64_t in_len, int64_t out_len) {
+  AxisTaps t;
+  if (p.cubic) {
+    t.count = 4;
+    for (const ResizeCubicTap& c : resize_axis_cubic_taps(p.transform, scale, in_len, out_len, p.cubic_a,
+                                                          p.exclude_outside))
+      for (int k = 0; k < 4; ++k) {
+        t.index.push_back(c.index[k]);
+        t.weight.push_back(c.w[k]);
+      }
+    return t;
+  }
+  t.count = p.linear ? 2 : 1;
+  for (const ResizeTap& c : axis_taps(p, scale, in_len, out_len)) {
+    t.index.push_back(c.lo);
+    t.weight.push_back(p.linear ? 1.f - c.w : 1.f);
+    if (p.linear) {
+      t.index.push_back(c.hi);
+      t.weight.push_back(c.w);
+    }
+  }
+  return t;
+}
+
+// Any rank, any dims: one pass per resized dim, each interpolating whole
+// inner rows (ONNX's N-D interpolation is separable: nested 1-D ones).
+void resize_by_axes(const ResizeParams& p, const Tensor& x, Tensor& y) {
+  std::vector<float> current(x.data<float>(), x.data<float>() + x.num_elements()), next;
+  Shape shape = x.shape();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t in_len = shape[d], out_len = y.shape()[d];
+    if (in_len == out_len && p.scales[d] == 1.0) continue;  // every transformation maps o to o
+    const AxisTaps taps = any_axis_taps(p, p.scales[d], in_len, out_len);
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < d; ++k) outer *= shape[k];
+    for (size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
+    next.assign(static_cast<size_t>(outer * out_len * inner), 0.f);
+    parallel_for_each(outer, [&](int64_t o) {
+      const float* src = current.data() + o * in_len * inner;
+      float* dst = next.data() + o * out_len * inner;
+      for (int64_t j = 0; j < out_len; ++j)
+        for (int k = 0; k < taps.count; ++k) {
+          const size_t t = static_cast<size_t>(j * taps.count + k);
+          const float w = taps.weight[t];
+          const float* row = src + taps.index[t] * inner;
+          for (int64_t i = 0; i < inner; ++i) dst[j * inner + i] += w * row[i];
+        }
+    });
+    shape[d] = out_len;
+    current.swap(next);
+  }
+  std::copy(current.begin(), current.end(), y.data<float>());
+}
+
 Status resize_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
-  if (x.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 || x.shape().size() != 4 || y.shape().size() != 4 ||
-      x.shape()[0] != y.shape()[0] || x.shape()[1] != y.shape()[1])
+  if (x.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 || x.shape().size() != y.shape().size())
     return ctx.error("input " + x.type().to_string() + " and output " + y.type().to_string() +
-                     " are not 4-D f32 with the same N and C");
+                     " are not f32 of one rank");
   HS_ASSIGN_OR_RETURN(ResizeParams p, read_params(ctx, x, y));
+  if (y.num_elements() == 0) return Status::ok();
+  if (x.num_elements() == 0) return ctx.error("cannot resize an empty input " + x.type().to_string());
+  // H and W of NCHW in one pass over each plane; any other form dim by dim.
+  if (x.shape().size() != 4 || x.shape()[0] != y.shape()[0] || x.shape()[1] != y.shape()[1] || p.scales[0] != 1.0 ||
+      p.scales[1] != 1.0) {
+    resize_by_axes(p, x, y);
+    return Status::ok();
+  }
+  const double scale_h = p.scales[2], scale_w = p.scales[3];
   const int64_t in_h = x.shape()[2], in_w = x.shape()[3];
   const int64_t out_h = y.shape()[2], out_w = y.shape()[3];
   const int64_t planes = x.shape()[0] * x.shape()[1];
-  if (planes == 0 || out_h == 0 || out_w == 0) return Status::ok();
-  if (in_h == 0 || in_w == 0) return ctx.error("cannot resize an empty input " + x.type().to_string());
   if (p.cubic) {
     const std::vector<ResizeCubicTap> rows =
-        resize_axis_cubic_taps(p.transform, p.scale_h, in_h, out_h, p.cubic_a, p.exclude_outside);
+        resize_axis_cubic_taps(p.transform, scale_h, in_h, out_h, p.cubic_a, p.exclude_outside);
     const std::vector<ResizeCubicTap> cols =
-        resize_axis_cubic_taps(p.transform, p.scale_w, in_w, out_w, p.cubic_a, p.exclude_outside);
+        resize_axis_cubic_taps(p.transform, scale_w, in_w, out_w, p.cubic_a, p.exclude_outside);
     parallel_for_each(planes, [&](int64_t plane) {
       const float* src = x.data<float>() + plane * in_h * in_w;
       float* dst = y.data<float>() + plane * out_h * out_w;
@@ -136,8 +200,8 @@ Status resize_kernel(const KernelContext& ctx) {
     });
     return Status::ok();
   }
-  const std::vector<ResizeTap> rows = axis_taps(p, p.scale_h, in_h, out_h);
-  const std::vector<ResizeTap> cols = axis_taps(p, p.scale_w, in_w, out_w);
+  const std::vector<ResizeTap> rows = axis_taps(p, scale_h, in_h, out_h);
+  const std::vector<ResizeTap> cols = axis_taps(p, scale_w, in_w, out_w);
 
   parallel_for_each(planes, [&](int64_t plane) {
     const float* src = x.data<float>() + plane * in_h * in_w;
