@@ -47,7 +47,7 @@ int first_opset_of(const std::string& op) {
       {"ScatterND", 11},       {"ScatterElements", 11}, {"CastLike", 15},  {"OneHot", 9},
       {"EyeLike", 9},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},   {"GridSample", 16},
-      {"ReverseSequence", 10},    {"MeanVarianceNormalization", 9}, {"RoiAlign", 10},
+      {"ReverseSequence", 10},    {"MeanVarianceNormalization", 9}, {"RoiAlign", 10}, {"Scatter", 9},
   };
   auto it = kSince.find(op);
   return it == kSince.end() ? 0 : it->second;

@@ -134,7 +134,8 @@ Status gather_nd_infer(const InferContext& ctx, std::vector<TensorType>& outputs
 }
 
 // ScatterND and ScatterElements: the output is data with updates written in;
-// reduction none (all opsets) or add, mul (16) and max, min (18).
+// reduction none (all opsets) or add, mul (16) and max, min (18). Scatter
+// (opsets 9, 10; deprecated at 11) is ScatterElements under its old name.
 Status scatter_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   const TensorType& data = ctx.input_type(0);
   const TensorType& idx = ctx.input_type(1);
@@ -146,7 +147,7 @@ Status scatter_infer(const InferContext& ctx, std::vector<TensorType>& outputs) 
   HS_ASSIGN_OR_RETURN(const std::string reduction, ctx.attrs().get_string("reduction", "none"));
   if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
     return invalid_argument("attribute 'reduction' must be none, add, mul, max or min, got '" + reduction + "'");
-  if (ctx.node().op == "ScatterElements") {
+  if (ctx.node().op == "ScatterElements" || ctx.node().op == "Scatter") {
     if (idx.shape != upd.shape)
       return invalid_argument("indices " + idx.to_string() + " and updates " + upd.to_string() + " must have one shape");
     if (idx.rank() != data.rank())
@@ -319,6 +320,7 @@ void register_misc_ops(OpSchemaTable& table) {
   add(table, "GatherND", 2, 2, gather_nd_infer);
   add(table, "ScatterND", 3, 3, scatter_infer);
   add(table, "ScatterElements", 3, 3, scatter_infer);
+  add(table, "Scatter", 3, 3, scatter_infer);
   add(table, "LRN", 1, 1, lrn_infer);
   add(table, "Hardmax", 1, 1, hardmax_infer);
   add(table, "CastLike", 2, 2, cast_like_infer);

@@ -466,6 +466,7 @@ void register_misc_kernels(KernelTable& table) {
   table["GatherND"] = with_node_context(gather_nd_kernel);
   table["ScatterND"] = with_node_context(scatter_nd_kernel);
   table["ScatterElements"] = with_node_context(scatter_elements_kernel);
+  table["Scatter"] = with_node_context(scatter_elements_kernel);  // its opset 9-10 name
   table["Size"] = with_node_context(size_kernel);
   table["Einsum"] = with_node_context(einsum_kernel);
   table["IsNaN"] = with_node_context(is_special(true));
