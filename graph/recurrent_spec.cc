@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace hetsched {
 
@@ -56,9 +57,12 @@ std::vector<std::string> split_names(const std::string& joined) {
 
 std::vector<std::string> default_activations(RecurrentOp op) {
   switch (op) {
-    case RecurrentOp::kRnn: return {"Tanh"};
-    case RecurrentOp::kGru: return {"Sigmoid", "Tanh"};
-    case RecurrentOp::kLstm: return {"Sigmoid", "Tanh", "Tanh"};
+    case RecurrentOp::kRnn:
+      return {"Tanh"};
+    case RecurrentOp::kGru:
+      return {"Sigmoid", "Tanh"};
+    case RecurrentOp::kLstm:
+      return {"Sigmoid", "Tanh", "Tanh"};
   }
   return {};
 }
@@ -108,11 +112,14 @@ Status require_shape(const TensorType* t, const Shape& want, const std::string& 
 }  // namespace
 
 bool recurrent_op_from_name(const std::string& op, RecurrentOp& out) {
-  if (op == "RNN") out = RecurrentOp::kRnn;
-  else if (op == "GRU") out = RecurrentOp::kGru;
-  else if (op == "LSTM") out = RecurrentOp::kLstm;
-  else return false;
-  return true;
+  static constexpr std::pair<const char*, RecurrentOp> kOps[] = {
+      {"RNN", RecurrentOp::kRnn}, {"GRU", RecurrentOp::kGru}, {"LSTM", RecurrentOp::kLstm}};
+  for (const auto& [name, value] : kOps)
+    if (op == name) {
+      out = value;
+      return true;
+    }
+  return false;
 }
 
 Shape RecurrentSpec::y_shape() const {
@@ -133,7 +140,8 @@ Result<RecurrentSpec> read_recurrent_spec(const std::string& op, const Attribute
     return invalid_argument("inputs X, W and R are required");
 
   HS_ASSIGN_OR_RETURN(spec.hidden, attrs.require_int("hidden_size"));
-  if (spec.hidden < 1) return invalid_argument("attribute 'hidden_size' must be >= 1, got " + std::to_string(spec.hidden));
+  if (spec.hidden < 1)
+    return invalid_argument("attribute 'hidden_size' must be >= 1, got " + std::to_string(spec.hidden));
   HS_ASSIGN_OR_RETURN(const std::string direction, attrs.get_string("direction", "forward"));
   if (direction == "forward" || direction == "reverse") {
     spec.reverse = direction == "reverse";
@@ -173,14 +181,16 @@ Result<RecurrentSpec> read_recurrent_spec(const std::string& op, const Attribute
   const std::string gates = std::to_string(spec.gates) + " gates";
   const TensorType& w = *input(kRecurrentW);
   if (w.rank() == 3 && w.shape[1] != gh && w.shape[1] > 0 && w.shape[1] % spec.gates == 0)
-    return invalid_argument("input W " + w.to_string() + " is for hidden_size " + std::to_string(w.shape[1] / spec.gates) +
-                            ", attribute 'hidden_size' is " + std::to_string(spec.hidden));
+    return invalid_argument("input W " + w.to_string() + " is for hidden_size " +
+                            std::to_string(w.shape[1] / spec.gates) + ", attribute 'hidden_size' is " +
+                            std::to_string(spec.hidden));
   HS_RETURN_IF_ERROR(require_shape(&w, {spec.directions, gh, spec.input},
                                    "input W [directions, " + gates + " * hidden_size, input_size]"));
   HS_RETURN_IF_ERROR(require_shape(input(kRecurrentR), {spec.directions, gh, spec.hidden},
                                    "input R [directions, " + gates + " * hidden_size, hidden_size]"));
   if (const TensorType* b = input(kRecurrentB))
-    HS_RETURN_IF_ERROR(require_shape(b, {spec.directions, 2 * gh}, "input B [directions, 2 * " + gates + " * hidden_size]"));
+    HS_RETURN_IF_ERROR(
+        require_shape(b, {spec.directions, 2 * gh}, "input B [directions, 2 * " + gates + " * hidden_size]"));
   if (const TensorType* lens = input(kRecurrentSeqLens)) {
     if ((lens->dtype != DType::kInt32 && lens->dtype != DType::kInt64) || lens->shape != Shape{spec.batch})
       return invalid_argument("input sequence_lens must be i32[" + std::to_string(spec.batch) + "], got " +

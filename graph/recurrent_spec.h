@@ -51,16 +51,18 @@ struct RecurrentSpec {
   int64_t gates = 1;  // RNN 1, GRU 3, LSTM 4
   int64_t seq = 0, batch = 0, input = 0, hidden = 0;
   int64_t directions = 1;
-  bool reverse = false;  // the only direction is reverse (directions == 1)
-  int64_t layout = 0;    // 0: X [seq, batch, input]; 1: X [batch, seq, input]
-  float clip = 0.f;      // > 0: gate pre-activations are clamped to [-clip, clip]
+  bool reverse = false;              // the only direction is reverse (directions == 1)
+  int64_t layout = 0;                // 0: X [seq, batch, input]; 1: X [batch, seq, input]
+  float clip = 0.f;                  // > 0: gate pre-activations are clamped to [-clip, clip]
   bool linear_before_reset = false;  // GRU
   bool input_forget = false;         // LSTM: f = 1 - i
   // activations_per_direction() functions for direction 0, then for
   // direction 1: RNN f; GRU f, g; LSTM f, g, h.
   std::vector<RecurrentActivation> activations;
 
-  static int64_t activations_per_direction(RecurrentOp op) { return op == RecurrentOp::kRnn ? 1 : op == RecurrentOp::kGru ? 2 : 3; }
+  static int64_t activations_per_direction(RecurrentOp op) {
+    return op == RecurrentOp::kRnn ? 1 : op == RecurrentOp::kGru ? 2 : 3;
+  }
   const RecurrentActivation& activation(int64_t direction, int64_t which) const {
     return activations[static_cast<size_t>(direction * activations_per_direction(op) + which)];
   }

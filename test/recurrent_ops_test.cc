@@ -206,7 +206,8 @@ Floats swap_leading(const Floats& v, int64_t a, int64_t b, int64_t rest) {
   Floats out(v.size());
   for (int64_t i = 0; i < a; ++i)
     for (int64_t j = 0; j < b; ++j)
-      for (int64_t k = 0; k < rest; ++k) out[static_cast<size_t>((j * a + i) * rest + k)] = v[static_cast<size_t>((i * b + j) * rest + k)];
+      for (int64_t k = 0; k < rest; ++k)
+        out[static_cast<size_t>((j * a + i) * rest + k)] = v[static_cast<size_t>((i * b + j) * rest + k)];
   return out;
 }
 
@@ -227,8 +228,7 @@ Result<std::vector<Tensor>> run_case(const Case& c, int64_t layout = 0, int opse
   add("w", {D, c.gates() * H, c.input}, c.w);
   add("r", {D, c.gates() * H, H}, c.r);
   add("b", {D, 2 * c.gates() * H}, c.b);
-  ids.push_back(c.lens.empty() ? kNoValue
-                               : gb.constant("lens", Tensor::from_vector(DType::kInt32, {B}, c.lens)));
+  ids.push_back(c.lens.empty() ? kNoValue : gb.constant("lens", Tensor::from_vector(DType::kInt32, {B}, c.lens)));
   const Shape state = layout == 0 ? Shape{D, B, H} : Shape{B, D, H};
   add("h0", state, layout == 0 ? c.h0 : (c.h0.empty() ? c.h0 : swap_leading(c.h0, D, B, H)));
   if (c.op == "LSTM") {
@@ -373,7 +373,8 @@ TEST(RecurrentOpsTest, BatchFirstLayoutMatchesTheReference) {
       for (int64_t d = 0; d < D; ++d)
         for (int64_t b = 0; b < B; ++b)
           for (int64_t j = 0; j < H; ++j)
-            y_bf[static_cast<size_t>(((b * S + t) * D + d) * H + j)] = want.y[static_cast<size_t>(((t * D + d) * B + b) * H + j)];
+            y_bf[static_cast<size_t>(((b * S + t) * D + d) * H + j)] =
+                want.y[static_cast<size_t>(((t * D + d) * B + b) * H + j)];
     for (int64_t d = 0; d < D; ++d)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t j = 0; j < H; ++j)

@@ -170,7 +170,7 @@ void run_direction(const RecurrentSpec& s, int64_t d, const Operands& io) {
   const RecurrentActivation& h_act = s.activation(d, lstm ? 2 : 0);
 
   std::vector<float> gates(static_cast<size_t>(batch * GH));
-  std::vector<float> hr(separate_h_gate ? static_cast<size_t>(batch * H) : 0);  // H . Rh^T (+ Rbh)
+  std::vector<float> hr(separate_h_gate ? static_cast<size_t>(batch * H) : 0);          // H . Rh^T (+ Rbh)
   std::vector<float> rh(gru && !separate_h_gate ? static_cast<size_t>(batch * H) : 0);  // r (.) H
   std::vector<int64_t> step_t(static_cast<size_t>(batch));
   const int64_t longest = batch == 0 ? 0 : *std::max_element(io.lens.begin(), io.lens.end());
@@ -196,9 +196,11 @@ void run_direction(const RecurrentSpec& s, int64_t d, const Operands& io) {
         float* zr = gates.data() + b * GH;
         clip_then_activate(f, s.clip, zr, 2 * H);
         if (!separate_h_gate)
-          for (int64_t j = 0; j < H; ++j) rh[static_cast<size_t>(b * H + j)] = zr[H + j] * h[static_cast<size_t>(b * H + j)];
+          for (int64_t j = 0; j < H; ++j)
+            rh[static_cast<size_t>(b * H + j)] = zr[H + j] * h[static_cast<size_t>(b * H + j)];
       });
-      if (!separate_h_gate) accumulate_product(batch, H, H, rh.data(), H, rt.data() + 2 * H, GH, gates.data() + 2 * H, GH);
+      if (!separate_h_gate)
+        accumulate_product(batch, H, H, rh.data(), H, rt.data() + 2 * H, GH, gates.data() + 2 * H, GH);
     } else {
       accumulate_product(batch, GH, H, h.data(), H, rt.data(), GH, gates.data(), GH);
     }
