@@ -20,6 +20,7 @@
 
 #include "delegates/cpu/cpu_reference.h"
 #include "graph/builder.h"
+#include "graph/op_work.h"
 #include "scheduler/model_loader.h"
 #include "test/onnx_testdata.h"
 
@@ -466,6 +467,30 @@ TEST(RecurrentOpsTest, MalformedNodesAreRefusedWithTheReason) {
   Case lens = base;
   lens.lens = {4, 5, 1};
   expect_error(lens, "sequence_lens[1] = 5 is outside [0, 4]");
+}
+
+// The partitioner's cost model sees a recurrent node as GEMM work: every
+// step of every direction multiplies [batch, input + hidden] by
+// [input + hidden, gates * hidden].
+TEST(RecurrentOpsTest, WorkIsTheStepsMatrixProducts) {
+  GraphBuilder gb("g");
+  const int64_t S = 6, B = 2, I = 5, H = 3;
+  const ValueId x = gb.input("x", TensorType{DType::kFloat32, {S, B, I}});
+  const ValueId w = gb.constant("w", Tensor::from_vector(DType::kFloat32, {2, 4 * H, I}, random_floats(120, 1)));
+  const ValueId r = gb.constant("r", Tensor::from_vector(DType::kFloat32, {2, 4 * H, H}, random_floats(72, 2)));
+  const auto outs =
+      gb.op_multi("LSTM", {x, w, r}, 2, {{"hidden_size", H}, {"direction", std::string("bidirectional")}}, "rec");
+  gb.output(outs[0]);
+  const auto g = gb.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  for (NodeId n = 0; n < static_cast<NodeId>(g->num_nodes()); ++n) {
+    if (g->node(n).op != "LSTM") continue;
+    const OpWork work = op_work(*g, n);
+    EXPECT_EQ(work.op_class, OpClass::kMatMul);
+    EXPECT_DOUBLE_EQ(work.flops, 2.0 * S * B * 2 * (I + H) * 4 * H);
+    return;
+  }
+  ADD_FAILURE() << "no LSTM node left in the graph";
 }
 
 // A PyTorch export (scripts/models/export_recurrent.py: a 2-layer
