@@ -61,6 +61,20 @@ std::string list_domains(const onnx::ModelProto& model) {
   return s.empty() ? "none" : s;
 }
 
+// RNN, GRU and LSTM name their activation functions in a list of strings,
+// which hetsched's attributes cannot hold (other string lists keep a node
+// unsupported); the names travel as one comma-separated string, which
+// graph/recurrent_spec.h splits. No activation name has a comma.
+bool is_recurrent_activations(const std::string& op, const onnx::AttributeProto& a) {
+  return (op == "RNN" || op == "GRU" || op == "LSTM") && a.name() == "activations" &&
+         a.type() == onnx::AttributeProto::STRINGS;
+}
+std::string join_activations(const onnx::AttributeProto& a) {
+  std::string joined;
+  for (int i = 0; i < a.strings_size(); ++i) joined += (i ? "," : "") + a.strings(i);
+  return joined;
+}
+
 // Builds the Graph of one ModelProto. Holds the name → value map of the
 // values defined so far, which is what makes node inputs resolvable in
 // topological order.
@@ -233,6 +247,10 @@ class Importer {
 
     Attributes attrs;
     for (const auto& a : node.attribute()) {
+      if (default_domain && is_recurrent_activations(node.op_type(), a)) {
+        attrs.set(a.name(), join_activations(a));
+        continue;
+      }
       auto value = attribute_from_proto(a, external_);
       if (!value.is_ok()) {
         if (value.status().code() != StatusCode::kUnsupported)

@@ -73,6 +73,7 @@ void register_extra_ops(OpSchemaTable& table);        // ops_extra.cc: the furth
 void register_norm_ops(OpSchemaTable& table);         // ops_norm.cc: LayerNormalization, GroupNormalization, MeanVarianceNormalization
 void register_activation_ops(OpSchemaTable& table);   // ops_activation.cc: Elu, Selu, Softplus, trigonometry, ...
 void register_misc_ops(OpSchemaTable& table);         // ops_misc.cc: Size, IsNaN, IsInf, DepthToSpace, CumSum, ...
+void register_recurrent_ops(OpSchemaTable& table);    // ops_recurrent.cc: RNN, GRU, LSTM
 
 // The full table. Thread-safe; built on first use.
 const OpSchemaTable& op_schemas();

@@ -44,7 +44,8 @@ const std::map<std::string, OpClass, std::less<>>& class_table() {
   static const std::map<std::string, OpClass, std::less<>> table = [] {
     std::map<std::string, OpClass, std::less<>> t;
     for (const char* op : {"Conv", "ConvTranspose"}) t[op] = OpClass::kConv;
-    for (const char* op : {"MatMul", "Gemm"}) t[op] = OpClass::kMatMul;
+    // The recurrent ops are GEMMs by X.W^T and, per time step, H.R^T.
+    for (const char* op : {"MatMul", "Gemm", "RNN", "GRU", "LSTM"}) t[op] = OpClass::kMatMul;
     for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceL1", "ReduceL2",
                            "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "Softmax",
                            "LogSoftmax", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
@@ -115,6 +116,13 @@ OpWork op_work(const Graph& graph, NodeId id) {
       k = dim(graph, x, trans_a ? 0 : a.type.shape.size() - 1);
     }
     work.flops = 2 * out_elements * k;
+  } else if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") {
+    // Every step of every direction: batch x (input + hidden) x gates*hidden
+    // multiply-adds; W is [dirs, gates*hidden, input].
+    const bool batch_first = node.attrs.get_int("layout", 0).value_or(0) != 0;
+    const double steps = dim(graph, x, batch_first ? 1 : 0), batch = dim(graph, x, batch_first ? 0 : 1);
+    const double hidden = static_cast<double>(node.attrs.get_int("hidden_size", 0).value_or(0));
+    work.flops = 2 * steps * batch * dim(graph, w, 0) * (dim(graph, x, 2) + hidden) * dim(graph, w, 1);
   } else if (work.op_class == OpClass::kReduce) {
     // Pools read a window per output; reductions and norms a few ops per input.
     const bool pool = node.op == "AveragePool" || node.op == "MaxPool";
