@@ -47,6 +47,8 @@ int first_opset_of(const std::string& op) {
       {"ScatterND", 11},       {"ScatterElements", 11}, {"CastLike", 15},  {"OneHot", 9},
       {"EyeLike", 9},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},
+      {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"QLinearConv", 10}, {"QLinearMatMul", 10},
+      {"MatMulInteger", 10},  {"ConvInteger", 10},      {"DynamicQuantizeLinear", 11},
   };
   auto it = kSince.find(op);
   return it == kSince.end() ? 0 : it->second;

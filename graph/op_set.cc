@@ -15,6 +15,7 @@ const OpSchemaTable& op_schemas() {
     register_activation_ops(t);
     register_misc_ops(t);
     register_norm_ops(t);
+    register_quant_ops(t);
     return t;
   }();
   return table;

@@ -11,6 +11,7 @@ const KernelTable& kernel_table() {
     register_extra_kernels(t);
     register_activation_kernels(t);
     register_misc_kernels(t);
+    register_quant_kernels(t);
     return t;
   }();
   return table;
