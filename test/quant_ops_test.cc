@@ -9,13 +9,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <iterator>
+
 #include "delegates/cpu/cpu_reference.h"
 #include "graph/builder.h"
+#include "profile/profile.h"
 #include "scheduler/graph_cleanup.h"
+#include "scheduler/model_loader.h"
+#include "scheduler/pipeline.h"
+#include "scheduler/session.h"
 
 namespace hetsched {
 namespace {
@@ -222,6 +230,67 @@ TEST(QuantOpsTest, QdqConvWeightsAreDequantizedAtLoad) {
       }
   // f32 arithmetic on exactly fake-quantized values: only summation rounding.
   EXPECT_LT(worst, 1e-5) << "max abs error against the double reference";
+}
+
+// --- A QDQ model against ONNX Runtime -----------------------------------------------
+
+// test/data/models18/qdq_cnn_op13.onnx (scripts/models/make_qdq_cnn.py): two
+// convs, a global average pool and a Gemm with int8 per-channel weights and
+// u8 activations through QuantizeLinear/DequantizeLinear pairs; its ORT
+// 1.30.0 output on a seeded input in [0, 1) is in qdq_cnn_op13_ref
+// (scripts/ort/make_reference.js --shape 1x3x16x16 --dist unit --seed 1).
+std::vector<float> read_floats(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+TEST(QuantOpsTest, QdqModelMatchesOnnxRuntime) {
+  const std::string dir = std::string(HETSCHED_SOURCE_DIR) + "/test/data/models18/";
+  Result<Graph> g = load_model(dir + "qdq_cnn_op13.onnx");
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  // Loaded, the weights' and biases' DequantizeLinear are folded: only the
+  // activations' 5 pairs run.
+  int quantize = 0, dequantize = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(g->num_nodes()); ++id) {
+    quantize += g->node(id).op == "QuantizeLinear";
+    dequantize += g->node(id).op == "DequantizeLinear";
+  }
+  EXPECT_EQ(quantize, 5);
+  EXPECT_EQ(dequantize, 5);
+
+  const std::vector<float> in = read_floats(dir + "qdq_cnn_op13_ref/input_0.bin");
+  const std::vector<float> want = read_floats(dir + "qdq_cnn_op13_ref/output_0.bin");
+  ASSERT_EQ(in.size(), 3u * 16 * 16);
+  ASSERT_EQ(want.size(), 10u);
+  Tensor x = Tensor::from_vector(DType::kFloat32, {1, 3, 16, 16}, in);
+  const float out_scale = 0.01648147962987423f;  // initializer out_scale: one step of the output grid
+  for (const char* engine : {"portable", "xnnpack"}) {
+    Profile p = default_profile();
+    p.delegates["cpu"].engine = engine;
+    auto session = open_session_for_graph(*g, p);
+    ASSERT_TRUE(session.is_ok()) << session.status().message();
+    auto got = (*session)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const Tensor& y = (*got)[0];
+    ASSERT_EQ(y.type(), (TensorType{DType::kFloat32, {1, 10}}));
+    // ORT fuses the Q/DQ pairs into integer kernels (QLinearConv, ...) that
+    // requantize between layers with their own float rounding; hetsched
+    // computes the fake-quantized graph in f32. Both land on the output's
+    // quantization grid, and an activation rounded the other way at a tie
+    // moves the logits by less than one output step: so at most one step
+    // apart, and mostly equal.
+    int equal = 0;
+    for (int64_t i = 0; i < 10; ++i) {
+      const float d = std::abs(y.data<float>()[i] - want[static_cast<size_t>(i)]);
+      EXPECT_LE(d, out_scale * 1.01f) << engine << " logit " << i << ": " << y.data<float>()[i] << " vs ORT "
+                                      << want[static_cast<size_t>(i)];
+      equal += d < out_scale * 0.01f;
+    }
+    EXPECT_GE(equal, 8) << engine << ": fewer than 8 of 10 logits equal ORT's";
+  }
 }
 
 // --- Errors ------------------------------------------------------------------------
