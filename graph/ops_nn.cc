@@ -258,10 +258,10 @@ Status batch_norm_infer(const InferContext& ctx, std::vector<TensorType>& output
   return Status::ok();
 }
 
-// numpy.matmul: 1-D operands are promoted to matrices and the added dim is
-// dropped again; leading (batch) dims broadcast.
 }  // namespace
 
+// numpy.matmul: 1-D operands are promoted to matrices and the added dim is
+// dropped again; leading (batch) dims broadcast.
 Result<Shape> matmul_output_shape(const TensorType& a, const TensorType& b) {
   if (a.rank() == 0 || b.rank() == 0)
     return invalid_argument("inputs must be at least 1-D, got A " + a.to_string() + " and B " + b.to_string());
