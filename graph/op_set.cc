@@ -16,6 +16,7 @@ const OpSchemaTable& op_schemas() {
     register_misc_ops(t);
     register_norm_ops(t);
     register_recurrent_ops(t);
+    register_quant_ops(t);
     return t;
   }();
   return table;

@@ -43,9 +43,10 @@ double kernel_area(const Graph& graph, ValueId weight) {
 const std::map<std::string, OpClass, std::less<>>& class_table() {
   static const std::map<std::string, OpClass, std::less<>> table = [] {
     std::map<std::string, OpClass, std::less<>> t;
-    for (const char* op : {"Conv", "ConvTranspose"}) t[op] = OpClass::kConv;
+    for (const char* op : {"Conv", "ConvTranspose", "QLinearConv", "ConvInteger"}) t[op] = OpClass::kConv;
     // The recurrent ops are GEMMs by X.W^T and, per time step, H.R^T.
-    for (const char* op : {"MatMul", "Gemm", "RNN", "GRU", "LSTM"}) t[op] = OpClass::kMatMul;
+    for (const char* op : {"MatMul", "Gemm", "QLinearMatMul", "MatMulInteger", "RNN", "GRU", "LSTM"})
+      t[op] = OpClass::kMatMul;
     for (const char* op : {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceL1", "ReduceL2",
                            "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "Softmax",
                            "LogSoftmax", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
@@ -100,14 +101,16 @@ OpWork op_work(const Graph& graph, NodeId id) {
     out_elements += elements(graph, v);
   }
   const ValueId x = node.inputs.empty() ? kNoValue : node.inputs[0];
-  const ValueId w = node.inputs.size() > 1 ? node.inputs[1] : kNoValue;
-  if (node.op == "Conv" && w != kNoValue) {
+  // QLinearConv's weight is its input 3 (after x, x_scale, x_zero_point).
+  const size_t w_index = node.op == "QLinearConv" ? 3 : 1;
+  const ValueId w = node.inputs.size() > w_index ? node.inputs[w_index] : kNoValue;
+  if ((node.op == "Conv" || node.op == "QLinearConv" || node.op == "ConvInteger") && w != kNoValue) {
     // Each output element: Cin/group × kernel multiply-adds.
     work.flops = 2 * out_elements * dim(graph, w, 1) * kernel_area(graph, w);
   } else if (node.op == "ConvTranspose" && w != kNoValue) {
     // Each input element scatters into Cout/group × kernel outputs.
     work.flops = 2 * elements(graph, x) * dim(graph, w, 1) * kernel_area(graph, w);
-  } else if (node.op == "MatMul" || node.op == "Gemm") {
+  } else if (work.op_class == OpClass::kMatMul) {
     // K is A's last dim (Gemm: its first with transA).
     const Value& a = graph.value(x);
     double k = 0;

@@ -6,6 +6,7 @@
 
 #include "graph/op_schema.h"
 #include "graph/ops_extra.h"
+#include "graph/ops_nn.h"
 
 namespace hetsched {
 
@@ -138,38 +139,48 @@ Result<size_t> read_spatial_input(const InferContext& ctx, const char* what) {
   return x.rank() - 2;
 }
 
-Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
-  HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx, "conv"));
-  const TensorType& x = ctx.input_type(0);
-  const TensorType& w = ctx.input_type(1);
-  HS_RETURN_IF_ERROR(require_f32(w, "weight W"));
-  if (w.rank() != x.rank())
-    return invalid_argument("weight must be " + std::to_string(x.rank()) + "-D for " + std::to_string(nsp) +
-                            "-D conv, got " + w.to_string());
-  HS_ASSIGN_OR_RETURN(const int64_t group, ctx.attrs().get_int("group", 1));
+}  // namespace
+
+Result<Shape> conv_output_shape(const Attributes& attrs, const Shape& x, const TensorType& weight) {
+  const Shape& w = weight.shape;
+  const size_t nsp = x.size() - 2;
+  if (w.size() != x.size())
+    return invalid_argument("weight must be " + std::to_string(x.size()) + "-D for " + std::to_string(nsp) +
+                            "-D conv, got " + weight.to_string());
+  HS_ASSIGN_OR_RETURN(const int64_t group, attrs.get_int("group", 1));
   if (group < 1) return invalid_argument("attribute 'group' must be >= 1, got " + std::to_string(group));
-  const int64_t channels = x.shape[1];
-  const int64_t out_channels = w.shape[0];
-  if (channels != w.shape[1] * group)
-    return invalid_argument("input has " + std::to_string(channels) + " channels, but weight " + w.to_string() +
-                            " with group " + std::to_string(group) + " expects " + std::to_string(w.shape[1] * group));
+  const int64_t channels = x[1];
+  const int64_t out_channels = w[0];
+  if (channels != w[1] * group)
+    return invalid_argument("input has " + std::to_string(channels) + " channels, but weight " + weight.to_string() +
+                            " with group " + std::to_string(group) + " expects " + std::to_string(w[1] * group));
   if (out_channels % group != 0)
     return invalid_argument("weight has " + std::to_string(out_channels) +
                             " output channels, which is not divisible by group " + std::to_string(group));
-  const std::vector<int64_t> weight_kernel(w.shape.begin() + 2, w.shape.end());
-  HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attrs().get_ints("kernel_shape", weight_kernel));
+  const std::vector<int64_t> weight_kernel(w.begin() + 2, w.end());
+  HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, attrs.get_ints("kernel_shape", weight_kernel));
   if (kernel != weight_kernel)
     return invalid_argument("attribute 'kernel_shape' " + ints_to_string(kernel) +
                             " does not match the weight's spatial dims " + ints_to_string(weight_kernel));
+  HS_ASSIGN_OR_RETURN(const Window window, read_window(attrs, std::move(kernel), false));
+  HS_ASSIGN_OR_RETURN(Shape spatial, window_output(Shape(x.begin() + 2, x.end()), window));
+  Shape out{x[0], out_channels};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  return out;
+}
+
+namespace {
+
+Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  HS_RETURN_IF_ERROR(read_spatial_input(ctx, "conv").status());
+  const TensorType& w = ctx.input_type(1);
+  HS_RETURN_IF_ERROR(require_f32(w, "weight W"));
+  HS_ASSIGN_OR_RETURN(Shape out, conv_output_shape(ctx.attrs(), ctx.input_type(0).shape, w));
   if (ctx.has_input(2)) {
     const TensorType& b = ctx.input_type(2);
-    if (b.dtype != DType::kFloat32 || b.shape != Shape{out_channels})
-      return invalid_argument("bias B must be f32[" + std::to_string(out_channels) + "], got " + b.to_string());
+    if (b.dtype != DType::kFloat32 || b.shape != Shape{out[1]})
+      return invalid_argument("bias B must be f32[" + std::to_string(out[1]) + "], got " + b.to_string());
   }
-  HS_ASSIGN_OR_RETURN(const Window window, read_window(ctx.attrs(), std::move(kernel), false));
-  HS_ASSIGN_OR_RETURN(Shape spatial, window_output(Shape(x.shape.begin() + 2, x.shape.end()), window));
-  Shape out{x.shape[0], out_channels};
-  out.insert(out.end(), spatial.begin(), spatial.end());
   outputs[0] = TensorType{DType::kFloat32, std::move(out)};
   return Status::ok();
 }
@@ -247,13 +258,11 @@ Status batch_norm_infer(const InferContext& ctx, std::vector<TensorType>& output
   return Status::ok();
 }
 
+}  // namespace
+
 // numpy.matmul: 1-D operands are promoted to matrices and the added dim is
 // dropped again; leading (batch) dims broadcast.
-Status matmul_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
-  const TensorType& a = ctx.input_type(0);
-  const TensorType& b = ctx.input_type(1);
-  HS_RETURN_IF_ERROR(require_f32(a, "input A"));
-  HS_RETURN_IF_ERROR(require_f32(b, "input B"));
+Result<Shape> matmul_output_shape(const TensorType& a, const TensorType& b) {
   if (a.rank() == 0 || b.rank() == 0)
     return invalid_argument("inputs must be at least 1-D, got A " + a.to_string() + " and B " + b.to_string());
   const int64_t k_a = a.shape.back();
@@ -268,6 +277,17 @@ Status matmul_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   Shape out = std::move(batch).value();
   if (a.rank() >= 2) out.push_back(a.shape[a.rank() - 2]);
   if (b.rank() >= 2) out.push_back(b.shape.back());
+  return out;
+}
+
+namespace {
+
+Status matmul_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  HS_RETURN_IF_ERROR(require_f32(a, "input A"));
+  HS_RETURN_IF_ERROR(require_f32(b, "input B"));
+  HS_ASSIGN_OR_RETURN(Shape out, matmul_output_shape(a, b));
   outputs[0] = TensorType{DType::kFloat32, std::move(out)};
   return Status::ok();
 }

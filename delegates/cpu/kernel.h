@@ -46,6 +46,7 @@ void register_extra_kernels(KernelTable& table);        // kernels/extra*.cc: th
 void register_activation_kernels(KernelTable& table);   // kernels/activation.cc: graph/ops_activation.cc
 void register_misc_kernels(KernelTable& table);         // kernels/misc.cc: graph/ops_misc.cc
 void register_recurrent_kernels(KernelTable& table);    // kernels/recurrent.cc: graph/ops_recurrent.cc
+void register_quant_kernels(KernelTable& table);        // kernels/quant.cc: graph/ops_quant.cc
 
 const KernelTable& kernel_table();
 const KernelFn* find_kernel(std::string_view op);

@@ -12,6 +12,7 @@ const KernelTable& kernel_table() {
     register_activation_kernels(t);
     register_misc_kernels(t);
     register_recurrent_kernels(t);
+    register_quant_kernels(t);
     return t;
   }();
   return table;
