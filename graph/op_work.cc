@@ -110,6 +110,13 @@ OpWork op_work(const Graph& graph, NodeId id) {
   } else if (node.op == "ConvTranspose" && w != kNoValue) {
     // Each input element scatters into Cout/group × kernel outputs.
     work.flops = 2 * elements(graph, x) * dim(graph, w, 1) * kernel_area(graph, w);
+  } else if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") {
+    // Every step of every direction: batch x (input + hidden) x gates*hidden
+    // multiply-adds; W is [dirs, gates*hidden, input].
+    const bool batch_first = node.attrs.get_int("layout", 0).value_or(0) != 0;
+    const double steps = dim(graph, x, batch_first ? 1 : 0), batch = dim(graph, x, batch_first ? 0 : 1);
+    const double hidden = static_cast<double>(node.attrs.get_int("hidden_size", 0).value_or(0));
+    work.flops = 2 * steps * batch * dim(graph, w, 0) * (dim(graph, x, 2) + hidden) * dim(graph, w, 1);
   } else if (work.op_class == OpClass::kMatMul) {
     // K is A's last dim (Gemm: its first with transA).
     const Value& a = graph.value(x);
@@ -119,13 +126,6 @@ OpWork op_work(const Graph& graph, NodeId id) {
       k = dim(graph, x, trans_a ? 0 : a.type.shape.size() - 1);
     }
     work.flops = 2 * out_elements * k;
-  } else if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") {
-    // Every step of every direction: batch x (input + hidden) x gates*hidden
-    // multiply-adds; W is [dirs, gates*hidden, input].
-    const bool batch_first = node.attrs.get_int("layout", 0).value_or(0) != 0;
-    const double steps = dim(graph, x, batch_first ? 1 : 0), batch = dim(graph, x, batch_first ? 0 : 1);
-    const double hidden = static_cast<double>(node.attrs.get_int("hidden_size", 0).value_or(0));
-    work.flops = 2 * steps * batch * dim(graph, w, 0) * (dim(graph, x, 2) + hidden) * dim(graph, w, 1);
   } else if (work.op_class == OpClass::kReduce) {
     // Pools read a window per output; reductions and norms a few ops per input.
     const bool pool = node.op == "AveragePool" || node.op == "MaxPool";
