@@ -167,12 +167,19 @@ OnnxModel resize_model(int opset, const std::string& mode, const std::vector<std
   return m;
 }
 
-TEST(OnnxOpset18Test, ResizeAcceptsTheOpset18AttributesInTheirSimpleForms) {
+TEST(OnnxOpset18Test, ResizeAcceptsTheOpset18Attributes) {
   const Tensor x = f32({1, 1, 1, 2}, {1, 3});
   // Every dim in order, and antialias when nothing shrinks: as without them.
   expect_f32(load_and_run(resize_model(18, "nearest", {{"axes", {0, 1, 2, 3}}}), {x}), {1, 1, 1, 4}, {1, 1, 3, 3});
   // Linear half_pixel upsampling of [1, 3] by 2: [1, 1.5, 2.5, 3].
   expect_f32(load_and_run(resize_model(18, "linear", {{"antialias", {1}}}), {x}), {1, 1, 1, 4}, {1, 1.5f, 2.5f, 3});
+  // Axes naming some dims: scales for those only.
+  OnnxModel w(18);
+  w.input("x", kFloat, {1, 1, 1, 2});
+  w.initializer("scales", f32_proto({1}, {2}, false));
+  attr(w.node("Resize", {"x", "", "scales"}, {"y"}), "axes", Ints{3});
+  w.output("y");
+  expect_f32(load_and_run(w, {x}), {1, 1, 1, 4}, {1, 1, 3, 3});
 }
 
 TEST(OnnxOpset18Test, ResizeRefusesTheOtherOpset18And19FormsByName) {
@@ -182,7 +189,6 @@ TEST(OnnxOpset18Test, ResizeRefusesTheOtherOpset18And19FormsByName) {
     std::string message;
   };
   std::vector<Case> cases;
-  cases.push_back({resize_model(18, "nearest", {{"axes", {3}}}), "attribute 'axes' = [3] is not supported"});
   cases.push_back({resize_model(19, "linear", {}, "half_pixel_symmetric"),
                    "attribute 'coordinate_transformation_mode' = 'half_pixel_symmetric' is not supported"});
   for (Case& c : cases) {
