@@ -451,8 +451,9 @@ Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   } else {
     HS_RETURN_IF_ERROR(
         check_choice(ctx, "coordinate_transformation_mode", "half_pixel",
-                     {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nearest"},
-                     {"tf_crop_and_resize", "half_pixel_symmetric"}));
+                     {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nearest",
+                      "half_pixel_symmetric"},
+                     {"tf_crop_and_resize"}));
     HS_RETURN_IF_ERROR(check_choice(ctx, "nearest_mode", "round_prefer_floor",
                                     {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}, {}));
     HS_ASSIGN_OR_RETURN(scales, optional_constant(ctx, 2, "scales"));

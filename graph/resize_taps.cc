@@ -12,6 +12,7 @@ std::optional<ResizeTransform> resize_transform_named(std::string_view name) {
   if (name == "align_corners") return ResizeTransform::kAlignCorners;
   if (name == "pytorch_half_pixel") return ResizeTransform::kPytorchHalfPixel;
   if (name == "tf_half_pixel_for_nearest") return ResizeTransform::kTfHalfPixelForNearest;
+  if (name == "half_pixel_symmetric") return ResizeTransform::kHalfPixelSymmetric;
   return std::nullopt;
 }
 
@@ -23,7 +24,8 @@ std::optional<ResizeRounding> resize_rounding_named(std::string_view name) {
   return std::nullopt;
 }
 
-double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len) {
+double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len,
+                                int64_t out_len) {
   const double x = static_cast<double>(out_x);
   switch (t) {
     case ResizeTransform::kHalfPixel:
@@ -36,6 +38,11 @@ double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, 
       return x / scale;
     case ResizeTransform::kTfHalfPixelForNearest:
       return (x + 0.5) / scale;
+    case ResizeTransform::kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(out_len) / resized_len;
+      const double offset = static_cast<double>(in_len) / 2.0 * (1.0 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
+    }
   }
   return 0.0;
 }
@@ -61,7 +68,7 @@ std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRo
   std::vector<ResizeTap> taps(static_cast<size_t>(out_len));
   const double resized_len = static_cast<double>(in_len) * scale;
   for (int64_t o = 0; o < out_len; ++o) {
-    const double x = resize_source_coordinate(t, o, scale, in_len, resized_len);
+    const double x = resize_source_coordinate(t, o, scale, in_len, resized_len, out_len);
     ResizeTap& tap = taps[static_cast<size_t>(o)];
     if (!linear) {
       tap.lo = tap.hi = std::clamp<int64_t>(resize_round(r, x), 0, in_len - 1);
@@ -92,7 +99,7 @@ std::vector<ResizeCubicTap> resize_axis_cubic_taps(ResizeTransform t, double sca
   std::vector<ResizeCubicTap> taps(static_cast<size_t>(out_len));
   const double resized_len = static_cast<double>(in_len) * scale;
   for (int64_t o = 0; o < out_len; ++o) {
-    const double x = resize_source_coordinate(t, o, scale, in_len, resized_len);
+    const double x = resize_source_coordinate(t, o, scale, in_len, resized_len, out_len);
     const double f = std::floor(x);
     ResizeCubicTap& tap = taps[static_cast<size_t>(o)];
     double w[4], sum = 0.0;
@@ -158,23 +165,6 @@ Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& 
   return dims;
 }
 
-Status resize_only_hw(const Graph& graph, const Node& node) {
-  if (node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.empty()) return unsupported("no input or output");
-  const Value& x = graph.value(node.inputs[0]);
-  const Value& y = graph.value(node.outputs[0]);
-  if (!x.type_known || !y.type_known || x.type.rank() != 4 || y.type.rank() != 4 || !x.type.is_static() ||
-      !y.type.is_static())
-    return unsupported("only H and W of a static rank-4 tensor are resized here, got " + x.type.to_string());
-  if (x.type.shape[0] != y.type.shape[0] || x.type.shape[1] != y.type.shape[1])
-    return unsupported("N or C resized (" + x.type.to_string() + " -> " + y.type.to_string() + "): only H and W are here");
-  if (graph.opset() >= 18 && node.attrs.has("axes")) {
-    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, node.attrs.get_ints("axes", {}));
-    if (axes != std::vector<int64_t>{0, 1, 2, 3} && axes != std::vector<int64_t>{-4, -3, -2, -1})
-      return unsupported("Resize over some axes (attribute 'axes'): scales of every dim are taken here");
-  }
-  return Status::ok();
-}
-
 namespace {
 
 bool static_f32_rank4(const Graph& graph, ValueId v) {
@@ -191,9 +181,13 @@ Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node) 
   HS_ASSIGN_OR_RETURN(const std::string mode, node.attrs.get_string("mode", "nearest"));
   if (mode != "nearest" && mode != "linear") return unsupported("mode '" + mode + "' (nearest and linear are)");
   m.linear = mode == "linear";
-  HS_ASSIGN_OR_RETURN(const int64_t antialias, node.attrs.get_int("antialias", 0));
-  if (antialias != 0) return unsupported("antialias");
-  if (node.attrs.has("axes")) return unsupported("the axes attribute");
+  // antialias needs no look: shape inference lets it through only where it
+  // changes nothing (nearest mode, or no dim shrinking).
+  if (graph.opset() >= 18 && node.attrs.has("axes")) {
+    HS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, node.attrs.get_ints("axes", {}));
+    if (axes != std::vector<int64_t>{0, 1, 2, 3} && axes != std::vector<int64_t>{-4, -3, -2, -1})
+      return unsupported("Resize over some axes (attribute 'axes'; the portable kernel runs it)");
+  }
   const ValueId x = node.inputs[0], y = node.outputs[0];
   if (!static_f32_rank4(graph, x) || !static_f32_rank4(graph, y)) return unsupported("not a static rank-4 f32 tensor");
   const Shape& xs = graph.value(x).type.shape;

@@ -12,7 +12,14 @@
 
 namespace hetsched {
 
-enum class ResizeTransform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
+enum class ResizeTransform {
+  kHalfPixel,
+  kAsymmetric,
+  kAlignCorners,
+  kPytorchHalfPixel,
+  kTfHalfPixelForNearest,
+  kHalfPixelSymmetric,  // opset 19
+};
 enum class ResizeRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 // Where one output coordinate reads: two neighbours and the weight of the
@@ -33,8 +40,11 @@ std::optional<ResizeRounding> resize_rounding_named(std::string_view name);
 // with scales it differs from the output length (4 × 0.6 = 2.4 vs 2), and
 // align_corners / pytorch_half_pixel divide by it (the ONNX node test
 // test_resize_downsample_scales_linear_align_corners). Given sizes,
-// scale = out / in, so it is the output length.
-double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len);
+// scale = out / in, so it is the output length. half_pixel_symmetric
+// also reads the output length `out_len` (floor(resized_len)): it centres
+// the sampled region where the rounding trims the output.
+double resize_source_coordinate(ResizeTransform t, int64_t out_x, double scale, int64_t in_len, double resized_len,
+                                int64_t out_len);
 int64_t resize_round(ResizeRounding r, double x);
 // The taps of every output coordinate along one axis.
 std::vector<ResizeTap> resize_axis_taps(bool linear, ResizeTransform t, ResizeRounding r, double scale, int64_t in_len,
@@ -65,17 +75,12 @@ struct ResizeDims {
 Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& x, const Tensor* scales,
                                const Tensor* sizes);
 
-// OK when a Resize node scales only H and W of a static rank-4 tensor (no
-// opset-18 `axes` leaving dims out): the form the GPU delegates and the
-// planned CPU kernels take; an unsupported error naming the difference
-// otherwise.
-Status resize_only_hw(const Graph& graph, const Node& node);
-
 // A Resize node's mode and its mapping on H and W, read from the graph for
 // the kernels that plan it ahead (the CPU delegate's NHWC nearest kernel
-// and its fast NCHW one): a static rank-4 f32 input and output of the same
-// N and C, mode "nearest" or "linear" (not cubic, not antialiased, no
-// `axes`), any coordinate_transformation_mode but tf_crop_and_resize, and
+// and its fast NCHW one, XNNPACK's, the GPU delegates'): a static rank-4
+// f32 input and output of the same N and C, mode "nearest" or "linear" (not
+// cubic, no `axes` leaving dims out), any coordinate_transformation_mode
+// but tf_crop_and_resize, and
 // the scales a constant (Resize-10's input 1, else input 2) or, absent or
 // empty, the output size over the input's. Resize-10 is asymmetric with
 // floor, as ONNX's version converter turns it at opset 11.

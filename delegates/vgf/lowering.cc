@@ -216,11 +216,7 @@ Status check_node(const Graph& g, const Node& n) {
     if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
       return unsupported("dilated pooling " + ints_text(dilations) + ": TOSA pools have no dilation");
   }
-  if (n.op == "Resize") {
-    HS_ASSIGN_OR_RETURN(const std::string mode, n.attrs.get_string("mode", "nearest"));
-    if (mode != "nearest" && mode != "linear") return unsupported("Resize mode '" + mode + "': nearest and linear are lowered");
-    HS_RETURN_IF_ERROR(resize_only_hw(g, n));
-  }
+  if (n.op == "Resize") HS_RETURN_IF_ERROR(read_resize_mapping(g, n).status());
   if (n.op == "BatchNormalization")
     for (size_t i = 1; i < 5; ++i)
       if (!is_constant(g, n, i)) return unsupported("statistics must be a constant (computed at run time here): VGF folds them into constants");
@@ -804,48 +800,14 @@ class Lowerer {
 
   Status lower_resize(const Node& n) {
     HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
-    HS_ASSIGN_OR_RETURN(const std::string mode, n.attrs.get_string("mode", "nearest"));
-    const bool linear = mode == "linear";
-    Transform transform = Transform::kAsymmetric;
-    Rounding rounding = Rounding::kFloor;
-    const Tensor* scales = nullptr;
-    auto optional_const = [&](size_t i) -> const Tensor* {
-      if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
-      const Value& v = g_.value(n.inputs[i]);
-      return v.type.num_elements() > 0 ? v.constant.get() : nullptr;
-    };
-    if (g_.opset() < 11) {
-      scales = optional_const(1);
-    } else {
-      HS_ASSIGN_OR_RETURN(const std::string ctm, n.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
-      HS_ASSIGN_OR_RETURN(const std::string nm, n.attrs.get_string("nearest_mode", "round_prefer_floor"));
-      static const std::map<std::string, Transform, std::less<>> kTransforms = {
-          {"half_pixel", Transform::kHalfPixel},
-          {"asymmetric", Transform::kAsymmetric},
-          {"align_corners", Transform::kAlignCorners},
-          {"pytorch_half_pixel", Transform::kPytorchHalfPixel},
-          {"tf_half_pixel_for_nearest", Transform::kTfHalfPixelForNearest}};
-      static const std::map<std::string, Rounding, std::less<>> kRoundings = {
-          {"round_prefer_floor", Rounding::kRoundPreferFloor},
-          {"round_prefer_ceil", Rounding::kRoundPreferCeil},
-          {"floor", Rounding::kFloor},
-          {"ceil", Rounding::kCeil}};
-      if (!kTransforms.count(ctm) || !kRoundings.count(nm))
-        return unsupported("coordinate transformation '" + ctm + "' or nearest mode '" + nm + "' is not lowered");
-      transform = kTransforms.at(ctm);
-      rounding = kRoundings.at(nm);
-      scales = optional_const(2);
-    }
+    // The mapping every engine reads (check_node refused the other forms).
+    HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(g_, n));
+    const bool linear = m.linear;
+    const Transform transform = m.transform;
+    const Rounding rounding = m.rounding;
+    const double scale_h = m.scale_h, scale_w = m.scale_w;
     const Shape& in = x.logical;
     const Shape& out = out_shape();
-    double scale_h, scale_w;
-    if (scales) {
-      scale_h = scales->data<float>()[2];
-      scale_w = scales->data<float>()[3];
-    } else {
-      scale_h = static_cast<double>(out[2]) / static_cast<double>(in[2]);
-      scale_w = static_cast<double>(out[3]) / static_cast<double>(in[3]);
-    }
     Operand taps_y = constant(resize_taps(linear, transform, rounding, scale_h, in[2], out[2]), {out[2], 3}, false);
     Operand taps_x = constant(resize_taps(linear, transform, rounding, scale_w, in[3], out[3]), {out[3], 3}, false);
     Operand y = temp(out, true);

@@ -8,6 +8,7 @@
 
 #include "graph/passes/fused_activation.h"
 #include "graph/op_schema.h"
+#include "graph/resize_taps.h"
 
 namespace hetsched::vulkan {
 
@@ -306,116 +307,22 @@ Result<std::vector<int32_t>> read_gather_indices(const Graph& graph, NodeId node
   return out;
 }
 
-namespace {
-
-enum class Transform { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest };
-enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
-template <typename E>
-Result<E> pick(const Attributes& attrs, const std::string& attr, const std::string& fallback,
-               std::initializer_list<std::pair<std::string_view, E>> choices) {
-  HS_ASSIGN_OR_RETURN(const std::string v, attrs.get_string(attr, fallback));
-  for (const auto& [name, e] : choices)
-    if (name == v) return e;
-  return unsupported("attribute " + attr + "=" + v + " not supported");
-}
-
-// ONNX's map from an output coordinate to a (fractional) input coordinate.
-// `resized_len` is ONNX's length_resized: input length * scale, not
-// rounded down, when the node gives scales (the ONNX reference computes it
-// so, and test_resize_downsample_scales_linear_align_corners depends on it);
-// the output length when it gives sizes.
-double to_input(Transform t, int64_t out_x, double scale, int64_t in_len, double resized_len) {
-  const double x = static_cast<double>(out_x);
-  switch (t) {
-    case Transform::kHalfPixel: return (x + 0.5) / scale - 0.5;
-    case Transform::kPytorchHalfPixel: return resized_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Transform::kAlignCorners:
-      return resized_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / (resized_len - 1);
-    case Transform::kAsymmetric: return x / scale;
-    case Transform::kTfHalfPixelForNearest: return (x + 0.5) / scale;
-  }
-  return 0.0;
-}
-
-int64_t round_to_index(Rounding r, double x) {
-  const double f = std::floor(x);
-  const double frac = x - f;
-  switch (r) {
-    case Rounding::kRoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? f : f + 1.0);
-    case Rounding::kRoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? f : f + 1.0);
-    case Rounding::kFloor: return static_cast<int64_t>(f);
-    case Rounding::kCeil: return static_cast<int64_t>(std::ceil(x));
-  }
-  return 0;
-}
-
-std::vector<ResizeTap> axis_taps(bool linear, Transform transform, Rounding rounding, double scale, int64_t in_len,
-                                 int64_t out_len, double resized_len) {
-  std::vector<ResizeTap> taps(static_cast<size_t>(out_len));
-  for (int64_t o = 0; o < out_len; ++o) {
-    const double x = to_input(transform, o, scale, in_len, resized_len);
-    ResizeTap& t = taps[static_cast<size_t>(o)];
-    if (!linear) {
-      t.lo = t.hi = std::clamp<int64_t>(round_to_index(rounding, x), 0, in_len - 1);
-      continue;
-    }
-    const double c = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
-    t.lo = static_cast<int64_t>(std::floor(c));
-    t.hi = std::min(t.lo + 1, in_len - 1);
-    t.weight = static_cast<float>(c - static_cast<double>(t.lo));
-  }
-  return taps;
-}
-
-}  // namespace
-
 Result<ResizeTaps> resize_taps(const Graph& graph, NodeId node) {
   const Node& n = graph.node(node);
   const Shape& x = graph.value(n.inputs[0]).type.shape;
   const Shape& y = graph.value(n.outputs[0]).type.shape;
-  ResizeTaps taps;
-  HS_ASSIGN_OR_RETURN(taps.linear, pick<bool>(n.attrs, "mode", "nearest", {{"nearest", false}, {"linear", true}}));
-  Transform transform = Transform::kAsymmetric;
-  Rounding rounding = Rounding::kFloor;
-  const Tensor* scales = nullptr;
-  auto optional_constant = [&](size_t i) -> const Tensor* {
-    const Tensor* t = constant_input(graph, n, i);
-    return t && t->num_elements() > 0 ? t : nullptr;
+  // The mapping and taps every engine computes (graph/resize_taps.h).
+  HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(graph, n));
+  auto axis = [&](double scale, int64_t in_len, int64_t out_len) {
+    std::vector<ResizeTap> taps;
+    for (const hetsched::ResizeTap& t : resize_axis_taps(m.linear, m.transform, m.rounding, scale, in_len, out_len))
+      taps.push_back({t.lo, t.hi, t.w});
+    return taps;
   };
-  if (graph.opset() < 11) {
-    // Resize-10 is what ONNX's version converter turns into asymmetric + floor.
-    scales = optional_constant(1);
-  } else {
-    HS_ASSIGN_OR_RETURN(transform, pick<Transform>(n.attrs, "coordinate_transformation_mode", "half_pixel",
-                                                   {{"half_pixel", Transform::kHalfPixel},
-                                                    {"asymmetric", Transform::kAsymmetric},
-                                                    {"align_corners", Transform::kAlignCorners},
-                                                    {"pytorch_half_pixel", Transform::kPytorchHalfPixel},
-                                                    {"tf_half_pixel_for_nearest", Transform::kTfHalfPixelForNearest}}));
-    HS_ASSIGN_OR_RETURN(rounding, pick<Rounding>(n.attrs, "nearest_mode", "round_prefer_floor",
-                                                 {{"round_prefer_floor", Rounding::kRoundPreferFloor},
-                                                  {"round_prefer_ceil", Rounding::kRoundPreferCeil},
-                                                  {"floor", Rounding::kFloor},
-                                                  {"ceil", Rounding::kCeil}}));
-    scales = optional_constant(2);
-  }
-  double scale_h = 0, scale_w = 0;
-  if (scales) {
-    if (scales->dtype() != DType::kFloat32 || scales->num_elements() != 4)
-      return invalid_argument("Resize's scales must be 4 f32 values, got " + scales->type().to_string());
-    scale_h = scales->data<float>()[2];
-    scale_w = scales->data<float>()[3];
-  } else {
-    // Given sizes, ONNX defines the scale as output / input length.
-    scale_h = static_cast<double>(y[2]) / static_cast<double>(x[2]);
-    scale_w = static_cast<double>(y[3]) / static_cast<double>(x[3]);
-  }
-  if (!(scale_h > 0.0) || !(scale_w > 0.0)) return invalid_argument("Resize's scales must be positive");
-  const double resized_h = scales ? static_cast<double>(x[2]) * scale_h : static_cast<double>(y[2]);
-  const double resized_w = scales ? static_cast<double>(x[3]) * scale_w : static_cast<double>(y[3]);
-  taps.rows = axis_taps(taps.linear, transform, rounding, scale_h, x[2], y[2], resized_h);
-  taps.cols = axis_taps(taps.linear, transform, rounding, scale_w, x[3], y[3], resized_w);
+  ResizeTaps taps;
+  taps.linear = m.linear;
+  taps.rows = axis(m.scale_h, x[2], y[2]);
+  taps.cols = axis(m.scale_w, x[3], y[3]);
   return taps;
 }
 

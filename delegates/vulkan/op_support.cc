@@ -9,7 +9,6 @@
 #include "delegates/vulkan/norm_semantics.h"
 #include "delegates/vulkan/op_semantics.h"
 #include "graph/ops_extra.h"
-#include "graph/resize_taps.h"
 
 namespace hetsched::vulkan {
 
@@ -165,10 +164,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
   if (is_reduce_op(op)) return from(read_reduce_axes(graph, id).status());
   if (op == "Slice") return from(read_slice(graph, id).status());
   if (op == "Gather" || op == "GatherElements") return from(read_gather_indices(graph, id).status());
-  if (op == "Resize") {
-    if (const Status s = resize_only_hw(graph, graph.node(id)); !s.is_ok()) return from(s);
-    return from(resize_taps(graph, id).status());
-  }
+  if (op == "Resize") return from(resize_taps(graph, id).status());
   return Capability::yes();
 }
 

@@ -242,7 +242,7 @@ Result<ResizeParams> read_resize(const Graph& graph, const Node& node) {
   if (mode != "linear") return unsupported("mode '" + mode + "': this XNNPACK resizes bilinearly only");
   HS_ASSIGN_OR_RETURN(const int64_t antialias, node.attrs.get_int("antialias", 0));
   if (antialias != 0) return unsupported("antialias has no XNNPACK equivalent");
-  HS_RETURN_IF_ERROR(resize_only_hw(graph, node));
+  HS_RETURN_IF_ERROR(read_resize_mapping(graph, node).status());  // H and W of rank 4, a mapping ONNX names
   const TensorType& x = input_type(graph, node, 0);
   const TensorType& y = output_type(graph, node);
   if (x.rank() != 4 || y.rank() != 4 || x.shape[0] != y.shape[0] || x.shape[1] != y.shape[1])
