@@ -127,15 +127,13 @@ Result<Shape> window_output(const Shape& in, const Window& w) {
   return out;
 }
 
-// Checks X is f32 (N, C, spatial...) with 1 or 2 spatial dims; returns the
-// number of spatial dims.
-Result<size_t> read_spatial_input(const InferContext& ctx, const char* what) {
+// Checks X is f32 (N, C, spatial...); returns the number of spatial dims
+// (any: the portable kernels run 3-D and more, the other engines say what
+// they take).
+Result<size_t> read_spatial_input(const InferContext& ctx) {
   const TensorType& x = ctx.input_type(0);
   HS_RETURN_IF_ERROR(require_f32(x, "input X"));
   if (x.rank() < 3) return invalid_argument("input X must be at least 3-D (N, C, spatial...), got " + x.to_string());
-  if (x.rank() > 4)
-    return unsupported("only 1-D and 2-D " + std::string(what) + " is supported, got " + std::to_string(x.rank() - 2) +
-                       "-D input " + x.to_string());
   return x.rank() - 2;
 }
 
@@ -172,7 +170,7 @@ Result<Shape> conv_output_shape(const Attributes& attrs, const Shape& x, const T
 namespace {
 
 Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
-  HS_RETURN_IF_ERROR(read_spatial_input(ctx, "conv").status());
+  HS_RETURN_IF_ERROR(read_spatial_input(ctx).status());
   const TensorType& w = ctx.input_type(1);
   HS_RETURN_IF_ERROR(require_f32(w, "weight W"));
   HS_ASSIGN_OR_RETURN(Shape out, conv_output_shape(ctx.attrs(), ctx.input_type(0).shape, w));
@@ -188,7 +186,7 @@ Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
 Status pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   const bool is_max = ctx.node().op == "MaxPool";
   if (is_max && outputs.size() > 1) return unsupported("Indices output is not supported");
-  HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx, "pooling"));
+  HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx));
   const TensorType& x = ctx.input_type(0);
   HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
   if (kernel.size() != nsp)

@@ -527,3 +527,77 @@ TEST(ReduceMeanKernelTest, NoopWithEmptyAxesCopiesInput) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+// 3-D convs and pools (video and volume models) against the ONNX
+// definitions written out as direct loops in double, here in the test.
+struct Conv3dCase {
+  Shape x, w;
+  int64_t group;
+  Ints strides, pads, dilations;
+};
+
+Floats direct_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv3dCase& c, const Shape& y) {
+  Floats out(static_cast<size_t>(shape_elements(y)));
+  const int64_t cin_g = c.w[1], cout_g = c.w[0] / c.group;
+  for (int64_t n = 0; n < y[0]; ++n)
+    for (int64_t m = 0; m < y[1]; ++m)
+      for (int64_t od = 0; od < y[2]; ++od)
+        for (int64_t oh = 0; oh < y[3]; ++oh)
+          for (int64_t ow = 0; ow < y[4]; ++ow) {
+            double sum = b.data<float>()[m];
+            const int64_t g = m / cout_g;
+            for (int64_t ci = 0; ci < cin_g; ++ci)
+              for (int64_t kd = 0; kd < c.w[2]; ++kd)
+                for (int64_t kh = 0; kh < c.w[3]; ++kh)
+                  for (int64_t kw = 0; kw < c.w[4]; ++kw) {
+                    const int64_t id = od * c.strides[0] - c.pads[0] + kd * c.dilations[0];
+                    const int64_t ih = oh * c.strides[1] - c.pads[1] + kh * c.dilations[1];
+                    const int64_t iw = ow * c.strides[2] - c.pads[2] + kw * c.dilations[2];
+                    if (id < 0 || ih < 0 || iw < 0 || id >= c.x[2] || ih >= c.x[3] || iw >= c.x[4]) continue;
+                    const int64_t xc = g * cin_g + ci;
+                    sum += static_cast<double>(
+                               x.data<float>()[(((n * c.x[1] + xc) * c.x[2] + id) * c.x[3] + ih) * c.x[4] + iw]) *
+                           w.data<float>()[(((m * cin_g + ci) * c.w[2] + kd) * c.w[3] + kh) * c.w[4] + kw];
+                  }
+            out[static_cast<size_t>((((n * y[1] + m) * y[2] + od) * y[3] + oh) * y[4] + ow)] = static_cast<float>(sum);
+          }
+  return out;
+}
+
+TEST(Conv3dKernelTest, MatchesTheDirectLoopsWithStridesPadsDilationsAndGroups) {
+  // A 3x3x3 video stem with stride (1, 2, 2); a grouped, dilated conv with
+  // uneven pads (pads: begins then ends).
+  for (const Conv3dCase& c :
+       {Conv3dCase{{1, 3, 5, 9, 8}, {4, 3, 3, 3, 3}, 1, {1, 2, 2}, {1, 1, 1, 1, 1, 1}, {1, 1, 1}},
+        Conv3dCase{{2, 4, 6, 5, 7}, {6, 2, 2, 3, 1}, 2, {2, 1, 1}, {0, 2, 0, 1, 0, 0}, {2, 1, 1}}}) {
+    const Tensor x = pattern(c.x, 1), w = pattern(c.w, 2), b = pattern({c.w[0]}, 3);
+    const Result<Tensor> y = run_op("Conv", {x, w, b},
+                                    {{"group", c.group}, {"strides", c.strides}, {"pads", c.pads}, {"dilations", c.dilations}});
+    ASSERT_TRUE(y.is_ok()) << y.status().message();
+    expect_f32(y, y->shape(), direct_conv3d(x, w, b, c, y->shape()));
+  }
+}
+
+TEST(Pool3dKernelTest, MaxAndAverageOverPaddedVolumeWindows) {
+  // [1, 1, 2, 2, 3] = 0..11; window 2x2x2, stride 2, pads 1 at the end of
+  // W only: outputs [1, 1, 1, 1, 2].
+  Floats v(12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const Tensor x = f32_tensor({1, 1, 2, 2, 3}, v);
+  const AttrList attrs{{"kernel_shape", Ints{2, 2, 2}}, {"strides", Ints{2, 2, 2}}, {"pads", Ints{0, 0, 0, 0, 0, 1}}};
+  expect_f32(run_op("MaxPool", {x}, attrs), {1, 1, 1, 1, 2}, {10, 11});
+  // First window: 0 1 3 4 6 7 9 10 (mean 5); second: 2 5 8 11 and four pad
+  // taps: 6.5 without them, 3.25 counting them.
+  expect_f32(run_op("AveragePool", {x}, attrs), {1, 1, 1, 1, 2}, {5, 6.5f});
+  AttrList with_pad{{"kernel_shape", Ints{2, 2, 2}},
+                    {"strides", Ints{2, 2, 2}},
+                    {"pads", Ints{0, 0, 0, 0, 0, 1}},
+                    {"count_include_pad", int64_t{1}}};
+  expect_f32(run_op("AveragePool", {x}, with_pad), {1, 1, 1, 1, 2}, {5, 3.25f});
+}
+
+}  // namespace
+}  // namespace hetsched

@@ -155,6 +155,16 @@ struct WindowGeometry {
 Result<WindowGeometry> window_geometry(const KernelContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
                                        const Shape& y, bool ceil_mode);
 
+// The same geometry over any number of spatial dims (3-D convs and pools
+// of video and volume models), one entry per dim; window_geometry is this
+// for 1 or 2 dims, in the 2-D form the kernels index with.
+struct WindowGeometryNd {
+  std::vector<int64_t> in, out, kernel, stride, dilation, begin, end;
+  size_t dims() const { return in.size(); }
+};
+Result<WindowGeometryNd> window_geometry_nd(const KernelContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
+                                            const Shape& y, bool ceil_mode);
+
 // C (m x n) = A (m x k) . B (k x n), all row-major with row strides lda,
 // ldb, ldc; with `accumulate` C += A . B. Runs on the calling thread.
 // Defined in matmul.cc.

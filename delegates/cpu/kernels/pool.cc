@@ -1,5 +1,5 @@
-// Pooling kernels: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool and
-// GlobalMaxPool.
+// Pooling kernels: MaxPool, AveragePool (1-D and 2-D; more spatial dims in
+// window_nd.cc), GlobalAveragePool and GlobalMaxPool.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -51,7 +51,91 @@ void for_each_window(const KernelContext& ctx, const PoolSetup& s, Reduce reduce
                   });
 }
 
+// MaxPool and AveragePool over 3 or more spatial dims: per output element,
+// every tap of its window, reduce(sum or max, taps on the input, taps on
+// the input or the explicit pads).
+template <typename Reduce>
+Status pool_nd(const KernelContext& ctx, Reduce reduce) {
+  const Tensor& x = ctx.in(0);
+  if (x.dtype() != DType::kFloat32) return invalid_argument("input must be f32, got " + x.type().to_string());
+  if (ctx.outputs.size() > 1) return unsupported("Indices output is not supported");
+  if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
+  HS_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.attrs().get_int("ceil_mode", 0));
+  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g,
+                      window_geometry_nd(ctx, x.shape(), kernel, ctx.out(0).shape(), ceil_mode != 0));
+  Shape out_shape{x.shape()[0], x.shape()[1]};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  HS_RETURN_IF_ERROR(check_output(ctx, 0, TensorType{DType::kFloat32, std::move(out_shape)}));
+  const size_t nsp = g.dims();
+  int64_t in_volume = 1, out_volume = 1, taps = 1;
+  for (size_t d = 0; d < nsp; ++d) {
+    in_volume *= g.in[d];
+    out_volume *= g.out[d];
+    taps *= g.kernel[d];
+  }
+  const float* px = x.data<float>();
+  float* py = ctx.out(0).data<float>();
+  parallel_for_each(x.shape()[0] * x.shape()[1], [&](int64_t plane) {
+    const float* in = px + plane * in_volume;
+    std::vector<int64_t> o(nsp), k(nsp);
+    for (int64_t e = 0; e < out_volume; ++e) {
+      for (int64_t rest = e, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+        o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+        rest /= g.out[static_cast<size_t>(d)];
+      }
+      typename Reduce::State state;
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t rest = t, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+          k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
+          rest /= g.kernel[static_cast<size_t>(d)];
+        }
+        int64_t index = 0;
+        bool inside = true, padded = true;
+        for (size_t d = 0; d < nsp; ++d) {
+          const int64_t i = o[d] * g.stride[d] - g.begin[d] + k[d] * g.dilation[d];
+          inside = inside && i >= 0 && i < g.in[d];
+          padded = padded && i >= -g.begin[d] && i < g.in[d] + g.end[d];
+          index = index * g.in[d] + i;
+        }
+        if (inside) {
+          reduce.add(state, in[index]);
+        } else if (padded) {
+          reduce.pad(state);
+        }
+      }
+      py[plane * out_volume + e] = reduce.result(state);
+    }
+  });
+  return Status::ok();
+}
+
+struct MaxReduce {
+  struct State {
+    float best = -std::numeric_limits<float>::infinity();
+  };
+  void add(State& s, float v) const { s.best = std::max(s.best, v); }
+  void pad(State&) const {}
+  float result(const State& s) const { return s.best; }
+};
+
+// The divisor rule of average_pool_kernel's below.
+struct AverageReduce {
+  bool include_pad = false;
+  struct State {
+    double sum = 0.0;
+    int64_t taps = 0;
+  };
+  void add(State& s, float v) const {
+    s.sum += v;
+    ++s.taps;
+  }
+  void pad(State& s) const { s.taps += include_pad ? 1 : 0; }
+  float result(const State& s) const { return s.taps == 0 ? 0.f : static_cast<float>(s.sum / static_cast<double>(s.taps)); }
+};
+
 Status max_pool_kernel(const KernelContext& ctx) {
+  if (ctx.in(0).shape().size() > 4) return pool_nd(ctx, MaxReduce{});
   HS_ASSIGN_OR_RETURN(const PoolSetup s, pool_setup(ctx));
   const WindowGeometry& g = s.g;
   for_each_window(ctx, s, [&g](const float* in, int64_t oh, int64_t ow) {
@@ -74,8 +158,9 @@ Status max_pool_kernel(const KernelContext& ctx) {
 // the PyTorch and ONNX Runtime rule. count_include_pad=0 divides by the
 // taps on the input only.
 Status average_pool_kernel(const KernelContext& ctx) {
-  HS_ASSIGN_OR_RETURN(const PoolSetup s, pool_setup(ctx));
   HS_ASSIGN_OR_RETURN(const int64_t count_include_pad, ctx.attrs().get_int("count_include_pad", 0));
+  if (ctx.in(0).shape().size() > 4) return pool_nd(ctx, AverageReduce{count_include_pad != 0});
+  HS_ASSIGN_OR_RETURN(const PoolSetup s, pool_setup(ctx));
   const WindowGeometry& g = s.g;
   const bool include_pad = count_include_pad != 0;
   for_each_window(ctx, s, [&g, include_pad](const float* in, int64_t oh, int64_t ow) {
