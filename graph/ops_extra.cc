@@ -595,9 +595,8 @@ Status dropout_passes_through(const Tensor* ratio, bool has_training, const Tens
 }
 
 Result<ConvTransposeGeometry> conv_transpose_geometry(const Attributes& attrs, const Shape& x, const Shape& w) {
-  if (x.size() < 3 || x.size() > 4)
-    return unsupported("only 1-D and 2-D ConvTranspose over (N, C, spatial...) is supported, got X " +
-                       shape_to_string(x));
+  if (x.size() < 3)
+    return invalid_argument("ConvTranspose wants X of rank 3 or more (N, C, spatial...), got X " + shape_to_string(x));
   if (w.size() != x.size())
     return invalid_argument("weight " + shape_to_string(w) + " must have the rank of X " + shape_to_string(x));
   const size_t nsp = x.size() - 2;

@@ -112,6 +112,9 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
         return Capability::no(std::string(i == 1 ? "weight W" : "bias B") + " must be a constant");
     Result<ConvTransposeGeometry> geo = conv_transpose_geometry(n.attrs, shape_of(0), shape_of(1));
     if (!geo.is_ok()) return from(geo.status());
+    if (geo->in.size() > 2)
+      return Capability::no("only 1-D and 2-D ConvTranspose is supported, got " + std::to_string(geo->in.size()) +
+                            "-D (the CPU runs it)");
     return Capability::yes();
   }
   if (op == "MaxPool" || op == "AveragePool") {
