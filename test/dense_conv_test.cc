@@ -278,3 +278,37 @@ TEST(DenseConvTest, StemReadsTheIslandsNchwInputAsAnNhwcStep) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+// Convs of 3 spatial dims (delegates/cpu/fast/conv_nd.cc): XNNPACK has none,
+// so the conv is alone in its island on the fast GEMM, against the portable
+// kernel: padded and strided video stems, a grouped dilated one of uneven
+// pads, a 1x1x1 one, a batch of two; voxel counts off the 64-voxel blocks
+// and channel counts off the micro-kernel's rows; a Relu after.
+void expect_volume_conv_agrees(const Shape& x, const Shape& w,
+                               std::initializer_list<std::pair<std::string, Attribute>> attrs, bool relu) {
+  GraphBuilder b("conv3d_" + std::to_string(x[1]) + "x" + std::to_string(w[0]));
+  std::vector<ValueId> ins{b.input("x", f32_type(x)), b.constant("w", testing::random_tensor(w, 2)),
+                           b.constant("b", testing::random_tensor({w[0]}, 3))};
+  ValueId y = b.op("Conv", ins, attrs, "conv");
+  if (relu) y = b.op("Relu", {y}, {}, "relu");
+  b.output(y);
+  // testing::build skips the load-time clean-up that fuses a Relu into its
+  // conv: the Relu stays a node, an XNNPACK segment of its own.
+  testing::expect_fast_cpu_matches_portable(testing::build(b), x, 1, relu ? 1 : 0, 1e-5f, "conv3d");
+}
+
+TEST(VolumeConvTest, FastGemmMatchesPortable) {
+  using Ints = std::vector<int64_t>;
+  expect_volume_conv_agrees({1, 3, 5, 17, 9}, {13, 3, 3, 7, 7},
+                            {{"strides", Ints{1, 2, 2}}, {"pads", Ints{1, 3, 3, 1, 3, 3}}}, true);
+  expect_volume_conv_agrees({2, 8, 4, 6, 5}, {6, 4, 3, 1, 2},
+                            {{"group", int64_t{2}}, {"dilations", Ints{2, 1, 1}}, {"pads", Ints{2, 0, 1, 1, 0, 0}}},
+                            false);
+  expect_volume_conv_agrees({1, 16, 3, 5, 7}, {20, 16, 1, 1, 1}, {}, false);
+}
+
+}  // namespace
+}  // namespace hetsched

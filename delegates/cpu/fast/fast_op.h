@@ -2,7 +2,8 @@
 // that this XNNPACK snapshot (Debian's, 2022) lacks — batched MatMul of two
 // run-time operands, LayerNormalization, Gelu, Erf, Where, Transpose — or runs slower
 // (Softmax alone in a segment; linear layers on AVX-512, linear.h;
-// depthwise convs of kernel sizes it has no micro-kernel for; dense 3x3
+// depthwise convs of kernel sizes it has no micro-kernel for; convs of 3
+// or more spatial dims, which it has no operator for: conv_nd.cc; dense 3x3
 // stride-1 convs, by Winograd: winograd_conv.cc; 1x1 convs on the fast
 // GEMM with the residual Add fused: pointwise_conv.cc), so that
 // they do not fall back to the portable kernels, which are written to be
@@ -128,6 +129,7 @@ FastOpKind winograd_conv_kind();   // winograd_conv.cc
 FastOpKind pointwise_conv_kind();  // pointwise_conv.cc (a 1x1 conv alone; groups: pointwise_conv.h)
 FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv on the GEMM)
 FastOpKind resize_kind();          // resize.cc (nearest and linear, in the graph's order)
+FastOpKind conv_nd_kind();         // conv_nd.cc (3 or more spatial dims, in the graph's order)
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run
