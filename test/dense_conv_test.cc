@@ -285,7 +285,8 @@ namespace {
 // Convs of 3 spatial dims (delegates/cpu/fast/conv_nd.cc): XNNPACK has none,
 // so the conv is alone in its island on the fast GEMM, against the portable
 // kernel: padded and strided video stems, a grouped dilated one of uneven
-// pads, a 1x1x1 one, a batch of two; voxel counts off the 64-voxel blocks
+// pads, a 1x1x1 one, a batch of two, rows longer than a panel; voxel
+// counts off the 64-voxel blocks
 // and channel counts off the micro-kernel's rows; a Relu after.
 void expect_volume_conv_agrees(const Shape& x, const Shape& w,
                                std::initializer_list<std::pair<std::string, Attribute>> attrs, bool relu) {
@@ -308,6 +309,9 @@ TEST(VolumeConvTest, FastGemmMatchesPortable) {
                             {{"group", int64_t{2}}, {"dilations", Ints{2, 1, 1}}, {"pads", Ints{2, 0, 1, 1, 0, 0}}},
                             false);
   expect_volume_conv_agrees({1, 16, 3, 5, 7}, {20, 16, 1, 1, 1}, {}, false);
+  // Rows of 40 voxels: stride-1 taps copy whole 16-voxel runs, except where
+  // a run starts in the padding.
+  expect_volume_conv_agrees({1, 4, 2, 3, 40}, {5, 4, 1, 3, 3}, {{"pads", Ints{0, 1, 1, 0, 1, 1}}}, false);
 }
 
 }  // namespace
