@@ -3,6 +3,7 @@
 weights (no download), for the benchmarks and memory figures in docs/.
 
   python3 scripts/models/export_torchvision.py resnet50 -o resnet50.onnx [--opset 17] [--size 224]
+  python3 scripts/models/export_torchvision.py video.r3d_18 -o r3d_18.onnx --frames 8 --size 112
 
 Works with Debian 12's python3-torchvision (torch 1.13, opsets up to 17) and
 with PyTorch 2.x (add --dynamo for the current exporter, opset 18 and up).
@@ -21,6 +22,8 @@ def main():
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--opset", type=int, default=17)
     p.add_argument("--size", type=int, default=224, help="input is 1x3xSIZExSIZE")
+    p.add_argument("--frames", type=int, default=0,
+                   help="video models (video.r3d_18, video.r2plus1d_18...): input is 1x3xFRAMESxSIZExSIZE")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dynamo", action="store_true", help="torch.onnx.export(..., dynamo=True) (PyTorch 2.x)")
     p.add_argument("--calibrate-bn", action="store_true",
@@ -32,7 +35,8 @@ def main():
     builder = torchvision.models
     for part in a.model.split("."):
         builder = getattr(builder, part)
-    extra = {"weights_backbone": None} if "." in a.model else {}
+    extra = {"weights_backbone": None} if a.model.startswith(("segmentation.", "detection.")) else {}
+    frames = [a.frames] if a.frames else []
     model = builder(weights=None, **extra)
     # Some classifiers start from zero weights (ViT's head), which makes every
     # output 0 and a comparison of outputs meaningless: give them random ones.
@@ -48,9 +52,9 @@ def main():
         model.train()
         with torch.no_grad():
             for _ in range(4):
-                model(torch.randn(8, 3, a.size, a.size))
+                model(torch.randn(8, 3, *frames, a.size, a.size))
     model = model.eval()
-    x = torch.randn(1, 3, a.size, a.size)
+    x = torch.randn(1, 3, *frames, a.size, a.size)
     kwargs = dict(opset_version=a.opset, input_names=["input"], output_names=["output"])
     # PyTorch 2.9+ defaults to the dynamo exporter (opset 18 and up): ask
     # for the one wanted where export() knows the argument.
