@@ -312,6 +312,9 @@ TEST(VolumeConvTest, FastGemmMatchesPortable) {
   // Rows of 40 voxels: stride-1 taps copy whole 16-voxel runs, except where
   // a run starts in the padding.
   expect_volume_conv_agrees({1, 4, 2, 3, 40}, {5, 4, 1, 3, 3}, {{"pads", Ints{0, 1, 1, 0, 1, 1}}}, false);
+  // One block of 30 voxels, 40 channels: at 2 threads its channels are
+  // split into 3 slices of 14, 14 and 12.
+  expect_volume_conv_agrees({1, 8, 2, 3, 5}, {40, 8, 3, 3, 3}, {{"pads", Ints{1, 1, 1, 1, 1, 1}}}, true);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
+constexpr int64_t kTasksPerThread = 4;
+constexpr int64_t kMinSliceRows = 12;  // two of the micro-kernel's row tiles
+
 // The window of a Conv node, read as the portable kernel reads it.
 Result<WindowGeometryNd> geometry(const Graph& graph, const Node& node) {
   const KernelContext ctx{node, {}, {}, graph.opset()};
@@ -65,6 +68,12 @@ class ConvNd final : public FastOp {
       bias_.assign(b.data<float>(), b.data<float>() + b.num_elements());
     }
     blocks_ = (voxels_ + kBlockColumns - 1) / kBlockColumns;
+    // A deep layer has few voxels and many channels (r3d_18's last stage:
+    // 49 voxels, one block, 512 channels): its output channels are split too,
+    // each slice packing the block again, so that every thread gets work.
+    const int64_t threads = pool_ ? static_cast<int64_t>(pool_->threads()) : 1;
+    const int64_t base = batch_ * group_ * blocks_, want = kTasksPerThread * threads;
+    slices_ = std::clamp<int64_t>((want + base - 1) / base, 1, std::max<int64_t>(1, out_channels_ / group_ / kMinSliceRows));
     // Each voxel's first input coordinate per dim, and each tap's offset.
     const size_t nsp = g_.dims();
     origin_.resize(static_cast<size_t>(voxels_) * nsp);
@@ -84,7 +93,7 @@ class ConvNd final : public FastOp {
   }
 
   Status run() override {
-    const int64_t tasks = batch_ * group_ * blocks_;
+    const int64_t tasks = batch_ * group_ * blocks_ * slices_;
     const double work = 2.0 * static_cast<double>(out_channels_ * depth_ * voxels_ * batch_);
     parallel_tasks(pool_, static_cast<size_t>(tasks), work, [this](size_t t) { block(static_cast<int64_t>(t)); });
     return Status::ok();
@@ -92,6 +101,8 @@ class ConvNd final : public FastOp {
 
  private:
   void block(int64_t task) {
+    const int64_t slice = task % slices_;
+    task /= slices_;
     const int64_t b = task % blocks_, gi = task / blocks_ % group_, n = task / blocks_ / group_;
     const int64_t v0 = b * kBlockColumns, count = std::min(kBlockColumns, voxels_ - v0);
     const int64_t group_channels = channels_ / group_, group_out = out_channels_ / group_;
@@ -100,11 +111,14 @@ class ConvNd final : public FastOp {
     if (panels.size() < bytes) panels = AlignedBuffer::uninitialized(bytes);
     float* p = reinterpret_cast<float*>(panels.data());
     pack(x_.data<float>() + (n * channels_ + gi * group_channels) * in_volume_, group_channels, v0, count, p);
-    const int64_t first_out = gi * group_out;
+    const int64_t per_slice = (group_out + slices_ - 1) / slices_;
+    const int64_t m0 = slice * per_slice, rows = std::min(per_slice, group_out - m0);
+    if (rows <= 0) return;
+    const int64_t first_out = gi * group_out + m0;
     float* y = out() + (n * out_channels_ + first_out) * voxels_ + v0;
-    gemm_block(group_out, depth_, count, weights_.data() + first_out * depth_, depth_, p, Epilogue{}, y, voxels_);
+    gemm_block(rows, depth_, count, weights_.data() + first_out * depth_, depth_, p, Epilogue{}, y, voxels_);
     if (bias_.empty() && activation_.kind == FusedActivation::Kind::kNone) return;
-    for (int64_t m = 0; m < group_out; ++m) {
+    for (int64_t m = 0; m < rows; ++m) {
       float* row = y + m * voxels_;
       const float bias = bias_.empty() ? 0.f : bias_[static_cast<size_t>(first_out + m)];
       for (int64_t j = 0; j < count; ++j) row[j] = activation_.apply(row[j] + bias);
@@ -161,7 +175,7 @@ class ConvNd final : public FastOp {
   FusedActivation activation_;
   TaskPool* pool_;
   int64_t batch_ = 0, channels_ = 0, out_channels_ = 0, group_ = 1;
-  int64_t taps_ = 1, in_volume_ = 1, voxels_ = 1, depth_ = 0, blocks_ = 0;
+  int64_t taps_ = 1, in_volume_ = 1, voxels_ = 1, depth_ = 0, blocks_ = 0, slices_ = 1;
   std::vector<float> weights_, bias_;
   std::vector<int64_t> origin_, offset_;
 };
