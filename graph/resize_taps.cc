@@ -167,14 +167,16 @@ Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& 
 
 namespace {
 
-bool static_f32_rank4(const Graph& graph, ValueId v) {
+bool static_rank4(const Graph& graph, ValueId v, bool half_ok) {
   const Value& value = graph.value(v);
-  return value.type_known && value.type.is_static() && value.type.dtype == DType::kFloat32 && value.type.rank() == 4;
+  const DType d = value.type.dtype;
+  return value.type_known && value.type.is_static() && value.type.rank() == 4 &&
+         (d == DType::kFloat32 || (half_ok && is_half_float(d)));
 }
 
 }  // namespace
 
-Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node) {
+Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node, bool half_ok) {
   if (node.op != "Resize" || node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.size() != 1)
     return unsupported("not a Resize of one input and one output");
   ResizeMapping m;
@@ -189,7 +191,8 @@ Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node) 
       return unsupported("Resize over some axes (attribute 'axes'; the portable kernel runs it)");
   }
   const ValueId x = node.inputs[0], y = node.outputs[0];
-  if (!static_f32_rank4(graph, x) || !static_f32_rank4(graph, y)) return unsupported("not a static rank-4 f32 tensor");
+  if (!static_rank4(graph, x, half_ok) || !static_rank4(graph, y, half_ok))
+    return unsupported(half_ok ? "not a static rank-4 float tensor" : "not a static rank-4 f32 tensor");
   const Shape& xs = graph.value(x).type.shape;
   const Shape& ys = graph.value(y).type.shape;
   if (xs[0] != ys[0] || xs[1] != ys[1]) return unsupported("N or C resized (only H and W are)");

@@ -90,6 +90,8 @@ struct ResizeMapping {
   ResizeRounding rounding = ResizeRounding::kRoundPreferFloor;
   double scale_h = 1.0, scale_w = 1.0;
 };
-Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node);
+// `half_ok`: f16 and bf16 tensors too (the Vulkan delegate's half storage
+// rewrites an island's tensor types; its kernels convert on load and store).
+Result<ResizeMapping> read_resize_mapping(const Graph& graph, const Node& node, bool half_ok = false);
 
 }  // namespace hetsched

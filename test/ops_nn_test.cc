@@ -154,8 +154,12 @@ TEST(ConvOpTest, RejectsWindowLargerThanPaddedInput) {
 
 TEST(ConvOpTest, RejectsInputOfWrongRank) {
   expect_error(infer("Conv", {f32({3, 8}), f32({4, 3})}), {"input X must be at least 3-D", "f32[3,8]"});
-  expect_error(infer("Conv", {f32({1, 1, 4, 4, 4}), f32({1, 1, 3, 3, 3})}),
-               {"node 'n' (Conv)", "only 1-D and 2-D conv is supported, got 3-D input"}, StatusCode::kUnsupported);
+  expect_error(infer("Conv", {f32({1, 1, 4, 4, 4}), f32({1, 1, 3, 3})}), {"node 'n' (Conv)", "weight must be 5-D"});
+}
+
+TEST(ConvOpTest, ThreeSpatialDimsGiveAVolume) {
+  expect_shape(infer("Conv", {f32({1, 2, 4, 6, 8}), f32({5, 2, 3, 3, 3})}, {{"pads", Ints{1, 0, 1, 1, 0, 1}}}),
+               {1, 5, 4, 4, 8});
 }
 
 // ---- BatchNormalization -----------------------------------------------------

@@ -312,7 +312,7 @@ Result<ResizeTaps> resize_taps(const Graph& graph, NodeId node) {
   const Shape& x = graph.value(n.inputs[0]).type.shape;
   const Shape& y = graph.value(n.outputs[0]).type.shape;
   // The mapping and taps every engine computes (graph/resize_taps.h).
-  HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(graph, n));
+  HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(graph, n, /*half_ok=*/true));
   auto axis = [&](double scale, int64_t in_len, int64_t out_len) {
     std::vector<ResizeTap> taps;
     for (const hetsched::ResizeTap& t : resize_axis_taps(m.linear, m.transform, m.rounding, scale, in_len, out_len))

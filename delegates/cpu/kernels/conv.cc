@@ -71,6 +71,12 @@ Result<WindowGeometry> window_geometry(const KernelContext& ctx, const Shape& x,
     return invalid_argument("expects 1-D or 2-D windows over (N, C, spatial...), got input " + shape_to_string(x) +
                             " and output " + shape_to_string(y));
   HS_ASSIGN_OR_RETURN(const WindowGeometryNd n, window_geometry_nd(ctx, x, kernel, y, ceil_mode));
+  return window_geometry_2d(n);
+}
+
+Result<WindowGeometry> window_geometry_2d(const WindowGeometryNd& n) {
+  if (n.dims() < 1 || n.dims() > 2)
+    return invalid_argument("expects a 1-D or 2-D window, got " + std::to_string(n.dims()) + " spatial dims");
   WindowGeometry g;
   // 1-D windows run along the width of a height-1 image.
   const size_t w = n.dims() - 1;

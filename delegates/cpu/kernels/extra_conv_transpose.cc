@@ -1,9 +1,9 @@
 // The ConvTranspose kernel (any number of spatial dims, grouped, NCHW).
 //
-// Per image and group it multiplies the transposed weights (M/g*kh*kw x C/g)
-// by the input (C/g x H*W) into columns, one row per (output channel, kernel
-// tap), then scatters each column row into the output plane it lands on
-// (col2im). The geometry — pads from auto_pad or output_shape, the output
+// Per image and group it multiplies the transposed weights (M/g*taps x C/g)
+// by the input (C/g x spatial) into columns, one row per (output channel,
+// kernel tap), then scatters each column row into the output plane it lands
+// on (col2im). The geometry — pads from auto_pad or output_shape, the output
 // size — comes from conv_transpose_geometry, the same function shape
 // inference uses.
 
@@ -17,32 +17,30 @@ namespace hetsched::cpu {
 
 namespace {
 
-// Weights of group gi as (group_out * taps) x group_in, so that one GEMM
-// gives every column.
-std::vector<float> group_major_weights(const Tensor& w, int64_t group, int64_t rows, int64_t group_in) {
-  std::vector<float> wt(static_cast<size_t>(group * rows * group_in));
-  const float* pw = w.data<float>();
-  for (int64_t gi = 0; gi < group; ++gi)
-    for (int64_t c = 0; c < group_in; ++c)
-      for (int64_t r = 0; r < rows; ++r)
-        wt[static_cast<size_t>((gi * rows + r) * group_in + c)] = pw[(gi * group_in + c) * rows + r];
-  return wt;
-}
-
-// 3 or more spatial dims (3-D decoders): the same GEMM, then each column
-// row scattered with every dim's index worked out per input element.
-Status conv_transpose_nd(const KernelContext& ctx, const ConvTransposeGeometry& g, const float* bias) {
+// Runs the GEMM of every (image, group): the group's transposed weights
+// ((M/g x taps) x C/g) by its input (C/g x spatial) into columns, one row
+// per (output channel, tap); then, per output channel, fills its plane with
+// the bias and has scatter(columns of the channel's taps, plane) add them in.
+// Each task owns whole output planes, so the scatter needs no locks.
+template <typename Scatter>
+void conv_transpose_by_columns(const KernelContext& ctx, const ConvTransposeGeometry& g, const float* bias,
+                               const Scatter& scatter) {
   const Tensor& x = ctx.in(0);
-  const size_t nsp = g.in.size();
   int64_t taps = 1, in_plane = 1, out_plane = 1;
-  for (size_t d = 0; d < nsp; ++d) {
+  for (size_t d = 0; d < g.in.size(); ++d) {
     taps *= g.kernel[d];
     in_plane *= g.in[d];
     out_plane *= g.out[d];
   }
   const int64_t batch = x.shape()[0], channels = x.shape()[1];
   const int64_t group_in = channels / g.group, group_out = g.out_channels / g.group, rows = group_out * taps;
-  const std::vector<float> wt = group_major_weights(ctx.in(1), g.group, rows, group_in);
+  // Weights of group gi as rows x group_in, so that one GEMM gives every column.
+  std::vector<float> wt(static_cast<size_t>(g.group * rows * group_in));
+  const float* pw = ctx.in(1).data<float>();
+  for (int64_t gi = 0; gi < g.group; ++gi)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t r = 0; r < rows; ++r)
+        wt[static_cast<size_t>((gi * rows + r) * group_in + c)] = pw[(gi * group_in + c) * rows + r];
   const float* px = x.data<float>();
   float* py = ctx.out(0).data<float>();
   std::vector<float> col(static_cast<size_t>(rows * in_plane));
@@ -54,31 +52,9 @@ Status conv_transpose_nd(const KernelContext& ctx, const ConvTransposeGeometry& 
         const int64_t oc = gi * group_out + m;
         float* plane = py + (n * g.out_channels + oc) * out_plane;
         std::fill(plane, plane + out_plane, bias ? bias[oc] : 0.f);
-        std::vector<int64_t> k(nsp), i(nsp);
-        for (int64_t t = 0; t < taps; ++t) {
-          for (int64_t rest = t, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
-            k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
-            rest /= g.kernel[static_cast<size_t>(d)];
-          }
-          const float* src = col.data() + (m * taps + t) * in_plane;
-          for (int64_t p = 0; p < in_plane; ++p) {
-            for (int64_t rest = p, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
-              i[static_cast<size_t>(d)] = rest % g.in[static_cast<size_t>(d)];
-              rest /= g.in[static_cast<size_t>(d)];
-            }
-            int64_t index = 0;
-            bool inside = true;
-            for (size_t d = 0; d < nsp && inside; ++d) {
-              const int64_t o = i[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
-              inside = o >= 0 && o < g.out[d];
-              index = index * g.out[d] + o;
-            }
-            if (inside) plane[index] += src[p];
-          }
-        }
+        scatter(col.data() + m * taps * in_plane, plane);
       });
     }
-  return Status::ok();
 }
 
 Status conv_transpose_kernel(const KernelContext& ctx) {
@@ -98,53 +74,66 @@ Status conv_transpose_kernel(const KernelContext& ctx) {
     bias = ctx.in(2).data<float>();
   }
 
-  if (g.in.size() > 2) return conv_transpose_nd(ctx, g, bias);
+  const size_t nsp = g.in.size();
+  if (nsp > 2) {
+    // 3 or more spatial dims (3-D decoders): every dim's index worked out
+    // per input element.
+    int64_t taps = 1, in_plane = 1;
+    for (size_t d = 0; d < nsp; ++d) {
+      taps *= g.kernel[d];
+      in_plane *= g.in[d];
+    }
+    conv_transpose_by_columns(ctx, g, bias, [&](const float* columns, float* plane) {
+      std::vector<int64_t> k(nsp), i(nsp);
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t rest = t, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+          k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
+          rest /= g.kernel[static_cast<size_t>(d)];
+        }
+        const float* src = columns + t * in_plane;
+        for (int64_t p = 0; p < in_plane; ++p) {
+          for (int64_t rest = p, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+            i[static_cast<size_t>(d)] = rest % g.in[static_cast<size_t>(d)];
+            rest /= g.in[static_cast<size_t>(d)];
+          }
+          int64_t index = 0;
+          bool inside = true;
+          for (size_t d = 0; d < nsp && inside; ++d) {
+            const int64_t o = i[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
+            inside = o >= 0 && o < g.out[d];
+            index = index * g.out[d] + o;
+          }
+          if (inside) plane[index] += src[p];
+        }
+      }
+    });
+    return Status::ok();
+  }
   // 1-D runs as a height-1 image.
-  const bool two_d = g.in.size() == 2;
+  const bool two_d = nsp == 2;
   const int64_t in_h = two_d ? g.in[0] : 1, in_w = g.in.back();
   const int64_t out_h = two_d ? g.out[0] : 1, out_w = g.out.back();
   const int64_t k_h = two_d ? g.kernel[0] : 1, k_w = g.kernel.back();
   const int64_t s_h = two_d ? g.strides[0] : 1, s_w = g.strides.back();
   const int64_t d_h = two_d ? g.dilations[0] : 1, d_w = g.dilations.back();
   const int64_t p_h = two_d ? g.pad_begin[0] : 0, p_w = g.pad_begin.back();
-
-  const int64_t batch = x.shape()[0], channels = x.shape()[1];
-  const int64_t group_in = channels / g.group, group_out = g.out_channels / g.group;
-  const int64_t taps = k_h * k_w;
-  const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
-  const int64_t rows = group_out * taps;
-
-  const std::vector<float> wt = group_major_weights(w, g.group, rows, group_in);
-
-  const float* px = x.data<float>();
-  float* py = ctx.out(0).data<float>();
-  std::vector<float> col(static_cast<size_t>(rows * in_plane));
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t gi = 0; gi < g.group; ++gi) {
-      parallel_gemm_f32(rows, in_plane, group_in, wt.data() + gi * rows * group_in, group_in,
-                        px + (n * channels + gi * group_in) * in_plane, in_plane, col.data(), in_plane, false);
-      // Each task owns whole output planes, so the scatter needs no locks.
-      parallel_for_each(group_out, [&](int64_t m) {
-        const int64_t oc = gi * group_out + m;
-        float* plane = py + (n * g.out_channels + oc) * out_plane;
-        std::fill(plane, plane + out_plane, bias ? bias[oc] : 0.f);
-        for (int64_t kh = 0; kh < k_h; ++kh)
-          for (int64_t kw = 0; kw < k_w; ++kw) {
-            const float* src = col.data() + ((m * k_h + kh) * k_w + kw) * in_plane;
-            for (int64_t ih = 0; ih < in_h; ++ih) {
-              const int64_t oh = ih * s_h - p_h + kh * d_h;
-              if (oh < 0 || oh >= out_h) continue;
-              float* dst = plane + oh * out_w;
-              const float* row = src + ih * in_w;
-              for (int64_t iw = 0; iw < in_w; ++iw) {
-                const int64_t ow = iw * s_w - p_w + kw * d_w;
-                if (ow >= 0 && ow < out_w) dst[ow] += row[iw];
-              }
-            }
+  const int64_t in_plane = in_h * in_w;
+  conv_transpose_by_columns(ctx, g, bias, [&](const float* columns, float* plane) {
+    for (int64_t kh = 0; kh < k_h; ++kh)
+      for (int64_t kw = 0; kw < k_w; ++kw) {
+        const float* src = columns + (kh * k_w + kw) * in_plane;
+        for (int64_t ih = 0; ih < in_h; ++ih) {
+          const int64_t oh = ih * s_h - p_h + kh * d_h;
+          if (oh < 0 || oh >= out_h) continue;
+          float* dst = plane + oh * out_w;
+          const float* row = src + ih * in_w;
+          for (int64_t iw = 0; iw < in_w; ++iw) {
+            const int64_t ow = iw * s_w - p_w + kw * d_w;
+            if (ow >= 0 && ow < out_w) dst[ow] += row[iw];
           }
-      });
-    }
-  }
+        }
+      }
+  });
   return Status::ok();
 }
 

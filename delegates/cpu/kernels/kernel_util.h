@@ -164,6 +164,8 @@ struct WindowGeometryNd {
 };
 Result<WindowGeometryNd> window_geometry_nd(const KernelContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
                                             const Shape& y, bool ceil_mode);
+// A 1-D or 2-D one in the 2-D form (1-D: a height-1 image).
+Result<WindowGeometry> window_geometry_2d(const WindowGeometryNd& g);
 
 // C (m x n) = A (m x k) . B (k x n), all row-major with row strides lda,
 // ldb, ldc; with `accumulate` C += A . B. Runs on the calling thread.

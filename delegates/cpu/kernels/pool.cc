@@ -16,19 +16,28 @@ struct PoolSetup {
   int64_t planes = 0;  // N * C
 };
 
-Result<PoolSetup> pool_setup(const KernelContext& ctx) {
+// The pool's window over X's spatial dims (any number), after checking X,
+// the outputs and that output 0 has the shape the window gives.
+Result<WindowGeometryNd> pool_window(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (x.dtype() != DType::kFloat32) return invalid_argument("input must be f32, got " + x.type().to_string());
   if (ctx.outputs.size() > 1) return unsupported("Indices output is not supported");
   if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
   HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
   HS_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.attrs().get_int("ceil_mode", 0));
-  PoolSetup setup;
-  HS_ASSIGN_OR_RETURN(setup.g, window_geometry(ctx, x.shape(), kernel, ctx.out(0).shape(), ceil_mode != 0));
-  Shape out_shape{x.shape()[0], x.shape()[1], setup.g.out_h, setup.g.out_w};
-  if (kernel.size() == 1) out_shape.erase(out_shape.begin() + 2);
+  HS_ASSIGN_OR_RETURN(WindowGeometryNd g,
+                      window_geometry_nd(ctx, x.shape(), kernel, ctx.out(0).shape(), ceil_mode != 0));
+  Shape out_shape{x.shape()[0], x.shape()[1]};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
   HS_RETURN_IF_ERROR(check_output(ctx, 0, TensorType{DType::kFloat32, std::move(out_shape)}));
-  setup.planes = x.shape()[0] * x.shape()[1];
+  return g;
+}
+
+Result<PoolSetup> pool_setup(const KernelContext& ctx) {
+  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx));
+  PoolSetup setup;
+  HS_ASSIGN_OR_RETURN(setup.g, window_geometry_2d(g));
+  setup.planes = ctx.in(0).shape()[0] * ctx.in(0).shape()[1];
   return setup;
 }
 
@@ -57,16 +66,7 @@ void for_each_window(const KernelContext& ctx, const PoolSetup& s, Reduce reduce
 template <typename Reduce>
 Status pool_nd(const KernelContext& ctx, Reduce reduce) {
   const Tensor& x = ctx.in(0);
-  if (x.dtype() != DType::kFloat32) return invalid_argument("input must be f32, got " + x.type().to_string());
-  if (ctx.outputs.size() > 1) return unsupported("Indices output is not supported");
-  if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
-  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
-  HS_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.attrs().get_int("ceil_mode", 0));
-  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g,
-                      window_geometry_nd(ctx, x.shape(), kernel, ctx.out(0).shape(), ceil_mode != 0));
-  Shape out_shape{x.shape()[0], x.shape()[1]};
-  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  HS_RETURN_IF_ERROR(check_output(ctx, 0, TensorType{DType::kFloat32, std::move(out_shape)}));
+  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx));
   const size_t nsp = g.dims();
   int64_t in_volume = 1, out_volume = 1, taps = 1;
   for (size_t d = 0; d < nsp; ++d) {
