@@ -48,6 +48,7 @@ int first_opset_of(const std::string& op) {
       {"EyeLike", 9},    {"LayerNormalization", 17},
       {"GroupNormalization", 18}, {"Gelu", 20},   {"GridSample", 16},
       {"ReverseSequence", 10},    {"MeanVarianceNormalization", 9}, {"RoiAlign", 10}, {"Scatter", 9},
+      {"MaxUnpool", 9},
       {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"QLinearConv", 10}, {"QLinearMatMul", 10},
       {"MatMulInteger", 10},  {"ConvInteger", 10},      {"DynamicQuantizeLinear", 11},
   };

@@ -185,7 +185,6 @@ Status conv_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
 
 Status pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   const bool is_max = ctx.node().op == "MaxPool";
-  if (is_max && outputs.size() > 1) return unsupported("Indices output is not supported");
   HS_ASSIGN_OR_RETURN(const size_t nsp, read_spatial_input(ctx));
   const TensorType& x = ctx.input_type(0);
   HS_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
@@ -195,8 +194,11 @@ Status pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   for (int64_t k : kernel)
     if (k < 1) return invalid_argument("attribute 'kernel_shape' must have values >= 1, got " + ints_to_string(kernel));
   if (is_max) {
+    // Only the Indices output reads it: row-major (0) or column-major (1)
+    // positions within each image's channel.
     HS_ASSIGN_OR_RETURN(int64_t storage_order, ctx.attrs().get_int("storage_order", 0));
-    (void)storage_order;  // only shapes the Indices output, which is refused above
+    if (storage_order != 0 && storage_order != 1)
+      return invalid_argument("attribute 'storage_order' must be 0 or 1, got " + std::to_string(storage_order));
   } else {
     HS_ASSIGN_OR_RETURN(bool count_include_pad, read_flag(ctx.attrs(), "count_include_pad", 0));
     (void)count_include_pad;
@@ -214,6 +216,49 @@ Status pool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
   HS_ASSIGN_OR_RETURN(Shape spatial, window_output(Shape(x.shape.begin() + 2, x.shape.end()), window));
   Shape out{x.shape[0], x.shape[1]};
   out.insert(out.end(), spatial.begin(), spatial.end());
+  // MaxPool's optional Indices: flat positions in X of each maximum.
+  if (outputs.size() > 1) outputs[1] = TensorType{DType::kInt64, out};
+  outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+  return Status::ok();
+}
+
+// MaxUnpool (opset 9, 11): X's values written at the flat positions I
+// holds (MaxPool's Indices) of an output of `output_shape` (a constant
+// input) or, without it, of (in - 1) x stride - pads + kernel per
+// spatial dim; zeros elsewhere.
+Status max_unpool_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  HS_RETURN_IF_ERROR(require_f32(x, "input X"));
+  if (x.rank() < 3) return invalid_argument("input X must be at least 3-D (N, C, spatial...), got " + x.to_string());
+  const TensorType& i = ctx.input_type(1);
+  if (i.dtype != DType::kInt64 || i.shape != x.shape)
+    return invalid_argument("input I must be i64 of X's shape " + x.to_string() + ", got " + i.to_string());
+  if (ctx.has_input(2)) {
+    const Tensor* shape = ctx.input_constant(2);
+    if (!shape) return unsupported("input output_shape must be a constant (it decides the output shape)");
+    if (shape->dtype() != DType::kInt64 || shape->num_elements() != static_cast<int64_t>(x.rank()))
+      return invalid_argument("input output_shape must be " + std::to_string(x.rank()) + " i64 values, got " +
+                              shape->type().to_string());
+    Shape out = shape->to_int64_vector();
+    if (out[0] != x.shape[0] || out[1] != x.shape[1] ||
+        std::any_of(out.begin(), out.end(), [](int64_t d) { return d < 0; }))
+      return invalid_argument("output_shape " + shape_to_string(out) + " must keep X's N and C, " + x.to_string());
+    outputs[0] = TensorType{DType::kFloat32, std::move(out)};
+    return Status::ok();
+  }
+  const size_t nsp = x.rank() - 2;
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ctx.attrs().get_ints("strides", std::vector<int64_t>(nsp, 1)));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, ctx.attrs().get_ints("pads", std::vector<int64_t>(2 * nsp, 0)));
+  if (kernel.size() != nsp || strides.size() != nsp || pads.size() != 2 * nsp)
+    return invalid_argument("attributes kernel_shape, strides and pads must have " + std::to_string(nsp) + ", " +
+                            std::to_string(nsp) + " and " + std::to_string(2 * nsp) + " values");
+  Shape out{x.shape[0], x.shape[1]};
+  for (size_t d = 0; d < nsp; ++d) {
+    const int64_t len = (x.shape[2 + d] - 1) * strides[d] - pads[d] - pads[nsp + d] + kernel[d];
+    if (len < 1) return invalid_argument("spatial dim " + std::to_string(d) + " unpools to " + std::to_string(len));
+    out.push_back(len);
+  }
   outputs[0] = TensorType{DType::kFloat32, std::move(out)};
   return Status::ok();
 }
@@ -362,6 +407,7 @@ void register_nn_ops(OpSchemaTable& table) {
   add_schema(table, "Gemm", 2, 3, 1, 1, gemm_infer);
   add_schema(table, "MaxPool", 1, 1, 1, 2, pool_infer);
   add_schema(table, "AveragePool", 1, 1, 1, 1, pool_infer);
+  add_schema(table, "MaxUnpool", 2, 3, 1, 1, max_unpool_infer);
   add_schema(table, "GlobalAveragePool", 1, 1, 1, 1, global_average_pool_infer);
   add_schema(table, "GlobalMaxPool", 1, 1, 1, 1, global_average_pool_infer);
   add_schema(table, "Softmax", 1, 1, 1, 1, softmax_infer);

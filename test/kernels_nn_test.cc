@@ -601,3 +601,27 @@ TEST(Pool3dKernelTest, MaxAndAverageOverPaddedVolumeWindows) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+TEST(MaxUnpoolKernelTest, PutsValuesBackAndRefusesIndicesOffTheOutput) {
+  // X = [[5, 6], [7, 8]] from a 2x2 / stride 2 pool of a 4x4 map: I says
+  // where each came from.
+  const Tensor x = f32_tensor({1, 1, 2, 2}, {5, 6, 7, 8});
+  const AttrList attrs{{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  Floats want(16, 0.f);
+  want[5] = 5;
+  want[7] = 6;
+  want[13] = 7;
+  want[15] = 8;
+  expect_f32(run_op("MaxUnpool", {x, Tensor::from_vector(DType::kInt64, {1, 1, 2, 2}, Ints{5, 7, 13, 15})}, attrs),
+             {1, 1, 4, 4}, want);
+  const Result<Tensor> bad =
+      run_op("MaxUnpool", {x, Tensor::from_vector(DType::kInt64, {1, 1, 2, 2}, Ints{5, 7, 13, 16})}, attrs);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("I[3] = 16 is outside"), std::string::npos) << bad.status().message();
+}
+
+}  // namespace
+}  // namespace hetsched

@@ -1,5 +1,5 @@
-// Pooling kernels: MaxPool, AveragePool (1-D and 2-D; more spatial dims in
-// window_nd.cc), GlobalAveragePool and GlobalMaxPool.
+// Pooling kernels: MaxPool (with its Indices output too), AveragePool (any
+// number of spatial dims), GlobalAveragePool, GlobalMaxPool and MaxUnpool.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,12 +16,15 @@ struct PoolSetup {
   int64_t planes = 0;  // N * C
 };
 
+// Whether a MaxPool node asks for its Indices output.
+bool wants_indices(const KernelContext& ctx) { return ctx.outputs.size() > 1 && ctx.outputs[1] != nullptr; }
+
 // The pool's window over X's spatial dims (any number), after checking X,
 // the outputs and that output 0 has the shape the window gives.
-Result<WindowGeometryNd> pool_window(const KernelContext& ctx) {
+Result<WindowGeometryNd> pool_window(const KernelContext& ctx, bool indices_ok = false) {
   const Tensor& x = ctx.in(0);
   if (x.dtype() != DType::kFloat32) return invalid_argument("input must be f32, got " + x.type().to_string());
-  if (ctx.outputs.size() > 1) return unsupported("Indices output is not supported");
+  if (wants_indices(ctx) && !indices_ok) return unsupported("Indices output is not supported here");
   if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
   HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
   HS_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.attrs().get_int("ceil_mode", 0));
@@ -134,7 +137,121 @@ struct AverageReduce {
   float result(const State& s) const { return s.taps == 0 ? 0.f : static_cast<float>(s.sum / static_cast<double>(s.taps)); }
 };
 
+// MaxPool with its Indices output, any rank: each maximum's flat position
+// in X (the first of equal ones), within its (n, c) plane row-major or, with
+// storage_order 1, column-major (the first spatial dim fastest), plus the
+// plane's offset, as ONNX Runtime writes them.
+Status max_pool_with_indices(const KernelContext& ctx) {
+  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx, true));
+  HS_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.attrs().get_int("storage_order", 0));
+  const Tensor& x = ctx.in(0);
+  HS_RETURN_IF_ERROR(check_output(ctx, 1, TensorType{DType::kInt64, ctx.out(0).shape()}));
+  const size_t nsp = g.dims();
+  int64_t in_volume = 1, out_volume = 1, taps = 1;
+  for (size_t d = 0; d < nsp; ++d) {
+    in_volume *= g.in[d];
+    out_volume *= g.out[d];
+    taps *= g.kernel[d];
+  }
+  const float* px = x.data<float>();
+  float* py = ctx.out(0).data<float>();
+  int64_t* pi = ctx.out(1).data<int64_t>();
+  parallel_for_each(x.shape()[0] * x.shape()[1], [&](int64_t plane) {
+    const float* in = px + plane * in_volume;
+    std::vector<int64_t> o(nsp), k(nsp), at(nsp), best_at(nsp);
+    for (int64_t e = 0; e < out_volume; ++e) {
+      for (int64_t rest = e, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+        o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+        rest /= g.out[static_cast<size_t>(d)];
+      }
+      float best = -std::numeric_limits<float>::infinity();
+      bool found = false;
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t rest = t, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+          k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
+          rest /= g.kernel[static_cast<size_t>(d)];
+        }
+        int64_t index = 0;
+        bool inside = true;
+        for (size_t d = 0; d < nsp && inside; ++d) {
+          at[d] = o[d] * g.stride[d] - g.begin[d] + k[d] * g.dilation[d];
+          inside = at[d] >= 0 && at[d] < g.in[d];
+          index = index * g.in[d] + at[d];
+        }
+        if (inside && (!found || in[index] > best)) {
+          best = in[index];
+          best_at = at;
+          found = true;
+        }
+      }
+      int64_t position = 0;
+      if (storage_order == 0) {
+        for (size_t d = 0; d < nsp; ++d) position = position * g.in[d] + best_at[d];
+      } else {
+        for (size_t d = nsp; d-- > 0;) position = position * g.in[d] + best_at[d];
+      }
+      py[plane * out_volume + e] = best;
+      pi[plane * out_volume + e] = plane * in_volume + position;
+    }
+  });
+  return Status::ok();
+}
+
+// MaxUnpool: zeros, then each of X's values where I puts it. I's flat
+// positions are in the unpooled shape the window gives ((in - 1) x stride -
+// pads + kernel); with a larger output_shape each lands at the same
+// coordinates in the larger output, as ONNX's example and ORT place them.
+Status max_unpool_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& idx = ctx.in(1);
+  if (x.dtype() != DType::kFloat32 || idx.dtype() != DType::kInt64 || idx.shape() != x.shape() || x.shape().size() < 3)
+    return invalid_argument("MaxUnpool wants f32 X of rank 3 or more and i64 I of its shape, got " +
+                            x.type().to_string() + " and " + idx.type().to_string());
+  if (ctx.outputs.empty() || ctx.outputs[0] == nullptr) return invalid_argument("output 0 is not allocated");
+  const size_t nsp = x.shape().size() - 2;
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.attrs().require_ints("kernel_shape"));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ctx.attrs().get_ints("strides", std::vector<int64_t>(nsp, 1)));
+  HS_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, ctx.attrs().get_ints("pads", std::vector<int64_t>(2 * nsp, 0)));
+  if (kernel.size() != nsp || strides.size() != nsp || pads.size() != 2 * nsp)
+    return invalid_argument("attributes kernel_shape, strides and pads do not fit X " + x.type().to_string());
+  Tensor& y = ctx.out(0);
+  const Shape& ys = y.shape();
+  std::vector<int64_t> unpooled(nsp);
+  int64_t unpooled_volume = 1, out_volume = 1;
+  for (size_t d = 0; d < nsp; ++d) {
+    unpooled[d] = (x.shape()[2 + d] - 1) * strides[d] - pads[d] - pads[nsp + d] + kernel[d];
+    unpooled_volume *= unpooled[d];
+    out_volume *= ys[2 + d];
+  }
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  float* py = y.data<float>();
+  std::fill(py, py + y.num_elements(), 0.f);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const int64_t at = idx.data<int64_t>()[i];
+    if (at < 0 || at >= planes * unpooled_volume)
+      return invalid_argument("I[" + std::to_string(i) + "] = " + std::to_string(at) + " is outside the unpooled " +
+                              std::to_string(planes) + " planes of " + shape_to_string(unpooled));
+    // The position's coordinates in the unpooled plane, at the same
+    // coordinates of the output's plane.
+    int64_t rest = at % unpooled_volume, position = 0, scale = 1;
+    bool inside = true;
+    for (size_t d = nsp; d-- > 0;) {
+      const int64_t c = rest % unpooled[d];
+      rest /= unpooled[d];
+      inside = inside && c < ys[2 + d];
+      position += c * scale;
+      scale *= ys[2 + d];
+    }
+    if (!inside)
+      return invalid_argument("I[" + std::to_string(i) + "] = " + std::to_string(at) + " falls outside output_shape " +
+                              y.type().to_string());
+    py[at / unpooled_volume * out_volume + position] = x.data<float>()[i];
+  }
+  return Status::ok();
+}
+
 Status max_pool_kernel(const KernelContext& ctx) {
+  if (wants_indices(ctx)) return max_pool_with_indices(ctx);
   if (ctx.in(0).shape().size() > 4) return pool_nd(ctx, MaxReduce{});
   HS_ASSIGN_OR_RETURN(const PoolSetup s, pool_setup(ctx));
   const WindowGeometry& g = s.g;
@@ -220,6 +337,7 @@ Status global_pool_kernel(const KernelContext& ctx, bool max) {
 
 void register_pool_kernels(KernelTable& table) {
   table["MaxPool"] = with_node_context(max_pool_kernel);
+  table["MaxUnpool"] = with_node_context(max_unpool_kernel);
   table["AveragePool"] = with_node_context(average_pool_kernel);
   table["GlobalAveragePool"] =
       with_node_context([](const KernelContext& ctx) { return global_pool_kernel(ctx, false); });
