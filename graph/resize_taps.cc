@@ -144,7 +144,9 @@ Result<ResizeDims> resize_dims(const Attributes& attrs, int opset, const Shape& 
       if (!(s > 0.0)) return invalid_argument("scale " + std::to_string(s) + " of dim " + std::to_string(d) + " is not positive");
       dims.scales[d] = s;
       // ONNX: floor(length x scale), in double as the ONNX reference computes it.
-      dims.out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * s));
+      const double length = std::floor(static_cast<double>(x[d]) * s);
+      if (!(length < 0x1p62)) return invalid_argument("scale " + std::to_string(s) + " of dim " + std::to_string(d) + " is too large");
+      dims.out[d] = static_cast<int64_t>(length);
     }
   } else if (sizes) {
     if (sizes->dtype() != DType::kInt64 || sizes->num_elements() != static_cast<int64_t>(axes.size()))

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,14 @@ TEST(GridSampleTest, ModeNamesFollowTheOpset) {
                "accepted: zeros, border, reflection");
 }
 
+TEST(GridSampleTest, NanAndHugePointsReadZerosOrTheBorder) {
+  const float nan = std::nanf("");
+  const Tensor grid = f32({1, 1, 3, 2}, {nan, 0.f, 1e30f, 0.f, -1e30f, 0.f});
+  expect_values(run1("GridSample", {row_x(), grid}, {{"align_corners", int64_t{1}}}, 16), {0.f, 0.f, 0.f});
+  expect_values(run1("GridSample", {row_x(), grid}, {{"padding_mode", std::string("border")}, {"align_corners", int64_t{1}}}, 16),
+                {10.f, 13.f, 10.f});
+}
+
 TEST(GridSampleTest, RefusesVolumesAndMismatchedGrids) {
   expect_error(run1("GridSample", {f32({1, 1, 1, 1, 2}, {1, 2}), f32({1, 1, 1, 1, 3}, {0, 0, 0})}, {}, 20),
                "accepted: 2");
@@ -128,6 +137,12 @@ TEST(RoiAlignTest, AvgMeansTheSamplesAndMaxTakesTheLargestWeightedCorner) {
   // Opset 16's half_pixel shifts the roi by -0.5: the sample lands on
   // pixel (0, 0).
   expect_values(run1("RoiAlign", {roi_x(), one_roi(), batch0()}, {{"sampling_ratio", int64_t{1}}}, 16), {1.f});
+}
+
+TEST(RoiAlignTest, RefusesRoisNotFiniteOrTooLargeToSample) {
+  expect_error(run1("RoiAlign", {roi_x(), f32({1, 4}, {0, 0, std::numeric_limits<float>::infinity(), 1}), batch0()}, {}, 16),
+               "not finite");
+  expect_error(run1("RoiAlign", {roi_x(), f32({1, 4}, {0, 0, 1e7f, 1}), batch0()}, {}, 16), "set sampling_ratio");
 }
 
 TEST(RoiAlignTest, RefusesBadIndicesAndModes) {

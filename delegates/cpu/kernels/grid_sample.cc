@@ -1,6 +1,7 @@
 // GridSample's portable kernel (graph/grid_sample.h): per output pixel, the
 // grid point's taps (1, 2 x 2 or 4 x 4) and their weights are worked out
 // once and applied to every channel.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -31,7 +32,11 @@ struct Taps {
 
 Taps dim_taps(double coordinate, int64_t length, const GridSampleParams& p) {
   const GridSampleBorder border = grid_sample_border(length, p.align_corners);
-  double x = coordinate;
+  // A NaN or huge grid value lies far off the input (zeros padding reads 0,
+  // border clamps, reflection folds back): kept finite so that the index
+  // arithmetic below stays defined.
+  constexpr double kFar = 1e9;
+  double x = std::isnan(coordinate) ? -kFar : std::clamp(coordinate, -kFar, kFar);
   if (p.mode == GridSampleMode::kNearest) x = std::nearbyint(x);  // ties to even, as PyTorch
   x = grid_sample_fold(x, length, p.padding, border);
   Taps taps;

@@ -23,7 +23,8 @@ struct Sample {
 
 Sample bilinear_sample(double y, double x, int64_t height, int64_t width) {
   Sample s;
-  if (y < -1.0 || y > static_cast<double>(height) || x < -1.0 || x > static_cast<double>(width)) return s;
+  // Written so that a NaN coordinate is off the map too.
+  if (!(y >= -1.0 && y <= static_cast<double>(height) && x >= -1.0 && x <= static_cast<double>(width))) return s;
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);
   int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x), y_high, x_high;
@@ -68,6 +69,19 @@ Status roi_align_kernel(const KernelContext& ctx) {
     if (b < 0 || b >= N)
       return invalid_argument("batch_indices[" + std::to_string(r) + "] = " + std::to_string(b) +
                               " is not an image of X's batch of " + std::to_string(N));
+  }
+  // A roi must be finite, and an adaptive sampling grid (sampling_ratio
+  // 0: ceil(roi size / bin count) a side) of bounded size.
+  constexpr double kMaxGridSide = 1024;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* roi = rois.data<float>() + r * 4;
+    for (int k = 0; k < 4; ++k)
+      if (!std::isfinite(roi[k]))
+        return invalid_argument("rois[" + std::to_string(r) + "] has a coordinate that is not finite");
+    const double w = (roi[2] - roi[0]) * p.spatial_scale, h = (roi[3] - roi[1]) * p.spatial_scale;
+    if (p.sampling_ratio == 0 && (w / PW > kMaxGridSide || h / PH > kMaxGridSide))
+      return invalid_argument("rois[" + std::to_string(r) + "] spans " + std::to_string(w) + " x " + std::to_string(h) +
+                              " pixels: more than 1024 samples a bin side (set sampling_ratio)");
   }
   const float* px = x.data<float>();
   float* py = ctx.out(0).data<float>();
