@@ -285,9 +285,16 @@ TEST(PoolOpTest, AutoPadSameUpperAndOneDimensionalPools) {
   expect_shape(infer("MaxPool", {f32({1, 3, 10})}, {{"kernel_shape", Ints{3}}, {"strides", Ints{3}}}), {1, 3, 3});
 }
 
-TEST(PoolOpTest, MaxPoolRefusesIndicesOutput) {
-  expect_error(infer("MaxPool", {f32({1, 1, 5, 5})}, {{"kernel_shape", Ints{3, 3}}}, 17, 2),
-               {"node 'n' (MaxPool)", "Indices output is not supported"}, StatusCode::kUnsupported);
+TEST(PoolOpTest, MaxPoolIndicesAreI64OfTheOutputShape) {
+  GraphBuilder b("g");
+  const std::vector<ValueId> outs =
+      b.op_multi("MaxPool", {b.input("x", f32({1, 1, 5, 5}))}, 2, {{"kernel_shape", Ints{3, 3}}}, "n");
+  for (ValueId v : outs) b.output(v);
+  Result<Graph> g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  EXPECT_EQ(g->value(outs[1]).type, (TensorType{DType::kInt64, {1, 1, 3, 3}}));
+  expect_error(infer("MaxPool", {f32({1, 1, 5, 5})}, {{"kernel_shape", Ints{3, 3}}, {"storage_order", int64_t{2}}}),
+               {"node 'n' (MaxPool)", "'storage_order' must be 0 or 1"});
 }
 
 TEST(PoolOpTest, RejectsMissingOrMisshapedKernel) {
