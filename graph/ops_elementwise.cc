@@ -1,5 +1,6 @@
 // Shape inference for the elementwise ops: binary arithmetic with numpy
 // broadcasting, and the unary math and activation functions.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,31 @@ InferFn binary_infer(std::vector<DType> allowed) {
     outputs[0] = TensorType{a.dtype, std::move(shape)};
     return Status::ok();
   };
+}
+
+// Pow (opset 12 on): the exponent may have another numeric type than the
+// base; the output has the base's.
+Status pow_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  const std::vector<DType> numeric = {DType::kFloat32, DType::kInt64, DType::kInt32};
+  for (const TensorType* t : {&a, &b})
+    if (std::find(numeric.begin(), numeric.end(), t->dtype) == numeric.end())
+      return invalid_argument("expects " + dtype_list(numeric) + " inputs, got " + t->to_string());
+  if (a.dtype != b.dtype && ctx.opset() < 12)
+    return invalid_argument("input types differ before opset 12: A is " + a.to_string() + ", B is " + b.to_string());
+  HS_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape, b.shape));
+  outputs[0] = TensorType{a.dtype, std::move(shape)};
+  return Status::ok();
+}
+
+// Neg and Abs: f32, i64 or i32 (shape arithmetic in exported models).
+Status unary_numeric_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
+  const TensorType& x = ctx.input_type(0);
+  if (x.dtype != DType::kFloat32 && x.dtype != DType::kInt64 && x.dtype != DType::kInt32)
+    return invalid_argument("input must be f32, i64 or i32, got " + x.to_string());
+  outputs[0] = x;
+  return Status::ok();
 }
 
 Status unary_f32_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
@@ -103,14 +129,14 @@ Status clip_infer(const InferContext& ctx, std::vector<TensorType>& outputs) {
 }  // namespace
 
 void register_elementwise_ops(OpSchemaTable& table) {
-  const std::vector<DType> kArithmetic = {DType::kFloat32, DType::kInt64};
+  const std::vector<DType> kArithmetic = {DType::kFloat32, DType::kInt64, DType::kInt32};
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) add_schema(table, op, 2, 2, binary_infer(kArithmetic));
-  add_schema(table, "Pow", 2, 2, binary_infer({DType::kFloat32}));
-  add_schema(table, "Mod", 2, 2, binary_infer(kArithmetic));
+  add_schema(table, "Pow", 2, 2, pow_infer);
+  add_schema(table, "Mod", 2, 2, binary_infer({DType::kFloat32, DType::kInt64}));
 
-  for (const char* op :
-       {"Relu", "Sigmoid", "Tanh", "Exp", "Sin", "Cos", "Reciprocal", "Sqrt", "Neg", "Abs", "HardSwish"})
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Sin", "Cos", "Reciprocal", "Sqrt", "HardSwish"})
     add_schema(table, op, 1, 1, unary_f32_infer);
+  for (const char* op : {"Neg", "Abs"}) add_schema(table, op, 1, 1, unary_numeric_infer);
   add_schema(table, "HardSigmoid", 1, 1, hard_sigmoid_infer);
   add_schema(table, "Gelu", 1, 1, gelu_infer);
   add_schema(table, "Clip", 1, 3, clip_infer);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,32 @@ TEST(ElementwiseKernelTest, IntegerDivByZeroIsAnError) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("node 'n' (Div)"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("division by zero"), std::string::npos) << r.status().message();
+}
+
+TEST(ElementwiseKernelTest, IntegerDivOfTheMinimumByMinusOneIsAnError) {
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  Result<Tensor> r = run_binary("Div", i64_tensor({2}, {min, 4}), i64_tensor({2}, {-1, 2}));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("overflows"), std::string::npos) << r.status().message();
+}
+
+// Shape arithmetic in exported graphs (LayerNormalization written out, axes
+// counted from the end) negates i64 values: numpy's wrap at the minimum.
+TEST(ElementwiseKernelTest, NegAndAbsOfIntegersWrapAtTheMinimum) {
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  expect_i64(run_unary("Neg", i64_tensor({4}, {3, -2, 0, min})), {4}, {-3, 2, 0, min});
+  expect_i64(run_unary("Abs", i64_tensor({4}, {3, -2, 0, min})), {4}, {3, 2, 0, min});
+  const Result<Tensor> i32 = run_unary("Neg", Tensor::from_vector(DType::kInt32, {2}, std::vector<int32_t>{7, -9}));
+  ASSERT_TRUE(i32.is_ok()) << i32.status().message();
+  EXPECT_EQ(i32->to_int64_vector(), (Ints{-7, 9}));
+}
+
+// Opset 12 lets Pow's exponent differ in type from its base; the output has
+// the base's type, an integer one saturating.
+TEST(ElementwiseKernelTest, PowOfMixedTypesHasTheBasesType) {
+  expect_f32(run_binary("Pow", f32_tensor({3}, {2.f, 3.f, 0.5f}), i64_tensor({3}, {3, 2, -1})), {3}, {8.f, 9.f, 2.f});
+  expect_i64(run_binary("Pow", i64_tensor({3}, {2, -3, 10}), f32_tensor({3}, {10.f, 3.f, 30.f})), {3},
+             {1024, -27, std::numeric_limits<int64_t>::max()});
 }
 
 TEST(ElementwiseKernelTest, KernelRejectsMixedDtypesNamingBoth) {

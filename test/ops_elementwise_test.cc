@@ -64,8 +64,12 @@ TEST(ElementwiseOpsTest, ArithmeticAcceptsInt64) {
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) expect_type(infer(op, {i64({3}), i64({})}), i64({3}));
 }
 
-TEST(ElementwiseOpsTest, PowRejectsInt64) {
-  expect_error(infer("Pow", {i64({3}), i64({3})}), {"node 'n' (Pow)", "expects f32 inputs, got i64[3]"});
+TEST(ElementwiseOpsTest, PowTakesMixedNumericTypesAndGivesTheBases) {
+  Result<TensorType> t = infer("Pow", {i64({3}), f32({3})});
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(t->dtype, DType::kInt64);
+  expect_error(infer("Pow", {f32({3}), TensorType{DType::kBool, {3}}}),
+               {"node 'n' (Pow)", "expects f32, i64 or i32 inputs, got bool[3]"});
 }
 
 TEST(ElementwiseOpsTest, BinaryRejectsDtypeMismatchNamingBothTypes) {
@@ -73,8 +77,8 @@ TEST(ElementwiseOpsTest, BinaryRejectsDtypeMismatchNamingBothTypes) {
 }
 
 TEST(ElementwiseOpsTest, BinaryRejectsUnsupportedDtype) {
-  expect_error(infer("Sub", {TensorType{DType::kInt32, {2}}, TensorType{DType::kInt32, {2}}}),
-               {"node 'n' (Sub)", "expects f32 or i64 inputs, got i32[2]"});
+  expect_error(infer("Sub", {TensorType{DType::kUInt8, {2}}, TensorType{DType::kUInt8, {2}}}),
+               {"node 'n' (Sub)", "expects f32, i64 or i32 inputs, got u8[2]"});
 }
 
 TEST(ElementwiseOpsTest, BinaryRejectsShapesThatDoNotBroadcast) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "delegates/cpu/kernels/kernel_util.h"
 #include "graph/op_schema.h"
@@ -40,7 +42,7 @@ Status check_same_dtype(const KernelContext& ctx) {
   return Status::ok();
 }
 
-// Add, Sub, Mul and Div: one functor serves f32 and i64.
+// Add, Sub, Mul and Div: one functor serves f32, i64 and i32.
 template <typename Op>
 KernelFn arithmetic_kernel(Op op) {
   return [op](const KernelContext& ctx) -> Status {
@@ -50,31 +52,95 @@ KernelFn arithmetic_kernel(Op op) {
         return run_binary<float>(ctx, op);
       case DType::kInt64:
         return run_binary<int64_t>(ctx, op);
+      case DType::kInt32:
+        return run_binary<int32_t>(ctx, op);
       default:
-        return invalid_argument("expects f32 or i64 inputs, got " + ctx.in(0).type().to_string());
+        return invalid_argument("expects f32, i64 or i32 inputs, got " + ctx.in(0).type().to_string());
     }
   };
 }
 
+// Integer division by zero is undefined behaviour in C++, and so is the
+// one quotient past the type's range (min / -1): both are refused up front.
+template <typename T>
+Status int_div(const KernelContext& ctx) {
+  for (T v : ctx.in(1).span<T>())
+    if (v == 0) return invalid_argument("integer division by zero");
+  bool overflow = false;
+  HS_RETURN_IF_ERROR(run_binary<T>(ctx, [&overflow](T a, T b) {
+    if (a == std::numeric_limits<T>::min() && b == -1) {
+      overflow = true;
+      return a;
+    }
+    return static_cast<T>(a / b);
+  }));
+  if (overflow) return invalid_argument("integer division overflows (the type's minimum by -1)");
+  return Status::ok();
+}
+
 Status div_kernel(const KernelContext& ctx) {
   HS_RETURN_IF_ERROR(check_same_dtype(ctx));
-  if (ctx.in(0).dtype() == DType::kInt64) {
-    // Integer division by zero is undefined behaviour in C++; refuse it up front.
-    for (int64_t v : ctx.in(1).span<int64_t>())
-      if (v == 0) return invalid_argument("integer division by zero");
-    return run_binary<int64_t>(ctx, [](int64_t a, int64_t b) { return a / b; });
-  }
+  if (ctx.in(0).dtype() == DType::kInt64) return int_div<int64_t>(ctx);
+  if (ctx.in(0).dtype() == DType::kInt32) return int_div<int32_t>(ctx);
   if (ctx.in(0).dtype() != DType::kFloat32)
     return invalid_argument("expects f32 or i64 inputs, got " + ctx.in(0).type().to_string());
   return run_binary<float>(ctx, [](float a, float b) { return a / b; });
 }
 
-Status pow_kernel(const KernelContext& ctx) {
-  HS_RETURN_IF_ERROR(check_same_dtype(ctx));
-  if (ctx.in(0).dtype() != DType::kFloat32)
-    return invalid_argument("expects f32 inputs, got " + ctx.in(0).type().to_string());
-  return run_binary<float>(ctx, [](float a, float b) { return std::pow(a, b); });
+// An f32, i64 or i32 element as double, and a double back to T; integers
+// saturate (a power past the type's range has no defined conversion).
+double element_as_double(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kInt32: return static_cast<double>(t.data<int32_t>()[i]);
+    default: return static_cast<double>(t.data<float>()[i]);
+  }
 }
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    if (std::isnan(v)) return 0;
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    return v <= lo ? std::numeric_limits<T>::min() : v >= hi ? std::numeric_limits<T>::max() : static_cast<T>(v);
+  }
+}
+
+// Pow: f32 ** f32 as before; any other mix of f32, i64 and i32 (opset 12
+// on) in double, to the base's type, as ONNX Runtime computes it.
+Status pow_kernel(const KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  if (a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32)
+    return run_binary<float>(ctx, [](float x, float y) { return std::pow(x, y); });
+  for (const Tensor* t : {&a, &b})
+    if (t->dtype() != DType::kFloat32 && t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)
+      return invalid_argument("expects f32, i64 or i32 inputs, got " + t->type().to_string());
+  HS_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape()));
+  HS_RETURN_IF_ERROR(check_output(ctx, 0, TensorType{a.dtype(), std::move(shape)}));
+  Tensor& y = ctx.out(0);
+  const std::vector<int64_t> sa = broadcast_strides(a.shape(), y.shape()), sb = broadcast_strides(b.shape(), y.shape());
+  const Shape& ys = y.shape();
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    int64_t ia = 0, ib = 0;
+    for (int64_t rest = i, d = static_cast<int64_t>(ys.size()) - 1; d >= 0; --d) {
+      const int64_t c = rest % ys[static_cast<size_t>(d)];
+      rest /= ys[static_cast<size_t>(d)];
+      ia += c * sa[static_cast<size_t>(d)];
+      ib += c * sb[static_cast<size_t>(d)];
+    }
+    const double v = std::pow(element_as_double(a, ia), element_as_double(b, ib));
+    switch (y.dtype()) {
+      case DType::kInt64: y.data<int64_t>()[i] = from_double<int64_t>(v); break;
+      case DType::kInt32: y.data<int32_t>()[i] = from_double<int32_t>(v); break;
+      default: y.data<float>()[i] = from_double<float>(v); break;
+    }
+  }
+  return Status::ok();
+}
+
 
 template <typename Op>
 Status run_unary(const KernelContext& ctx, Op op) {
@@ -92,6 +158,32 @@ Status run_unary(const KernelContext& ctx, Op op) {
 template <typename Op>
 KernelFn unary_kernel(Op op) {
   return [op](const KernelContext& ctx) { return run_unary(ctx, op); };
+}
+
+// Neg and Abs of integers wrap as numpy's do (the type's minimum stays
+// itself), through unsigned arithmetic: -min is undefined in C++.
+template <typename T>
+Status int_unary(const KernelContext& ctx, bool abs) {
+  const Tensor& x = ctx.in(0);
+  HS_RETURN_IF_ERROR(check_output(ctx, 0, x.type()));
+  using U = std::make_unsigned_t<T>;
+  const T* px = x.data<T>();
+  T* py = ctx.out(0).data<T>();
+  for (int64_t i = 0; i < x.num_elements(); ++i)
+    py[i] = abs && px[i] >= 0 ? px[i] : static_cast<T>(U{0} - static_cast<U>(px[i]));
+  return Status::ok();
+}
+
+KernelFn sign_kernel(bool abs) {
+  return [abs](const KernelContext& ctx) -> Status {
+    switch (ctx.in(0).dtype()) {
+      case DType::kInt64: return int_unary<int64_t>(ctx, abs);
+      case DType::kInt32: return int_unary<int32_t>(ctx, abs);
+      default: break;
+    }
+    if (abs) return run_unary(ctx, [](float x) { return std::abs(x); });
+    return run_unary(ctx, [](float x) { return -x; });
+  };
 }
 
 Status hard_sigmoid_kernel(const KernelContext& ctx) {
@@ -162,8 +254,8 @@ void register_elementwise_kernels(KernelTable& table) {
   table["Cos"] = with_node_context(unary_kernel([](float x) { return std::cos(x); }));
   table["Reciprocal"] = with_node_context(unary_kernel([](float x) { return 1.f / x; }));
   table["Sqrt"] = with_node_context(unary_kernel([](float x) { return std::sqrt(x); }));
-  table["Neg"] = with_node_context(unary_kernel([](float x) { return -x; }));
-  table["Abs"] = with_node_context(unary_kernel([](float x) { return std::abs(x); }));
+  table["Neg"] = with_node_context(sign_kernel(false));
+  table["Abs"] = with_node_context(sign_kernel(true));
   // ONNX HardSwish is x * HardSigmoid(x) with alpha 1/6, beta 0.5.
   table["HardSwish"] =
       with_node_context(unary_kernel([](float x) { return x * std::max(0.f, std::min(1.f, x * (1.f / 6.f) + 0.5f)); }));
