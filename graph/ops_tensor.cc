@@ -430,7 +430,7 @@ Status check_resize_opset18_attributes(const InferContext& ctx, bool by_scales, 
 
 // Any rank, any dims (resize_taps.h's resize_dims); the portable kernel
 // runs every form, the GPU delegates and planned CPU kernels H and W of
-// rank 4 (resize_only_hw).
+// rank 4 (read_resize_mapping).
 Status infer_resize(const InferContext& ctx, std::vector<TensorType>& outs) {
   const TensorType& x = ctx.input_type(0);
   if (x.dtype != DType::kFloat32 || x.rank() == 0)

@@ -63,13 +63,23 @@ void for_each_window(const KernelContext& ctx, const PoolSetup& s, Reduce reduce
                   });
 }
 
-// MaxPool and AveragePool over 3 or more spatial dims: per output element,
-// every tap of its window, reduce(sum or max, taps on the input, taps on
-// the input or the explicit pads).
+// MaxPool and AveragePool over 3 or more spatial dims, and MaxPool with its
+// Indices output over any: per output element, every tap of its window,
+// reduce(sum or max, taps on the input, taps on the input or the explicit
+// pads). A Reduce with kIndexed also gives the flat position in X of its
+// result, written to output 1.
 template <typename Reduce>
 Status pool_nd(const KernelContext& ctx, Reduce reduce) {
   const Tensor& x = ctx.in(0);
-  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx));
+  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx, Reduce::kIndexed));
+  int64_t* indices = nullptr;
+  bool column_major = false;
+  if constexpr (Reduce::kIndexed) {
+    HS_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.attrs().get_int("storage_order", 0));
+    column_major = storage_order == 1;
+    HS_RETURN_IF_ERROR(check_output(ctx, 1, TensorType{DType::kInt64, ctx.out(0).shape()}));
+    indices = ctx.out(1).data<int64_t>();
+  }
   const size_t nsp = g.dims();
   int64_t in_volume = 1, out_volume = 1, taps = 1;
   for (size_t d = 0; d < nsp; ++d) {
@@ -102,100 +112,75 @@ Status pool_nd(const KernelContext& ctx, Reduce reduce) {
           index = index * g.in[d] + i;
         }
         if (inside) {
-          reduce.add(state, in[index]);
+          reduce.add(state, in[index], index);
         } else if (padded) {
           reduce.pad(state);
         }
       }
       py[plane * out_volume + e] = reduce.result(state);
+      if constexpr (Reduce::kIndexed) {
+        // Row-major within the plane; storage_order 1 wants column-major
+        // (the first spatial dim fastest).
+        int64_t position = state.at;
+        if (column_major) {
+          position = 0;
+          for (int64_t rest = state.at, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
+            k[static_cast<size_t>(d)] = rest % g.in[static_cast<size_t>(d)];  // the maximum's coordinates
+            rest /= g.in[static_cast<size_t>(d)];
+          }
+          for (size_t d = nsp; d-- > 0;) position = position * g.in[d] + k[d];
+        }
+        indices[plane * out_volume + e] = plane * in_volume + position;
+      }
     }
   });
   return Status::ok();
 }
 
 struct MaxReduce {
+  static constexpr bool kIndexed = false;
   struct State {
     float best = -std::numeric_limits<float>::infinity();
   };
-  void add(State& s, float v) const { s.best = std::max(s.best, v); }
+  void add(State& s, float v, int64_t) const { s.best = std::max(s.best, v); }
+  void pad(State&) const {}
+  float result(const State& s) const { return s.best; }
+};
+
+// MaxPool's Indices: the first of equal maxima and where it is, as ONNX
+// Runtime writes them.
+struct IndexedMaxReduce {
+  static constexpr bool kIndexed = true;
+  struct State {
+    float best = -std::numeric_limits<float>::infinity();
+    int64_t at = 0;  // row-major within the plane
+    bool found = false;
+  };
+  void add(State& s, float v, int64_t index) const {
+    if (s.found && !(v > s.best)) return;
+    s.best = v;
+    s.at = index;
+    s.found = true;
+  }
   void pad(State&) const {}
   float result(const State& s) const { return s.best; }
 };
 
 // The divisor rule of average_pool_kernel's below.
 struct AverageReduce {
+  static constexpr bool kIndexed = false;
   bool include_pad = false;
   struct State {
     double sum = 0.0;
     int64_t taps = 0;
   };
-  void add(State& s, float v) const {
+  void add(State& s, float v, int64_t) const {
     s.sum += v;
     ++s.taps;
   }
   void pad(State& s) const { s.taps += include_pad ? 1 : 0; }
   float result(const State& s) const { return s.taps == 0 ? 0.f : static_cast<float>(s.sum / static_cast<double>(s.taps)); }
 };
-
-// MaxPool with its Indices output, any rank: each maximum's flat position
-// in X (the first of equal ones), within its (n, c) plane row-major or, with
-// storage_order 1, column-major (the first spatial dim fastest), plus the
-// plane's offset, as ONNX Runtime writes them.
-Status max_pool_with_indices(const KernelContext& ctx) {
-  HS_ASSIGN_OR_RETURN(const WindowGeometryNd g, pool_window(ctx, true));
-  HS_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.attrs().get_int("storage_order", 0));
-  const Tensor& x = ctx.in(0);
-  HS_RETURN_IF_ERROR(check_output(ctx, 1, TensorType{DType::kInt64, ctx.out(0).shape()}));
-  const size_t nsp = g.dims();
-  int64_t in_volume = 1, out_volume = 1, taps = 1;
-  for (size_t d = 0; d < nsp; ++d) {
-    in_volume *= g.in[d];
-    out_volume *= g.out[d];
-    taps *= g.kernel[d];
-  }
-  const float* px = x.data<float>();
-  float* py = ctx.out(0).data<float>();
-  int64_t* pi = ctx.out(1).data<int64_t>();
-  parallel_for_each(x.shape()[0] * x.shape()[1], [&](int64_t plane) {
-    const float* in = px + plane * in_volume;
-    std::vector<int64_t> o(nsp), k(nsp), at(nsp), best_at(nsp);
-    for (int64_t e = 0; e < out_volume; ++e) {
-      for (int64_t rest = e, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
-        o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
-        rest /= g.out[static_cast<size_t>(d)];
-      }
-      float best = -std::numeric_limits<float>::infinity();
-      bool found = false;
-      for (int64_t t = 0; t < taps; ++t) {
-        for (int64_t rest = t, d = static_cast<int64_t>(nsp) - 1; d >= 0; --d) {
-          k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
-          rest /= g.kernel[static_cast<size_t>(d)];
-        }
-        int64_t index = 0;
-        bool inside = true;
-        for (size_t d = 0; d < nsp && inside; ++d) {
-          at[d] = o[d] * g.stride[d] - g.begin[d] + k[d] * g.dilation[d];
-          inside = at[d] >= 0 && at[d] < g.in[d];
-          index = index * g.in[d] + at[d];
-        }
-        if (inside && (!found || in[index] > best)) {
-          best = in[index];
-          best_at = at;
-          found = true;
-        }
-      }
-      int64_t position = 0;
-      if (storage_order == 0) {
-        for (size_t d = 0; d < nsp; ++d) position = position * g.in[d] + best_at[d];
-      } else {
-        for (size_t d = nsp; d-- > 0;) position = position * g.in[d] + best_at[d];
-      }
-      py[plane * out_volume + e] = best;
-      pi[plane * out_volume + e] = plane * in_volume + position;
-    }
-  });
-  return Status::ok();
-}
 
 // MaxUnpool: zeros, then each of X's values where I puts it. I's flat
 // positions are in the unpooled shape the window gives ((in - 1) x stride -
@@ -251,7 +236,7 @@ Status max_unpool_kernel(const KernelContext& ctx) {
 }
 
 Status max_pool_kernel(const KernelContext& ctx) {
-  if (wants_indices(ctx)) return max_pool_with_indices(ctx);
+  if (wants_indices(ctx)) return pool_nd(ctx, IndexedMaxReduce{});
   if (ctx.in(0).shape().size() > 4) return pool_nd(ctx, MaxReduce{});
   HS_ASSIGN_OR_RETURN(const PoolSetup s, pool_setup(ctx));
   const WindowGeometry& g = s.g;
