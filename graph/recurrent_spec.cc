@@ -208,4 +208,17 @@ Result<RecurrentSpec> read_recurrent_spec(const std::string& op, const Attribute
   return spec;
 }
 
+Status read_sequence_lens(const RecurrentSpec& spec, const Tensor* lens, std::vector<int64_t>& out) {
+  out.assign(static_cast<size_t>(spec.batch), spec.seq);
+  if (!lens) return Status::ok();
+  for (int64_t b = 0; b < spec.batch; ++b) {
+    const int64_t len = lens->int_at(b);
+    if (len < 0 || len > spec.seq)
+      return invalid_argument("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
+                              " is outside [0, " + std::to_string(spec.seq) + "] (the sequence length)");
+    out[static_cast<size_t>(b)] = len;
+  }
+  return Status::ok();
+}
+
 }  // namespace hetsched

@@ -84,4 +84,10 @@ bool recurrent_op_from_name(const std::string& op, RecurrentOp& out);
 Result<RecurrentSpec> read_recurrent_spec(const std::string& op, const Attributes& attrs,
                                           const std::vector<const TensorType*>& inputs);
 
+// Each batch entry's sequence length: `lens` (the sequence_lens input), or
+// spec.seq for every entry when it is nullptr. A length outside [0, seq] is
+// an error naming the entry (the CPU's portable and fast kernels both read
+// it so).
+Status read_sequence_lens(const RecurrentSpec& spec, const Tensor* lens, std::vector<int64_t>& out);
+
 }  // namespace hetsched

@@ -19,7 +19,8 @@ constexpr double kParallelWork = 1 << 20;
 const std::vector<FastOpKind>& kinds() {
   static const std::vector<FastOpKind> table{batch_matmul_kind(), layer_norm_kind(), gelu_kind(), erf_kind(), softmax_kind(), where_kind(),
                                                  transpose_kind(), depthwise_conv_kind(), winograd_conv_kind(),
-                                             dense_conv_kind(), pointwise_conv_kind(), resize_kind(), conv_nd_kind()};
+                                             dense_conv_kind(), pointwise_conv_kind(), resize_kind(), conv_nd_kind(),
+                                             rnn_kind(), gru_kind(), lstm_kind()};
   return table;
 }
 

@@ -5,7 +5,8 @@
 // depthwise convs of kernel sizes it has no micro-kernel for; convs of 3
 // or more spatial dims, which it has no operator for: conv_nd.cc; dense 3x3
 // stride-1 convs, by Winograd: winograd_conv.cc; 1x1 convs on the fast
-// GEMM with the residual Add fused: pointwise_conv.cc), so that
+// GEMM with the residual Add fused: pointwise_conv.cc; RNN, GRU and LSTM,
+// recurrent.cc), so that
 // they do not fall back to the portable kernels, which are written to be
 // the oracle (double accumulation, plain loops) and cost 5-15x more.
 //
@@ -31,7 +32,9 @@ namespace hetsched::cpu::fast {
 
 class ActivationPass;  // activation_pass.h
 
-// One node ready to run. Every fast op has one f32 output.
+// One node ready to run. Every fast op has one f32 output, which write_to
+// may redirect; the recurrent ops also write their Y_h and Y_c, if used,
+// to those tensors.
 class FastOp {
  public:
   explicit FastOp(Tensor& output) : out_(output.data<float>()) {}
@@ -130,6 +133,9 @@ FastOpKind pointwise_conv_kind();  // pointwise_conv.cc (a 1x1 conv alone; group
 FastOpKind dense_conv_kind();      // pointwise_conv.cc (a dense KxK conv on the GEMM)
 FastOpKind resize_kind();          // resize.cc (nearest and linear, in the graph's order)
 FastOpKind conv_nd_kind();         // conv_nd.cc (3 or more spatial dims, in the graph's order)
+FastOpKind rnn_kind();             // recurrent.cc (RNN, GRU and LSTM with constant weights)
+FastOpKind gru_kind();
+FastOpKind lstm_kind();
 
 // Whether `node` is a depthwise Conv that leaves XNNPACK for its fast
 // kernel: one this XNNPACK has no depthwise micro-kernel for (it would run

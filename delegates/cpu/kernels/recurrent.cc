@@ -286,17 +286,8 @@ Status recurrent_kernel(const KernelContext& ctx) {
     io.initial_c = data(kRecurrentInitialC);
     io.peepholes = data(kRecurrentP);
   }
-  io.lens.assign(static_cast<size_t>(s.batch), s.seq);
-  if (ctx.has_input(kRecurrentSeqLens)) {
-    const Tensor& lens = ctx.in(kRecurrentSeqLens);
-    for (int64_t b = 0; b < s.batch; ++b) {
-      const int64_t len = lens.int_at(b);
-      if (len < 0 || len > s.seq)
-        return invalid_argument("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
-                                " is outside [0, " + std::to_string(s.seq) + "] (the sequence length)");
-      io.lens[static_cast<size_t>(b)] = len;
-    }
-  }
+  HS_RETURN_IF_ERROR(
+      read_sequence_lens(s, ctx.has_input(kRecurrentSeqLens) ? &ctx.in(kRecurrentSeqLens) : nullptr, io.lens));
   // The two directions are independent: side by side when each step is too
   // small for the pool to pay inside it; one after the other, with each step
   // split over the pool, otherwise.
