@@ -23,6 +23,7 @@
 // both layouts. Other activations run on the portable kernel.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -64,10 +65,77 @@ HETSCHED_FAST_INLINE float tanh_approx(float v) {
   return a < 0.3f ? small : t;
 }
 
+// clip is +inf when the node has none: the clamp then keeps every value
+// (NaN too), and the loops below stay free of branches.
 HETSCHED_FAST_INLINE float clip_to(float x, float clip) {
-  if (clip <= 0.f) return x;
   x = x > clip ? clip : x;
   return x < -clip ? -clip : x;
+}
+
+// The gate equations on one batch entry's 16 units of a block, compiled for
+// AVX-512, AVX2 and baseline (vector_math.h's Clones). `g` holds the
+// block's products with the state, gate by gate (16 floats each), `x` the
+// input's (biases added), both in the gates' ONNX order. Flags are template
+// arguments: GCC 12 leaves a loop with a bool operand scalar ("no
+// vectype"). The pointers are restrict: otherwise the loops run the scalar
+// copy GCC versions them with (its overlap test fails on P's rows `units`
+// apart).
+
+// LSTM (i, o, f, c): `p` the peepholes of i, then o and f `units` floats
+// apart (zeros without P); `c` updated in place; kCouple input_forget.
+template <bool kCouple>
+HETSCHED_FAST_INLINE void lstm_lanes(const float* __restrict g, const float* __restrict x, const float* __restrict p,
+                                     int64_t units, float* __restrict c, float* __restrict h, float clip) {
+  for (int64_t j = 0; j < kPanel; ++j) {
+    const float c_prev = c[j];
+    const float i = sigmoid_approx(clip_to(g[j] + x[j] + p[j] * c_prev, clip));
+    const float fs = sigmoid_approx(clip_to(g[2 * kPanel + j] + x[2 * kPanel + j] + p[2 * units + j] * c_prev, clip));
+    const float f = kCouple ? 1.f - i : fs;
+    const float cell = f * c_prev + i * tanh_approx(clip_to(g[3 * kPanel + j] + x[3 * kPanel + j], clip));
+    c[j] = cell;
+    // The output gate's peephole reads the new cell state.
+    const float o = sigmoid_approx(clip_to(g[kPanel + j] + x[kPanel + j] + p[units + j] * cell, clip));
+    h[j] = o * tanh_approx(cell);
+  }
+}
+
+// GRU with linear_before_reset (z, r, h; `g`'s h part is H . Rh^T, to which
+// Rbh is added before r multiplies it); `hp` the state before the step.
+HETSCHED_FAST_INLINE void gru_lanes(const float* __restrict g, const float* __restrict x, const float* __restrict rbh,
+                                    const float* __restrict hp, float* __restrict h, float clip) {
+  for (int64_t j = 0; j < kPanel; ++j) {
+    const float z = sigmoid_approx(clip_to(g[j] + x[j], clip));
+    const float r = sigmoid_approx(clip_to(g[kPanel + j] + x[kPanel + j], clip));
+    const float n = tanh_approx(clip_to(x[2 * kPanel + j] + r * (g[2 * kPanel + j] + rbh[j]), clip));
+    h[j] = (1.f - z) * n + z * hp[j];
+  }
+}
+
+// GRU, linear_before_reset 0, first half: z, and r (.) H for the h gate's product.
+HETSCHED_FAST_INLINE void gru_zr_lanes(const float* __restrict g, const float* __restrict x, const float* __restrict hp,
+                                       float* __restrict z, float* __restrict rh, float clip) {
+  for (int64_t j = 0; j < kPanel; ++j) {
+    z[j] = sigmoid_approx(clip_to(g[j] + x[j], clip));
+    rh[j] = sigmoid_approx(clip_to(g[kPanel + j] + x[kPanel + j], clip)) * hp[j];
+  }
+}
+
+// Its second half: `g` is (r (.) H) . Rh^T (Rbh is in `x`'s h part).
+HETSCHED_FAST_INLINE void gru_n_lanes(const float* __restrict g, const float* __restrict x, const float* __restrict z,
+                                      const float* __restrict hp, float* __restrict h, float clip) {
+  for (int64_t j = 0; j < kPanel; ++j) {
+    const float n = tanh_approx(clip_to(g[j] + x[2 * kPanel + j], clip));
+    h[j] = (1.f - z[j]) * n + z[j] * hp[j];
+  }
+}
+
+template <bool kRelu>
+HETSCHED_FAST_INLINE void rnn_lanes(const float* __restrict g, const float* __restrict x, float* __restrict h,
+                                    float clip) {
+  for (int64_t j = 0; j < kPanel; ++j) {
+    const float v = clip_to(g[j] + x[j], clip);
+    h[j] = kRelu ? (v > 0.f ? v : 0.f) : tanh_approx(v);
+  }
 }
 
 // Whether the node's activations are the defaults this kernel computes:
@@ -138,7 +206,11 @@ AlignedBuffer zeros(int64_t n) { return AlignedBuffer(static_cast<size_t>(std::m
 class Recurrent final : public FastOp {
  public:
   Recurrent(const FastOpContext& ctx, RecurrentSpec spec)
-      : FastOp(ctx.output(0)), s_(std::move(spec)), x_(ctx.input(kRecurrentX)), pool_(ctx.pool) {
+      : FastOp(ctx.output(0)),
+        s_(std::move(spec)),
+        clip_(s_.clip > 0.f ? s_.clip : std::numeric_limits<float>::infinity()),
+        x_(ctx.input(kRecurrentX)),
+        pool_(ctx.pool) {
     const Node& node = ctx.node;
     const auto present = [&](size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; };
     if (present(kRecurrentSeqLens)) lens_in_ = &ctx.input(kRecurrentSeqLens);
@@ -201,8 +273,8 @@ class Recurrent final : public FastOp {
         dir.z = zeros(s_.batch * units_);
         dir.rh = zeros(s_.batch * units_);
       }
+      dir.peep.assign(static_cast<size_t>(3 * units_), 0.f);  // zeros without P
       if (p) {
-        dir.peep.assign(static_cast<size_t>(3 * units_), 0.f);
         for (int64_t k = 0; k < 3; ++k)
           std::copy_n(p + (d * 3 + k) * H, H, dir.peep.begin() + k * units_);
       }
@@ -349,37 +421,18 @@ class Recurrent final : public FastOp {
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
     const float* g = product(h_in, dir.r1, 4, q);
-    const float clip = s_.clip;
-    const bool peep = !dir.peep.empty(), couple = s_.input_forget;
-    const float* p_i = peep ? dir.peep.data() + q * kPanel : nullptr;
-    const float* p_o = peep ? p_i + units_ : nullptr;
-    const float* p_f = peep ? p_i + 2 * units_ : nullptr;
+    static const auto coupled = Clones<lstm_lanes<true>>::best();
+    static const auto apart = Clones<lstm_lanes<false>>::best();
+    const auto lanes = s_.input_forget ? coupled : apart;
+    const float* p = dir.peep.data() + q * kPanel;
     for (int64_t b = 0; b < s_.batch; ++b) {
       const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
-      float* c = floats(dir.c) + at;
       float* h = h_out + at;
       if (t < 0) {
         std::copy_n(h_in + at, kPanel, h);
         continue;
       }
-      const float* x = x_gates(dir, step, s0, b, q);
-      const float* gb = g + b * 4 * kPanel;
-      // Gates i, o, f, c (ONNX's order).
-      for (int64_t j = 0; j < kPanel; ++j) {
-        const float c_prev = c[j];
-        float pi = gb[j] + x[j], po = gb[kPanel + j] + x[kPanel + j];
-        float pf = gb[2 * kPanel + j] + x[2 * kPanel + j], pc = gb[3 * kPanel + j] + x[3 * kPanel + j];
-        if (peep) {
-          pi += p_i[j] * c_prev;
-          pf += p_f[j] * c_prev;
-        }
-        const float i = sigmoid_approx(clip_to(pi, clip));
-        const float f = couple ? 1.f - i : sigmoid_approx(clip_to(pf, clip));
-        const float cell = f * c_prev + i * tanh_approx(clip_to(pc, clip));
-        if (peep) po += p_o[j] * cell;
-        c[j] = cell;
-        h[j] = sigmoid_approx(clip_to(po, clip)) * tanh_approx(cell);
-      }
+      lanes(g + b * 4 * kPanel, x_gates(dir, step, s0, b, q), p, units_, floats(dir.c) + at, h, clip_);
       emit(d, t, b, q, h);
     }
   }
@@ -392,7 +445,9 @@ class Recurrent final : public FastOp {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
-    const float clip = s_.clip;
+    static const auto zr_lanes = Clones<gru_zr_lanes>::best();
+    static const auto n_lanes = Clones<gru_n_lanes>::best();
+    static const auto lanes = Clones<gru_lanes>::best();
     const float* g = second ? product(floats(dir.rh), dir.r2, 1, q) : product(h_in, dir.r1, gates1_, q);
     for (int64_t b = 0; b < s_.batch; ++b) {
       const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
@@ -405,32 +460,13 @@ class Recurrent final : public FastOp {
       }
       const float* x = x_gates(dir, step, s0, b, q);
       if (two_phase_ && !second) {
-        const float* gb = g + b * 2 * kPanel;
-        float* z = floats(dir.z) + at;
-        float* rh = floats(dir.rh) + at;
-        for (int64_t j = 0; j < kPanel; ++j) {
-          z[j] = sigmoid_approx(clip_to(gb[j] + x[j], clip));
-          rh[j] = sigmoid_approx(clip_to(gb[kPanel + j] + x[kPanel + j], clip)) * hp[j];
-        }
+        zr_lanes(g + b * 2 * kPanel, x, hp, floats(dir.z) + at, floats(dir.rh) + at, clip_);
         continue;
       }
-      if (two_phase_) {
-        const float* gb = g + b * kPanel;
-        const float* z = floats(dir.z) + at;
-        for (int64_t j = 0; j < kPanel; ++j) {
-          const float n = tanh_approx(clip_to(gb[j] + x[2 * kPanel + j], clip));
-          h[j] = (1.f - z[j]) * n + z[j] * hp[j];
-        }
-      } else {
-        const float* gb = g + b * 3 * kPanel;
-        const float* rbh = dir.rbh.data() + q * kPanel;
-        for (int64_t j = 0; j < kPanel; ++j) {
-          const float z = sigmoid_approx(clip_to(gb[j] + x[j], clip));
-          const float r = sigmoid_approx(clip_to(gb[kPanel + j] + x[kPanel + j], clip));
-          const float n = tanh_approx(clip_to(x[2 * kPanel + j] + r * (gb[2 * kPanel + j] + rbh[j]), clip));
-          h[j] = (1.f - z) * n + z * hp[j];
-        }
-      }
+      if (two_phase_)
+        n_lanes(g + b * kPanel, x, floats(dir.z) + at, hp, h, clip_);
+      else
+        lanes(g + b * 3 * kPanel, x, dir.rbh.data() + q * kPanel, hp, h, clip_);
       emit(d, t, b, q, h);
     }
   }
@@ -441,7 +477,9 @@ class Recurrent final : public FastOp {
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
     const float* g = product(h_in, dir.r1, 1, q);
-    const bool relu = s_.activation(d, 0).kind == Kind::kRelu;
+    static const auto relu_lanes = Clones<rnn_lanes<true>>::best();
+    static const auto tanh_lanes = Clones<rnn_lanes<false>>::best();
+    const auto lanes = s_.activation(d, 0).kind == Kind::kRelu ? relu_lanes : tanh_lanes;
     for (int64_t b = 0; b < s_.batch; ++b) {
       const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
       float* h = h_out + at;
@@ -449,17 +487,13 @@ class Recurrent final : public FastOp {
         std::copy_n(h_in + at, kPanel, h);
         continue;
       }
-      const float* x = x_gates(dir, step, s0, b, q);
-      const float* gb = g + b * kPanel;
-      if (relu)
-        for (int64_t j = 0; j < kPanel; ++j) h[j] = std::max(clip_to(gb[j] + x[j], s_.clip), 0.f);
-      else
-        for (int64_t j = 0; j < kPanel; ++j) h[j] = tanh_approx(clip_to(gb[j] + x[j], s_.clip));
+      lanes(g + b * kPanel, x_gates(dir, step, s0, b, q), h, clip_);
       emit(d, t, b, q, h);
     }
   }
 
   const RecurrentSpec s_;
+  const float clip_;  // s_.clip, or +inf without one
   const Tensor& x_;
   const Tensor* lens_in_ = nullptr;
   const Tensor* initial_h_ = nullptr;
