@@ -629,6 +629,26 @@ TEST(RecurrentFastTest, LongSequencesInChunksMatchTheReference) {
   expect_cpu_delegate_matches_reference(c);
 }
 
+// The two directions one after the other (what a large R takes, whose
+// share would not stay in a core's L2) and side by side, forced either way.
+TEST(RecurrentFastTest, DirectionsApartOrTogetherMatchTheReference) {
+  for (const char* apart : {"on", "off"}) {
+    testing::ScopedEnv env("HETSCHED_RNN_APART", apart);
+    for (const char* op : {"GRU", "LSTM"}) {
+      SCOPED_TRACE(std::string(op) + " apart " + apart);
+      Case c;
+      c.op = op;
+      c.seq = 7;
+      c.batch = 2;
+      c.hidden = 33;
+      c.direction = "bidirectional";
+      c.fill(190, true, true);
+      c.lens = {7, 4};
+      expect_cpu_delegate_matches_reference(c);
+    }
+  }
+}
+
 // Activations the fast kernel does not have keep the node on the portable one.
 TEST(RecurrentFastTest, OtherActivationsStayOnThePortableKernel) {
   Case c;

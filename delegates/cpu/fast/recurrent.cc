@@ -29,6 +29,7 @@
 
 #include "delegates/cpu/fast/fast_op.h"
 #include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/rule_choice.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "graph/recurrent_spec.h"
 
@@ -41,6 +42,11 @@ using Kind = RecurrentActivationKind;
 // Floats of X . W^T made ahead per direction (4 MiB): a long sequence is
 // projected a chunk of steps at a time.
 constexpr int64_t kChunkFloats = int64_t{1} << 20;
+
+// The bytes of packed R a thread may read per step and still find in its
+// L2 at the next (half of a 2 MiB L2: the state, gates and the input's
+// product pass through it too).
+constexpr int64_t kL2Share = int64_t{1} << 20;
 
 HETSCHED_FAST_INLINE float sigmoid_approx(float x) {
   const float s = 1.f / (1.f + exp_approx(-x));
@@ -224,6 +230,17 @@ class Recurrent final : public FastOp {
     blocks_ = (H + kPanel - 1) / kPanel;
     units_ = blocks_ * kPanel;
     two_phase_ = gru && !s_.linear_before_reset;
+    // Both directions in one task list halve the lists a step takes, but
+    // also double the R each thread reads per step; where a thread's share
+    // of both would not stay in its L2, the directions run one after the
+    // other (2-layer bidirectional 512-unit LSTM on the 2-core Xeon: 49.8
+    // -> 44.5 ms at 1 thread, 21.8 -> 18.9 at 2).
+    const int64_t threads = pool_ ? static_cast<int64_t>(pool_->threads()) : 1;
+    const int64_t r_bytes = s_.directions * blocks_ * G * H * kPanel * static_cast<int64_t>(sizeof(float));
+    // HETSCHED_RNN_APART=on|off overrides the rule (tests, benchmarks).
+    const RuleChoice choice = rule_choice("HETSCHED_RNN_APART");
+    apart_ = s_.directions == 2 &&
+             (choice == RuleChoice::kRule ? r_bytes / threads > kL2Share : choice == RuleChoice::kOn);
     gates1_ = two_phase_ ? 2 : G;
     chunk_ = std::clamp<int64_t>(kChunkFloats / (s_.batch * units_ * G), 1, s_.seq);
     gathered_ = zeros(chunk_ * s_.batch * s_.input);
@@ -297,11 +314,13 @@ class Recurrent final : public FastOp {
       }
     }
     longest_ = *std::max_element(lens_.begin(), lens_.end());
-    for (int64_t s0 = 0; s0 < longest_; s0 += chunk_) {
-      const int64_t steps = std::min(chunk_, longest_ - s0);
-      project(s0, steps);
-      for (int64_t step = s0; step < s0 + steps; ++step) advance(step, s0);
-    }
+    const int64_t together = apart_ ? 1 : s_.directions;
+    for (int64_t first = 0; first < s_.directions; first += together)
+      for (int64_t s0 = 0; s0 < longest_; s0 += chunk_) {
+        const int64_t steps = std::min(chunk_, longest_ - s0);
+        project(s0, steps, first, together);
+        for (int64_t step = s0; step < s0 + steps; ++step) advance(step, s0, first, together);
+      }
     for (int64_t d = 0; d < s_.directions; ++d) {
       const Direction& dir = dirs_[static_cast<size_t>(d)];
       const float* h = floats(dir.h[longest_ % 2]);
@@ -330,21 +349,19 @@ class Recurrent final : public FastOp {
   }
 
   // xw rows (step - s0) * batch + b = X's row for (time_of(step), b) . W^T +
-  // bias, for steps [s0, s0 + steps) of every direction.
-  void project(int64_t s0, int64_t steps) {
+  // bias, for steps [s0, s0 + steps) of directions [first, first + count).
+  void project(int64_t s0, int64_t steps, int64_t first, int64_t count) {
     const int64_t batch = s_.batch, in = s_.input, G = s_.gates, cols = units_ * G;
     const int64_t rows = steps * batch;
     const int64_t col_blocks = (cols + kBlockColumns - 1) / kBlockColumns;
     const int64_t threads = pool_ ? static_cast<int64_t>(pool_->threads()) : 1;
     // Row bands of at least two row tiles, enough for four tasks a thread.
-    const int64_t want = 4 * threads, base = s_.directions * col_blocks;
+    const int64_t want = 4 * threads, base = col_blocks;
     const int64_t bands = std::clamp<int64_t>((want + base - 1) / base, 1, std::max<int64_t>(1, rows / 12));
     const int64_t band_rows = (rows + bands - 1) / bands;
-    const double work = 2.0 * static_cast<double>(s_.directions * rows * in * cols);
-    for (int64_t d = 0; d < s_.directions; ++d) {
-      // Gathering for direction d here and multiplying for every direction
-      // below: the gather buffer is one, so each direction's product runs
-      // after its own gather.
+    const double work = 2.0 * static_cast<double>(rows * in * cols);
+    for (int64_t d = first; d < first + count; ++d) {
+      // One gather buffer: each direction's product runs after its own gather.
       float* a = floats(gathered_);
       for (int64_t i = 0; i < steps; ++i)
         for (int64_t b = 0; b < batch; ++b) {
@@ -356,7 +373,7 @@ class Recurrent final : public FastOp {
             std::memcpy(row, x_.data<float>() + x_row(t, b) * in, static_cast<size_t>(in) * sizeof(float));
         }
       Direction& dir = dirs_[static_cast<size_t>(d)];
-      parallel_tasks(pool_, static_cast<size_t>(col_blocks * bands), work / static_cast<double>(s_.directions),
+      parallel_tasks(pool_, static_cast<size_t>(col_blocks * bands), work,
                      [&](size_t task) {
                        const int64_t cb = static_cast<int64_t>(task) % col_blocks, band = static_cast<int64_t>(task) / col_blocks;
                        const int64_t r0 = band * band_rows, r1 = std::min(rows, r0 + band_rows);
@@ -370,11 +387,11 @@ class Recurrent final : public FastOp {
     }
   }
 
-  // One step of every direction: one task list (two for GRU with
-  // linear_before_reset 0) over (direction, unit block).
-  void advance(int64_t step, int64_t s0) {
-    const int64_t tasks = s_.directions * blocks_;
-    const double work = 2.0 * static_cast<double>(s_.directions * s_.batch * s_.gates * s_.hidden * s_.hidden);
+  // One step of directions [first, first + count): one task list (two for
+  // GRU with linear_before_reset 0) over (direction, unit block).
+  void advance(int64_t step, int64_t s0, int64_t first, int64_t count) {
+    const int64_t tasks = count * blocks_;
+    const double work = 2.0 * static_cast<double>(count * s_.batch * s_.gates * s_.hidden * s_.hidden);
     // Every other step walks each thread's share of the blocks backwards:
     // R rarely fits a core's L2 (a 512-unit LSTM's is 4 MiB a direction),
     // and a sweep that starts where the last one ended finds its first
@@ -392,21 +409,28 @@ class Recurrent final : public FastOp {
       const int64_t begin = share * n / threads, end = (share + 1) * n / threads;
       return static_cast<size_t>(begin + end - 1 - t);
     };
+    const auto block = [&](size_t i, auto&& fn) {
+      const int64_t t = static_cast<int64_t>(order(i));
+      fn(first + t / blocks_, t % blocks_);
+    };
     if (two_phase_) {
-      parallel_tasks(pool_, static_cast<size_t>(tasks), work * 2 / 3,
-                     [&](size_t t) { gru_gates(step, s0, order(t), false); });
-      parallel_tasks(pool_, static_cast<size_t>(tasks), work / 3,
-                     [&](size_t t) { gru_gates(step, s0, order(t), true); });
+      parallel_tasks(pool_, static_cast<size_t>(tasks), work * 2 / 3, [&](size_t i) {
+        block(i, [&](int64_t d, int64_t q) { gru_gates(step, s0, d, q, false); });
+      });
+      parallel_tasks(pool_, static_cast<size_t>(tasks), work / 3, [&](size_t i) {
+        block(i, [&](int64_t d, int64_t q) { gru_gates(step, s0, d, q, true); });
+      });
       return;
     }
     parallel_tasks(pool_, static_cast<size_t>(tasks), work, [&](size_t i) {
-      const size_t t = order(i);
-      if (s_.op == RecurrentOp::kLstm)
-        lstm_block(step, s0, t);
-      else if (s_.op == RecurrentOp::kGru)
-        gru_gates(step, s0, t, false);
-      else
-        rnn_block(step, s0, t);
+      block(i, [&](int64_t d, int64_t q) {
+        if (s_.op == RecurrentOp::kLstm)
+          lstm_block(step, s0, d, q);
+        else if (s_.op == RecurrentOp::kGru)
+          gru_gates(step, s0, d, q, false);
+        else
+          rnn_block(step, s0, d, q);
+      });
     });
   }
 
@@ -435,8 +459,7 @@ class Recurrent final : public FastOp {
     std::copy_n(h, n, out() + y_at(d, t, b) + u0);
   }
 
-  void lstm_block(int64_t step, int64_t s0, size_t task) {
-    const int64_t d = static_cast<int64_t>(task) / blocks_, q = static_cast<int64_t>(task) % blocks_;
+  void lstm_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
@@ -460,8 +483,7 @@ class Recurrent final : public FastOp {
   // GRU: with linear_before_reset, or `second` false of linear_before_reset
   // 0 (z and r, then r (.) H for the h gate's product), or its `second` (the
   // h gate and the new state).
-  void gru_gates(int64_t step, int64_t s0, size_t task, bool second) {
-    const int64_t d = static_cast<int64_t>(task) / blocks_, q = static_cast<int64_t>(task) % blocks_;
+  void gru_gates(int64_t step, int64_t s0, int64_t d, int64_t q, bool second) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
@@ -491,8 +513,7 @@ class Recurrent final : public FastOp {
     }
   }
 
-  void rnn_block(int64_t step, int64_t s0, size_t task) {
-    const int64_t d = static_cast<int64_t>(task) / blocks_, q = static_cast<int64_t>(task) % blocks_;
+  void rnn_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
@@ -523,6 +544,7 @@ class Recurrent final : public FastOp {
   TaskPool* pool_;
   int64_t blocks_ = 0, units_ = 0, gates1_ = 1, chunk_ = 1, longest_ = 0;
   bool two_phase_ = false;
+  bool apart_ = false;  // directions one after the other, not side by side
   std::vector<Direction> dirs_;
   AlignedBuffer gathered_;  // [chunk steps * batch, input]: X's rows in step order
   std::vector<int64_t> lens_;
