@@ -198,6 +198,7 @@ struct Direction {
   AlignedBuffer r1, r2;  // H . R^T panels: product 1's gates; GRU (linear_before_reset 0): h's
   std::vector<float> bias;  // per column of the X product, in panel order
   std::vector<float> rbh;   // GRU linear_before_reset: Rbh, per unit (padded)
+  AlignedBuffer gathered;   // [chunk steps * batch, input]: X's rows in step order
   AlignedBuffer xw;         // [chunk steps * batch, units * gates]
   AlignedBuffer h[2];       // [batch, units]: the state before and after a step
   AlignedBuffer c;          // LSTM cell state [batch, units]
@@ -237,13 +238,17 @@ class Recurrent final : public FastOp {
     // -> 44.5 ms at 1 thread, 21.8 -> 18.9 at 2).
     const int64_t threads = pool_ ? static_cast<int64_t>(pool_->threads()) : 1;
     const int64_t r_bytes = s_.directions * blocks_ * G * H * kPanel * static_cast<int64_t>(sizeof(float));
+    // A step too small to split over the pool (a batch-1 speech GRU of 256
+    // units: 0.8 MFLOP a step for both directions) leaves each direction
+    // to a thread of its own for the whole sequence, with no meeting per step.
+    const double step_work = 2.0 * static_cast<double>(s_.batch * G * H * H);
+    independent_ = s_.directions == 2 && threads >= 2 && 2 * step_work < parallel_work_threshold();
     // HETSCHED_RNN_APART=on|off overrides the rule (tests, benchmarks).
     const RuleChoice choice = rule_choice("HETSCHED_RNN_APART");
     apart_ = s_.directions == 2 &&
              (choice == RuleChoice::kRule ? r_bytes / threads > kL2Share : choice == RuleChoice::kOn);
     gates1_ = two_phase_ ? 2 : G;
     chunk_ = std::clamp<int64_t>(kChunkFloats / (s_.batch * units_ * G), 1, s_.seq);
-    gathered_ = zeros(chunk_ * s_.batch * s_.input);
 
     const float* w = ctx.input(kRecurrentW).data<float>();
     const float* r = ctx.input(kRecurrentR).data<float>();
@@ -283,6 +288,7 @@ class Recurrent final : public FastOp {
             if (apart) dir.rbh[static_cast<size_t>(u)] = rb[g * H + u];
           }
       }
+      dir.gathered = zeros(chunk_ * s_.batch * s_.input);
       dir.xw = zeros(chunk_ * s_.batch * units_ * G);
       for (AlignedBuffer& h : dir.h) h = zeros(s_.batch * units_);
       if (lstm) dir.c = zeros(s_.batch * units_);
@@ -314,13 +320,15 @@ class Recurrent final : public FastOp {
       }
     }
     longest_ = *std::max_element(lens_.begin(), lens_.end());
-    const int64_t together = apart_ ? 1 : s_.directions;
-    for (int64_t first = 0; first < s_.directions; first += together)
-      for (int64_t s0 = 0; s0 < longest_; s0 += chunk_) {
-        const int64_t steps = std::min(chunk_, longest_ - s0);
-        project(s0, steps, first, together);
-        for (int64_t step = s0; step < s0 + steps; ++step) advance(step, s0, first, together);
-      }
+    if (independent_) {
+      // Each direction's whole sequence on a thread of its own; their task
+      // lists then run on that thread alone (thread_pool.h: one job at a time).
+      const double work = 2.0 * static_cast<double>(s_.directions * longest_ * batch * s_.gates * H * (H + s_.input));
+      parallel_tasks(pool_, 2, work, [&](size_t d) { sweep(static_cast<int64_t>(d), 1); });
+    } else {
+      const int64_t together = apart_ ? 1 : s_.directions;
+      for (int64_t first = 0; first < s_.directions; first += together) sweep(first, together);
+    }
     for (int64_t d = 0; d < s_.directions; ++d) {
       const Direction& dir = dirs_[static_cast<size_t>(d)];
       const float* h = floats(dir.h[longest_ % 2]);
@@ -348,6 +356,15 @@ class Recurrent final : public FastOp {
            s_.hidden;
   }
 
+  // Every step of directions [first, first + count), a chunk at a time.
+  void sweep(int64_t first, int64_t count) {
+    for (int64_t s0 = 0; s0 < longest_; s0 += chunk_) {
+      const int64_t steps = std::min(chunk_, longest_ - s0);
+      project(s0, steps, first, count);
+      for (int64_t step = s0; step < s0 + steps; ++step) advance(step, s0, first, count);
+    }
+  }
+
   // xw rows (step - s0) * batch + b = X's row for (time_of(step), b) . W^T +
   // bias, for steps [s0, s0 + steps) of directions [first, first + count).
   void project(int64_t s0, int64_t steps, int64_t first, int64_t count) {
@@ -361,8 +378,8 @@ class Recurrent final : public FastOp {
     const int64_t band_rows = (rows + bands - 1) / bands;
     const double work = 2.0 * static_cast<double>(rows * in * cols);
     for (int64_t d = first; d < first + count; ++d) {
-      // One gather buffer: each direction's product runs after its own gather.
-      float* a = floats(gathered_);
+      Direction& dir = dirs_[static_cast<size_t>(d)];
+      float* a = floats(dir.gathered);
       for (int64_t i = 0; i < steps; ++i)
         for (int64_t b = 0; b < batch; ++b) {
           const int64_t t = time_of(d, s0 + i, b);
@@ -372,10 +389,10 @@ class Recurrent final : public FastOp {
           else
             std::memcpy(row, x_.data<float>() + x_row(t, b) * in, static_cast<size_t>(in) * sizeof(float));
         }
-      Direction& dir = dirs_[static_cast<size_t>(d)];
       parallel_tasks(pool_, static_cast<size_t>(col_blocks * bands), work,
                      [&](size_t task) {
-                       const int64_t cb = static_cast<int64_t>(task) % col_blocks, band = static_cast<int64_t>(task) / col_blocks;
+                       const int64_t cb = static_cast<int64_t>(task) % col_blocks;
+                       const int64_t band = static_cast<int64_t>(task) / col_blocks;
                        const int64_t r0 = band * band_rows, r1 = std::min(rows, r0 + band_rows);
                        if (r0 >= r1) return;
                        const int64_t j0 = cb * kBlockColumns, width = std::min(kBlockColumns, cols - j0);
@@ -544,9 +561,9 @@ class Recurrent final : public FastOp {
   TaskPool* pool_;
   int64_t blocks_ = 0, units_ = 0, gates1_ = 1, chunk_ = 1, longest_ = 0;
   bool two_phase_ = false;
-  bool apart_ = false;  // directions one after the other, not side by side
+  bool apart_ = false;        // directions one after the other, not side by side
+  bool independent_ = false;  // each direction's sequence on a thread of its own
   std::vector<Direction> dirs_;
-  AlignedBuffer gathered_;  // [chunk steps * batch, input]: X's rows in step order
   std::vector<int64_t> lens_;
 };
 
