@@ -196,6 +196,13 @@ TEST(WinogradConvTest, RulePicksTheTileByChannelsAndMap) {
   // Too few channels for the transforms, or too few tiles.
   EXPECT_FALSE(cpu::fast::winograd_pays({8, 16, 160, 160}));
   EXPECT_FALSE(cpu::fast::winograd_pays({1024, 1024, 4, 4}));
+  // 16 input channels: into many outputs on a map that is not tiny
+  // (SqueezeNet's 16 -> 64 at 55x55), not 16 -> 16, nor 16 -> 64 at 14x14.
+  EXPECT_TRUE(cpu::fast::winograd_pays({16, 64, 55, 55}));
+  EXPECT_TRUE(cpu::fast::winograd_pays({16, 32, 28, 28}));
+  EXPECT_FALSE(cpu::fast::winograd_pays({16, 16, 112, 112}));
+  EXPECT_FALSE(cpu::fast::winograd_pays({16, 64, 14, 14}));
+  EXPECT_FALSE(cpu::fast::winograd_pays({20, 40, 56, 56}));
 }
 
 // (With Winograd off the dense-conv rule may take a 3x3 conv to the fast

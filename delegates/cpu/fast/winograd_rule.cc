@@ -15,6 +15,17 @@ namespace {
 // too short to pay for them.
 constexpr int64_t kMinInChannels = 24;
 constexpr int64_t kMinOutChannels = 16;
+// Except 16 input channels (one whole vector in the transforms) into many
+// outputs, where the conv is not tiny: 16 -> 32..128 at 20x20 to 112x112
+// (SqueezeNet's fire modules, GoogLeNet's 3x3 reductions) ran 0.48-0.66x
+// XNNPACK's time at 1 thread and 0.57-0.90x at 2 (bench/winograd_bench on
+// the session-21 Xeon, from 3.6 M multiply-adds: 16x32 at 28x28, 16x128
+// at 14x14); at 1.8 M (16x64 at 14x14, 16x32 at 20x20) 2 threads ran
+// 1.3-1.5x slower, and 16 -> 16 (0.85 / 0.98), 12 or 20 input channels
+// (lanes of padding) gained little or lost.
+constexpr int64_t kNarrowInChannels = 16;
+constexpr int64_t kNarrowMinOutChannels = 32;
+constexpr double kNarrowMinFma = 3e6;
 // Up to 512x256 channel pairs F(4x4) won by 2x at every size measured
 // (against XNNPACK, weights warm); past it, and where 4x4 tiles would be
 // mostly padding, the cost model below decides whether any tile pays.
@@ -63,7 +74,9 @@ int best_tile(const WinogradShape& s) { return winograd_seconds(s, 2) < winograd
 }  // namespace
 
 bool winograd_pays(const WinogradShape& s) {
-  if (s.cin < kMinInChannels || s.cout < kMinOutChannels) return false;
+  const bool narrow = s.cin == kNarrowInChannels && s.cout >= kNarrowMinOutChannels &&
+                      9.0 * static_cast<double>(s.cin * s.cout * s.out_h * s.out_w) >= kNarrowMinFma;
+  if ((s.cin < kMinInChannels && !narrow) || s.cout < kMinOutChannels) return false;
   const int64_t tiles = ((s.out_h + 3) / 4) * ((s.out_w + 3) / 4);
   if (tiles < kMinTiles) return false;
   const double use = static_cast<double>(s.out_h * s.out_w) / static_cast<double>(16 * tiles);
