@@ -17,9 +17,12 @@ initialisation):
   /usr/bin/python3 scripts/models/export_recurrent_bench.py --family speech -o speech.onnx  # 200x1x80
   /usr/bin/python3 scripts/models/export_recurrent_bench.py --family rnn -o rnn.onnx    # 8x100x64
 
-Works with Debian 12's python3-torch (torch 1.13, opsets up to 17).
+Works with Debian 12's python3-torch (torch 1.13, opsets up to 17) and
+with PyTorch 2.x, whose TorchScript exporter it asks for (the dynamo one,
+the default from 2.9, is not what the figures were made with).
 """
 import argparse
+import inspect
 
 import torch
 import torch.nn as nn
@@ -87,8 +90,11 @@ def main():
     torch.manual_seed(0)
     cls, shape = FAMILIES[a.family]
     model = cls().eval()
+    kwargs = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
     torch.onnx.export(model, torch.randn(*shape), a.output, opset_version=a.opset, input_names=["x"],
-                      output_names=["y"])
+                      output_names=["y"], **kwargs)
 
 
 if __name__ == "__main__":
