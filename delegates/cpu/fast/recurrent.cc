@@ -432,10 +432,10 @@ class Recurrent final : public FastOp {
     };
     if (two_phase_) {
       parallel_tasks(pool_, static_cast<size_t>(tasks), work * 2 / 3, [&](size_t i) {
-        block(i, [&](int64_t d, int64_t q) { gru_gates(step, s0, d, q, false); });
+        block(i, [&](int64_t d, int64_t q) { gru_zr(step, s0, d, q); });
       });
       parallel_tasks(pool_, static_cast<size_t>(tasks), work / 3, [&](size_t i) {
-        block(i, [&](int64_t d, int64_t q) { gru_gates(step, s0, d, q, true); });
+        block(i, [&](int64_t d, int64_t q) { gru_block(step, s0, d, q); });
       });
       return;
     }
@@ -444,7 +444,7 @@ class Recurrent final : public FastOp {
         if (s_.op == RecurrentOp::kLstm)
           lstm_block(step, s0, d, q);
         else if (s_.op == RecurrentOp::kGru)
-          gru_gates(step, s0, d, q, false);
+          gru_block(step, s0, d, q);
         else
           rnn_block(step, s0, d, q);
       });
@@ -476,15 +476,15 @@ class Recurrent final : public FastOp {
     std::copy_n(h, n, out() + y_at(d, t, b) + u0);
   }
 
-  void lstm_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
+  // For each batch entry at `step`, block q of direction d: past the
+  // entry's length its state carries over; otherwise fn(b, at, x, h) writes
+  // the new state of the block's units to h (at: the entry's offset in the
+  // state buffers, x: its input product's gates), which then goes to Y.
+  template <typename Fn>
+  void each_entry(int64_t step, int64_t s0, int64_t d, int64_t q, const Fn& fn) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
     float* h_out = floats(dir.h[(step + 1) % 2]);
-    const float* g = product(h_in, dir.r1, 4, q);
-    static const auto coupled = Clones<lstm_lanes<true>>::best();
-    static const auto apart = Clones<lstm_lanes<false>>::best();
-    const auto lanes = s_.input_forget ? coupled : apart;
-    const float* p = dir.peep.data() + q * kPanel;
     for (int64_t b = 0; b < s_.batch; ++b) {
       const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
       float* h = h_out + at;
@@ -492,62 +492,71 @@ class Recurrent final : public FastOp {
         std::copy_n(h_in + at, kPanel, h);
         continue;
       }
-      lanes(g + b * 4 * kPanel, x_gates(dir, step, s0, b, q), p, units_, floats(dir.c) + at, h, clip_);
+      fn(b, at, x_gates(dir, step, s0, b, q), h);
       emit(d, t, b, q, h);
     }
   }
 
-  // GRU: with linear_before_reset, or `second` false of linear_before_reset
-  // 0 (z and r, then r (.) H for the h gate's product), or its `second` (the
-  // h gate and the new state).
-  void gru_gates(int64_t step, int64_t s0, int64_t d, int64_t q, bool second) {
+  void lstm_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
+    Direction& dir = dirs_[static_cast<size_t>(d)];
+    const float* g = product(floats(dir.h[step % 2]), dir.r1, 4, q);
+    static const auto coupled = Clones<lstm_lanes<true>>::best();
+    static const auto apart = Clones<lstm_lanes<false>>::best();
+    const auto lanes = s_.input_forget ? coupled : apart;
+    const float* p = dir.peep.data() + q * kPanel;
+    float* c = floats(dir.c);
+    each_entry(step, s0, d, q, [&](int64_t b, int64_t at, const float* x, float* h) {
+      lanes(g + b * 4 * kPanel, x, p, units_, c + at, h, clip_);
+    });
+  }
+
+  // GRU: the new state, from H . R^T of all three gates (linear_before_reset)
+  // or, with linear_before_reset 0, from (r (.) H) . Rh^T after gru_zr().
+  void gru_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
     const float* h_in = floats(dir.h[step % 2]);
-    float* h_out = floats(dir.h[(step + 1) % 2]);
-    static const auto zr_lanes = Clones<gru_zr_lanes>::best();
-    static const auto n_lanes = Clones<gru_n_lanes>::best();
+    if (two_phase_) {
+      static const auto n_lanes = Clones<gru_n_lanes>::best();
+      const float* g = product(floats(dir.rh), dir.r2, 1, q);
+      const float* z = floats(dir.z);
+      each_entry(step, s0, d, q, [&](int64_t b, int64_t at, const float* x, float* h) {
+        n_lanes(g + b * kPanel, x, z + at, h_in + at, h, clip_);
+      });
+      return;
+    }
     static const auto lanes = Clones<gru_lanes>::best();
-    const float* g = second ? product(floats(dir.rh), dir.r2, 1, q) : product(h_in, dir.r1, gates1_, q);
+    const float* g = product(h_in, dir.r1, 3, q);
+    const float* rbh = dir.rbh.data() + q * kPanel;
+    each_entry(step, s0, d, q, [&](int64_t b, int64_t at, const float* x, float* h) {
+      lanes(g + b * 3 * kPanel, x, rbh, h_in + at, h, clip_);
+    });
+  }
+
+  // GRU with linear_before_reset 0, first of a step's two task lists: z,
+  // and r (.) H for the h gate's product.
+  void gru_zr(int64_t step, int64_t s0, int64_t d, int64_t q) {
+    Direction& dir = dirs_[static_cast<size_t>(d)];
+    const float* h_in = floats(dir.h[step % 2]);
+    static const auto zr_lanes = Clones<gru_zr_lanes>::best();
+    const float* g = product(h_in, dir.r1, 2, q);
     for (int64_t b = 0; b < s_.batch; ++b) {
-      const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
-      float* h = h_out + at;
-      const float* hp = h_in + at;
-      if (t < 0) {
-        if (!two_phase_ || second) std::copy_n(hp, kPanel, h);
-        if (two_phase_ && !second) std::fill_n(floats(dir.rh) + at, kPanel, 0.f);
-        continue;
-      }
-      const float* x = x_gates(dir, step, s0, b, q);
-      if (two_phase_ && !second) {
-        zr_lanes(g + b * 2 * kPanel, x, hp, floats(dir.z) + at, floats(dir.rh) + at, clip_);
-        continue;
-      }
-      if (two_phase_)
-        n_lanes(g + b * kPanel, x, floats(dir.z) + at, hp, h, clip_);
+      const int64_t at = b * units_ + q * kPanel;
+      if (time_of(d, step, b) < 0)
+        std::fill_n(floats(dir.rh) + at, kPanel, 0.f);
       else
-        lanes(g + b * 3 * kPanel, x, dir.rbh.data() + q * kPanel, hp, h, clip_);
-      emit(d, t, b, q, h);
+        zr_lanes(g + b * 2 * kPanel, x_gates(dir, step, s0, b, q), h_in + at, floats(dir.z) + at,
+                 floats(dir.rh) + at, clip_);
     }
   }
 
   void rnn_block(int64_t step, int64_t s0, int64_t d, int64_t q) {
     Direction& dir = dirs_[static_cast<size_t>(d)];
-    const float* h_in = floats(dir.h[step % 2]);
-    float* h_out = floats(dir.h[(step + 1) % 2]);
-    const float* g = product(h_in, dir.r1, 1, q);
+    const float* g = product(floats(dir.h[step % 2]), dir.r1, 1, q);
     static const auto relu_lanes = Clones<rnn_lanes<true>>::best();
     static const auto tanh_lanes = Clones<rnn_lanes<false>>::best();
     const auto lanes = s_.activation(d, 0).kind == Kind::kRelu ? relu_lanes : tanh_lanes;
-    for (int64_t b = 0; b < s_.batch; ++b) {
-      const int64_t t = time_of(d, step, b), at = b * units_ + q * kPanel;
-      float* h = h_out + at;
-      if (t < 0) {
-        std::copy_n(h_in + at, kPanel, h);
-        continue;
-      }
-      lanes(g + b * kPanel, x_gates(dir, step, s0, b, q), h, clip_);
-      emit(d, t, b, q, h);
-    }
+    each_entry(step, s0, d, q,
+               [&](int64_t b, int64_t, const float* x, float* h) { lanes(g + b * kPanel, x, h, clip_); });
   }
 
   const RecurrentSpec s_;
