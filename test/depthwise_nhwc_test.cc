@@ -136,6 +136,9 @@ TEST(DepthwiseNhwcTest, TilesOfColumnsMatchPortable) {
   expect_agrees({1, 3, 9, 30}, 16, Depthwise{{7, 7}, {3, 3, 3, 3}});
   expect_agrees({1, 3, 9, 33}, 40, Depthwise{{7, 7}, {3, 3, 3, 3}, {2, 2}});
   expect_agrees({1, 3, 7, 10}, 72, Depthwise{{5, 5}, {2, 2, 2, 2}});                  // 6 inside: tiles of 4
+  expect_agrees({1, 3, 4, 14}, 576, Depthwise{});                                     // 12 inside, big filter
+  expect_agrees({1, 3, 5, 15}, 96, Depthwise{});                                      // 13 inside: 8, 8 moved back
+  expect_agrees({1, 3, 4, 15}, 480, Depthwise{});                                     // the same, big filter
   expect_agrees({1, 3, 7, 7}, 1152, Depthwise{{5, 5}, {2, 2, 2, 2}});                 // 3 inside: no tiles; big filter
   expect_agrees({1, 3, 6, 26}, 7, Depthwise{});                                       // no run of 16
   expect_agrees({1, 3, 6, 25}, 672, Depthwise{{5, 5}, {2, 2, 2, 2}});                 // big filter: run by run
