@@ -660,15 +660,15 @@ TEST(RecurrentFastTest, OtherActivationsStayOnThePortableKernel) {
   expect_cpu_delegate_matches_reference(c, 0, /*fast=*/false);
 }
 
-// A PyTorch export (scripts/models/export_recurrent.py: a 2-layer
-// bidirectional nn.LSTM, an nn.GRU and an nn.RNN with ReLU, opset 14)
-// against ONNX Runtime's outputs (scripts/ort/make_reference.js), both
-// committed under test/data/recurrent/.
-TEST(RecurrentOpsTest, TorchExportMatchesOnnxRuntime) {
+// PyTorch exports (scripts/models/export_recurrent.py) against ONNX
+// Runtime's outputs (scripts/ort/make_reference.js), both committed under
+// test/data/recurrent/, on the portable kernels and on the xnnpack engine
+// (every recurrent node on the fast kernel).
+void expect_export_matches_onnx_runtime(const std::string& name) {
   const std::string dir = std::string(HETSCHED_SOURCE_DIR) + "/test/data/recurrent";
-  const auto ref = testing::load_model_reference(dir + "/lstm_gru_rnn_op14/reference.json");
+  const auto ref = testing::load_model_reference(dir + "/" + name + "/reference.json");
   ASSERT_TRUE(ref.is_ok()) << ref.status().message();
-  const auto graph = load_model(dir + "/lstm_gru_rnn_op14.onnx");
+  const auto graph = load_model(dir + "/" + name + ".onnx");
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const auto expect_matches = [&](const std::vector<Tensor>& got, const std::string& how) {
     ASSERT_EQ(got.size(), ref->outputs.size()) << how;
@@ -680,7 +680,6 @@ TEST(RecurrentOpsTest, TorchExportMatchesOnnxRuntime) {
   const auto portable = cpu::run_graph_reference(*graph, {ref->inputs[0].tensor});
   ASSERT_TRUE(portable.is_ok()) << portable.status().message();
   expect_matches(*portable, "portable kernels");
-  // The xnnpack engine: every one of the model's recurrent nodes on the fast kernel.
   int recurrent = 0;
   for (NodeId n = 0; n < static_cast<NodeId>(graph->num_nodes()); ++n)
     recurrent += graph->node(n).op == "LSTM" || graph->node(n).op == "GRU" || graph->node(n).op == "RNN";
@@ -689,6 +688,15 @@ TEST(RecurrentOpsTest, TorchExportMatchesOnnxRuntime) {
   ASSERT_TRUE(fast.is_ok()) << fast.status().message();
   EXPECT_GE(fast->coverage.fast_ops, recurrent);
   expect_matches(fast->outputs, "xnnpack engine");
+}
+
+// A 2-layer bidirectional nn.LSTM, an nn.GRU, an nn.RNN with ReLU (opset 14).
+TEST(RecurrentOpsTest, TorchExportMatchesOnnxRuntime) { expect_export_matches_onnx_runtime("lstm_gru_rnn_op14"); }
+
+// Recurrent nodes whose Y nothing reads (a batch-first LSTM's last h and c,
+// a GRU's last state): the fast kernel writes Y_h and Y_c beside it.
+TEST(RecurrentOpsTest, TorchExportOfFinalStatesMatchesOnnxRuntime) {
+  expect_export_matches_onnx_runtime("states_op14");
 }
 
 }  // namespace
