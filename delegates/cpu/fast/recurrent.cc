@@ -188,7 +188,8 @@ Status supports(const Graph& graph, const Node& node) {
   if (!default_activations(s))
     return unsupported("the fast recurrent kernel has the default activations only (LSTM sigmoid, tanh, tanh; GRU "
                        "sigmoid, tanh; RNN tanh or relu)");
-  if (s.seq == 0 || s.batch == 0) return unsupported("an empty sequence or batch runs on the portable kernel");
+  if (s.seq == 0 || s.batch == 0 || s.input == 0)
+    return unsupported("an empty sequence, batch or input runs on the portable kernel");
   return Status::ok();
 }
 
