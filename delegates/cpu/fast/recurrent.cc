@@ -9,8 +9,11 @@
 // of units [16q, 16q + 16). One gemm_block call then gives every gate of 16
 // units for the whole batch, and the task that made them applies the gate
 // equations to those units while they are in cache. A step is one task
-// list over (direction, unit block): both directions advance together, and
-// R is read once per step whatever the batch.
+// list over (direction, unit block), and R is read once per step whatever
+// the batch. Both directions of a layer advance together, or one after the
+// other where a thread's share of both R would not stay in its L2, or each
+// on a thread of its own where a step is too small to split (the
+// constructor says which); every other step walks the blocks backwards.
 //
 // The input's product X . W^T (+ both biases) is made ahead for a chunk of
 // steps: each step's rows of X are gathered in step order first (the
