@@ -251,7 +251,9 @@ class Recurrent final : public FastOp {
     const RuleChoice choice = rule_choice("HETSCHED_RNN_APART");
     apart_ = s_.directions == 2 &&
              (choice == RuleChoice::kRule ? r_bytes / threads > kL2Share : choice == RuleChoice::kOn);
-    gates1_ = two_phase_ ? 2 : G;
+    // The gates H . R^T gives in the step's first task list (GRU with
+    // linear_before_reset 0: z and r; h comes from (r (.) H) . Rh^T).
+    const int64_t gates1 = two_phase_ ? 2 : G;
     chunk_ = std::clamp<int64_t>(kChunkFloats / (s_.batch * units_ * G), 1, s_.seq);
 
     const float* w = ctx.input(kRecurrentW).data<float>();
@@ -269,10 +271,10 @@ class Recurrent final : public FastOp {
         for (int64_t g = 0; g < G; ++g)
           pack_panel(s_.input, H, wd + g * H * s_.input, s_.input, true, q * kPanel,
                      floats(dir.w) + (q * G + g) * s_.input * kPanel);
-      dir.r1 = zeros(blocks_ * gates1_ * H * kPanel);
+      dir.r1 = zeros(blocks_ * gates1 * H * kPanel);
       for (int64_t q = 0; q < blocks_; ++q)
-        for (int64_t g = 0; g < gates1_; ++g)
-          pack_panel(H, H, rd + g * H * H, H, true, q * kPanel, floats(dir.r1) + (q * gates1_ + g) * H * kPanel);
+        for (int64_t g = 0; g < gates1; ++g)
+          pack_panel(H, H, rd + g * H * H, H, true, q * kPanel, floats(dir.r1) + (q * gates1 + g) * H * kPanel);
       if (two_phase_) {
         dir.r2 = zeros(blocks_ * H * kPanel);
         for (int64_t q = 0; q < blocks_; ++q)
@@ -572,7 +574,7 @@ class Recurrent final : public FastOp {
   float* y_h_ = nullptr;
   float* y_c_ = nullptr;
   TaskPool* pool_;
-  int64_t blocks_ = 0, units_ = 0, gates1_ = 1, chunk_ = 1, longest_ = 0;
+  int64_t blocks_ = 0, units_ = 0, chunk_ = 1, longest_ = 0;
   bool two_phase_ = false;
   bool apart_ = false;        // directions one after the other, not side by side
   bool independent_ = false;  // each direction's sequence on a thread of its own
