@@ -35,11 +35,10 @@ void kernel_plain(int64_t k, const ARows& a, const float* panel, const Epilogue&
   float acc[Rows][kPanel] = {};
   const int64_t length = k / a.segments;
   for (int64_t s = 0; s < a.segments; ++s) {
-    const float* as = a.a + s * a.segment_stride;
     for (int64_t q = 0; q < length; ++q) {
       const float* b = panel + (s * length + q) * kPanel;
       for (int64_t r = 0; r < Rows; ++r) {
-        const float ar = as[r * a.lda + q];
+        const float ar = a.row(r)[s * a.segment_stride + q];
         for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[j];
       }
     }
@@ -89,7 +88,7 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const ARows& a, const float* panel, co
                                int64_t ldc, int64_t columns) {
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
-  const int64_t lda = a.lda, length = k / a.segments;
+  const int64_t length = k / a.segments;
 #define HETSCHED_AVX2_ROW(i)                               \
   if constexpr (Rows > i) {                                \
     const __m256 ar = _mm256_broadcast_ss(a##i + q);       \
@@ -100,12 +99,13 @@ HETSCHED_AVX2 void kernel_avx2(int64_t k, const ARows& a, const float* panel, co
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
   for (int64_t s = 0; s < a.segments; ++s) {
     // Rows past `Rows` read row 0 and are never stored (if constexpr).
-    const float* a0 = a.a + s * a.segment_stride;
-    const float* a1 = Rows > 1 ? a0 + lda : a0;
-    const float* a2 = Rows > 2 ? a0 + 2 * lda : a0;
-    const float* a3 = Rows > 3 ? a0 + 3 * lda : a0;
-    const float* a4 = Rows > 4 ? a0 + 4 * lda : a0;
-    const float* a5 = Rows > 5 ? a0 + 5 * lda : a0;
+    const int64_t at = s * a.segment_stride;
+    const float* a0 = a.row(0) + at;
+    const float* a1 = Rows > 1 ? a.row(1) + at : a0;
+    const float* a2 = Rows > 2 ? a.row(2) + at : a0;
+    const float* a3 = Rows > 3 ? a.row(3) + at : a0;
+    const float* a4 = Rows > 4 ? a.row(4) + at : a0;
+    const float* a5 = Rows > 5 ? a.row(5) + at : a0;
     const float* b = panel + s * length * kPanel;
     for (int64_t q = 0; q < length;) {
       if (next) {
@@ -150,9 +150,10 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panel
   // One prefetch (a line of each next panel) per run of prefetch_every
   // steps, outside the run's loop, which has no branch of its own.
   const int64_t every = next ? std::max<int64_t>(1, e.prefetch_every) : k;
-  const int64_t lda = a.lda, length = k / a.segments, stride = e.panel_stride > 0 ? e.panel_stride : k * kPanel;
+  const int64_t length = k / a.segments, stride = e.panel_stride > 0 ? e.panel_stride : k * kPanel;
   for (int64_t s = 0; s < a.segments; ++s) {
-    const float* as = a.a + s * a.segment_stride;
+    const float* as[Rows];
+    for (int64_t r = 0; r < Rows; ++r) as[r] = a.row(r) + s * a.segment_stride;
     const float* p0 = panels + s * length * kPanel;
     for (int64_t q = 0; q < length;) {
       if (next) {
@@ -163,7 +164,7 @@ HETSCHED_AVX512 void kernel_avx512(int64_t k, const ARows& a, const float* panel
         __m512 b[Panels];
         for (int64_t j = 0; j < Panels; ++j) b[j] = _mm512_load_ps(p0 + j * stride + q * kPanel);
         for (int64_t r = 0; r < Rows; ++r) {
-          const __m512 ar = _mm512_set1_ps(as[r * lda + q]);
+          const __m512 ar = _mm512_set1_ps(as[r][q]);
           for (int64_t j = 0; j < Panels; ++j) acc[r][j] = _mm512_fmadd_ps(ar, b[j], acc[r][j]);
         }
       }
@@ -303,9 +304,7 @@ void block(int64_t m, int64_t k, int64_t columns, const ARows& a, const float* p
       ei.residual = e.residual ? e.residual + i * residual_stride(e, ldc) : nullptr;
       ei.next_panels = e.next_panels && t * share < lines ? e.next_panels + t * share * kPanel : nullptr;
       ei.prefetch_every = std::max<int64_t>(1, k / share);
-      ARows ai = a;
-      ai.a = a.a + i * a.lda;
-      kernels[rows - 1](k, ai, panel, ei, c + i * ldc + j, ldc, width);
+      kernels[rows - 1](k, a.from(i), panel, ei, c + i * ldc + j, ldc, width);
       i += rows;
     }
   }
@@ -338,7 +337,7 @@ void gemm_block(int64_t m, int64_t k, int64_t columns, const ARows& a, const flo
   for (int64_t n = 0; n < chunks; ++n) {
     const int64_t s = n / per_segment, part = n % per_segment;
     const int64_t q0 = part * length / per_segment, q1 = (part + 1) * length / per_segment;
-    const ARows an{a.a + s * a.segment_stride + q0, a.lda, 1, 0};
+    const ARows an{a.a + s * a.segment_stride + q0, a.lda, 1, 0, a.row_offsets};
     Epilogue e = epilogue;
     if (n > 0) {
       e.bias = nullptr;

@@ -194,17 +194,19 @@ class GemmConv final : public FastOp {
         return Status::ok();
       }
       if (windows_) {
-        run_windows(padded_.size() ? pad(x) : x, panels, residual, out());
+        const ARows a{padded_.size() ? pad(x) : x, 0, g_.kernel_h, g_.dilation_h * image_w_ * g_.cin,
+                      row_offsets_.data()};
+        run_gemm(a, panels, bias_.data(), residual, out());
         return Status::ok();
       }
-      const float* a = g_.gathers() ? gather(x) : x;
-      run_gemm(a, panels, bias_.data(), residual, out());
+      run_gemm(ARows{g_.gathers() ? gather(x) : x, split_.lda}, panels, bias_.data(), residual, out());
       return Status::ok();
     }
     const int64_t in_size = g_.cin * g_.in_h * g_.in_w, out_size = g_.cout * g_.out_pixels();
     for (int64_t n = 0; n < g_.batch; ++n) {
       pack_input(x + n * in_size);
-      run_gemm(weights_.data(), panels, nullptr, residual ? residual + n * out_size : nullptr, out() + n * out_size);
+      run_gemm(ARows{weights_.data(), split_.lda}, panels, nullptr, residual ? residual + n * out_size : nullptr,
+               out() + n * out_size);
     }
     return Status::ok();
   }
@@ -225,9 +227,13 @@ class GemmConv final : public FastOp {
     } else {
       padded_ = AlignedBuffer(static_cast<size_t>(g_.batch * image_h_ * image_w_ * g_.cin) * sizeof(float));
     }
-    // Bands of whole output rows, about as many pixels as split_'s bands.
-    band_rows_ = std::max<int64_t>(1, split_.band / g_.out_w);
-    row_tasks_ = ceil_div(g_.batch * g_.out_h, band_rows_);
+    // Where each output pixel's window starts in the image, so that a row
+    // tile may span output rows (gemm.h's ARows).
+    row_offsets_.reserve(static_cast<size_t>(g_.batch * g_.out_pixels()));
+    for (int64_t n = 0; n < g_.batch; ++n)
+      for (int64_t oy = 0; oy < g_.out_h; ++oy)
+        for (int64_t ox = 0; ox < g_.out_w; ++ox)
+          row_offsets_.push_back(((n * image_h_ + oy * g_.stride_h) * image_w_ + ox * g_.stride_w) * g_.cin);
   }
 
   // NHWC, tap by tap, where most (tap, output pixel) pairs read padding:
@@ -336,45 +342,6 @@ class GemmConv final : public FastOp {
     return dst;
   }
 
-  // C for windows read in place: for each output row, one gemm_block whose
-  // A rows are that row's pixels (lda = stride x Cin) and whose K is a
-  // segment of kernel_w x Cin floats per kernel row.
-  void run_windows(const float* image, const float* panels, const float* residual, float* c) const {
-    const GemmSplit& s = split_;
-    const int64_t out_rows = g_.batch * g_.out_h, pixel_row = g_.out_w * s.ldc;
-    const int64_t image_size = image_h_ * image_w_ * g_.cin;
-    parallel_tasks(pool_, static_cast<size_t>(row_tasks_ * s.column_tasks), s.work(), [&](size_t t) {
-      const int64_t r0 = static_cast<int64_t>(t) / s.column_tasks * band_rows_;
-      const int64_t r1 = std::min(out_rows, r0 + band_rows_);
-      const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run, b1 = std::min(b0 + s.run, s.blocks);
-      const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
-      // The first band meets the weights first, from memory: each of its
-      // rows prefetches a share of the next block's panels.
-      const int64_t share = ceil_div(s.k, r1 - r0);
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t j0 = b * kBlockColumns;
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t n = r / g_.out_h, oy = r % g_.out_h;
-          Epilogue e;
-          e.bias = bias_.data() + j0;
-          e.residual = residual ? residual + r * pixel_row + j0 : nullptr;
-          if (r0 == 0 && b + 1 < b1 && (r - r0) * share < s.k) {
-            e.next_panels = panels + (j0 + kBlockColumns) * s.k + (r - r0) * share * kPanel;
-            e.next_rows = share;
-          }
-          e.min = lo_;
-          e.max = hi_;
-          const ARows a{image + n * image_size + oy * g_.stride_h * image_w_ * g_.cin, g_.stride_w * g_.cin,
-                        g_.kernel_h, g_.dilation_h * image_w_ * g_.cin};
-          gemm_block(g_.out_w, s.k, std::min(kBlockColumns, s.n - j0), a, panels + j0 * s.k, e,
-                     c + r * pixel_row + j0, s.ldc);
-        }
-      }
-      if (post_.empty()) return;
-      for (int64_t i = r0 * g_.out_w; i < r1 * g_.out_w; ++i) post_.run(c + i * s.ldc + c0, c1 - c0);
-    });
-  }
-
   // NHWC, gathered: each output pixel's window (tap by tap, Cin values
   // each, zeros over the padding), one row of A each.
   const float* gather(const float* x) {
@@ -431,7 +398,7 @@ class GemmConv final : public FastOp {
     });
   }
 
-  void run_gemm(const float* a, const float* panels, const float* bias, const float* residual, float* c) const {
+  void run_gemm(const ARows& a, const float* panels, const float* bias, const float* residual, float* c) const {
     const GemmSplit& s = split_;
     parallel_tasks(pool_, static_cast<size_t>(s.tasks()), s.work(), [&](size_t t) {
       const int64_t i0 = static_cast<int64_t>(t) / s.column_tasks * s.band;
@@ -447,7 +414,7 @@ class GemmConv final : public FastOp {
         e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + kBlockColumns) * s.k : nullptr;
         e.min = lo_;
         e.max = hi_;
-        gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a + i0 * s.lda, s.lda, panels + j0 * s.k, e,
+        gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a.from(i0), panels + j0 * s.k, e,
                    c + i0 * s.ldc + j0, s.ldc);
       }
       if (post_.empty()) return;
@@ -470,10 +437,13 @@ class GemmConv final : public FastOp {
   std::vector<float> bias_;  // NHWC: [blocks * 32], zero past Cout
   AlignedBuffer gathered_;   // NHWC, gathered: [pixels x taps x Cin]
   // NHWC, windows read in place (plan_windows): the image they read
-  // (image_h_ x image_w_ pixels, padded_ when it has a border), and the
-  // tasks' bands of output rows.
+  // (image_h_ x image_w_ pixels, padded_ when it has a border) and where
+  // in it each output pixel's window starts.
   bool windows_ = false;
-  int64_t image_h_ = 0, image_w_ = 0, band_rows_ = 0, row_tasks_ = 0;
+  int64_t image_h_ = 0, image_w_ = 0;
+  std::vector<int64_t> row_offsets_;
+  // NHWC, tap by tap: the tasks' bands of output rows.
+  int64_t band_rows_ = 0, row_tasks_ = 0;
   // NHWC, tap by tap (plan_taps): each tap that reaches the input, with the
   // rectangle of output pixels it reaches it from.
   struct TapRange {
