@@ -42,15 +42,13 @@ struct Epilogue {
   const float* bias = nullptr;
   const float* residual = nullptr;
   // Not an addition: packed panels (as `panels`) that the caller runs next,
-  // prefetched into L2 while the block's first row tile streams its own.
+  // prefetched into L2 while the block's first row tile streams its own
+  // (while its last part does, where the micro-kernels' set is narrower
+  // than the block; each earlier part prefetches the next part).
   // A linear layer's weights are read once per run, often from memory
   // (BERT-base: 28 MB a layer); without this, each block's first tile
   // waits on them.
   const float* next_panels = nullptr;
-  // How many of next_panels' rows this call prefetches, spread over its row
-  // tiles (0: all k), for a caller that splits one block's rows over
-  // several calls and gives each its share.
-  int64_t next_rows = 0;
   // Then clamped to [min, max] (a 1x1 conv's fused Relu or Clip; NaN
   // passes through). The defaults leave the sums as they are.
   float min = -std::numeric_limits<float>::infinity();
