@@ -170,14 +170,16 @@ TEST(DenseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
 }
 
 // Between segments the windows are read from the input in place (a segment
-// of kernel_w x Cin floats per kernel row, pointwise_conv.cc's
-// run_windows), through a zero-bordered copy where a window hangs over an
-// edge; with HETSCHED_CONV_WINDOWS=off they are gathered. Both must agree
-// on the cases that tell the two apart: a dilation in height alone (the
-// segments' stride), an unpadded strided conv that leaves the last input
-// column unread (read in place, a pitch wider than the extent), a padded
-// one that leaves it unread (a copy narrower than the input), output rows
-// wider than one row tile, and a batch.
+// of kernel_w x Cin floats per kernel row, each output pixel's window by
+// its offset, pointwise_conv.cc's plan_windows), through a zero-bordered
+// copy where a window hangs over an edge; with HETSCHED_CONV_WINDOWS=off
+// they are gathered. Both must agree on the cases that tell the two apart:
+// a dilation in height alone (the segments' stride), an unpadded strided
+// conv that leaves the last input column unread (read in place, a pitch
+// wider than the extent), a padded one that leaves it unread (a copy
+// narrower than the input), output rows wider than one row tile, and row
+// tiles that span output rows and images (a batch of 5x4 maps: 40 pixels
+// in tiles of 10).
 TEST(DenseConvTest, WindowsReadInPlaceMatchPortable) {
   for (const char* windows : {"on", "off"}) {
     SCOPED_TRACE(std::string("HETSCHED_CONV_WINDOWS=") + windows);
