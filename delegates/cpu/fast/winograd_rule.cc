@@ -46,17 +46,13 @@ constexpr int64_t kMinTiles = 4;
 // docs/models.md "Winograd F(2x2, 3x3)"), each shape within ~15%: 90
 // GFMA/s in Winograd's GEMMs, 80 in the direct conv's (its A read through
 // the windows, often few rows), 15 GB/s, 0.45 ns an element for F(4x4)
-// and 0.3 for F(2x2). Since session 22 the direct conv's row tiles span
-// output rows and its weights are prefetched a part ahead (gemm.h): 100
-// GFMA/s, refitted to ResNet-18/34/50's 512-channel 3x3s at 7x7 in the
-// model (direct 1.77-1.84 ms, F(2x2) 2.05-2.11 on the session-22 Xeon),
-// which now stay direct.
+// and 0.3 for F(2x2).
 // What decides is their ratio: where F(4x4)'s 4x weights (36 per channel
 // pair) outweigh its 4/9 fewer products than F(2x2)'s, F(2x2) runs it
-// (256 channels at 14x14, 512 at 14x14); where the weights outweigh every
-// saving (512 at 7x7), the direct conv.
+// (256 channels at 14x14, 512 at 7x7 and 14x14); where the weights
+// outweigh every saving, the direct conv.
 constexpr double kFmaPerSecond = 90e9;
-constexpr double kDirectFmaPerSecond = 100e9;
+constexpr double kDirectFmaPerSecond = 80e9;
 constexpr double kWeightBytesPerSecond = 15e9;
 
 double winograd_seconds(const WinogradShape& s, int64_t tile) {
