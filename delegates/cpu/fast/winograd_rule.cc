@@ -51,6 +51,12 @@ constexpr int64_t kMinTiles = 4;
 // pair) outweigh its 4/9 fewer products than F(2x2)'s, F(2x2) runs it
 // (256 channels at 14x14, 512 at 7x7 and 14x14); where the weights
 // outweigh every saving, the direct conv.
+// (Since session 22 the direct conv runs ResNet's 512-channel 3x3s at 7x7
+// in 1.77-1.84 ms on one thread of the 2-core Xeon against F(2x2)'s
+// 2.05-2.11, and at 2 threads 0.97-1.03 against 1.04-1.12; but at 16
+// threads of the 16-core Xeon F(2x2) took 0.17 ms and the direct conv
+// 0.30, its 49 rows cut into bands that each stream the 9.4 MB of
+// weights. The rule does not know the threads, so those stay on F(2x2).)
 constexpr double kFmaPerSecond = 90e9;
 constexpr double kDirectFmaPerSecond = 80e9;
 constexpr double kWeightBytesPerSecond = 15e9;
