@@ -204,6 +204,16 @@ TEST(DepthwiseNhwcTest, RowsSplitIntoChannelPartsMatchPortable) {
   expect_agrees({1, 3, 2, 9}, 24, Depthwise{});  // one whole run: no parts
 }
 
+// Where one output row's input rows outgrow L1 (24 KiB), each task takes a
+// part of the channels over a band of rows (depthwise_nhwc.cc's run):
+// 200 channels at 14x14 in two parts, the second with the 8 past the last
+// run; 520 channels, 5x5 stride 2, two images, in parts of 5 runs, the
+// bands running from one image into the next.
+TEST(DepthwiseNhwcTest, ChannelPartsOverBandsOfRowsMatchPortable) {
+  expect_agrees({1, 3, 14, 14}, 200, Depthwise{});
+  expect_agrees({2, 3, 15, 13}, 520, Depthwise{{5, 5}, {2, 2, 2, 2}, {2, 2}});
+}
+
 // Past 2 threads the rule leaves a depthwise conv with a clamp in its
 // segment (conv_group.cc: at 16 threads each step of its own woke the
 // pool's threads); one with a SiLU after it still leaves.
