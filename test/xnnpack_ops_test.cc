@@ -396,11 +396,24 @@ TEST(XnnpackOpsTest, AveragePoolCeilModeMatchesPortable) {
                      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}});
 }
 
-TEST(XnnpackOpsTest, AveragePoolPaddedIncludingPadStaysPortable) {
-  GraphBuilder b("pool");
-  b.output(b.op("AveragePool", {b.input("x", f32({1, 3, 8, 8}))},
-                {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}, "pool"));
-  EXPECT_NE(portable_reason(b, "pool").find("count_include_pad=1"), std::string::npos);
+// count_include_pad=1 with explicit pads: a constant pad of zeros, then
+// the pool (op_params.h's pad_first). Inception's 3x3 stride 1 as PyTorch
+// 2.x exports it; asymmetric pads with stride 2; and ceil_mode, whose last
+// window reaches past the end pad, the overhang left out of the divisor.
+TEST(XnnpackOpsTest, AveragePoolPaddedIncludingPadMatchesPortable) {
+  expect_pool_agrees("AveragePool", {1, 5, 9, 9},
+                     {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}});
+  expect_pool_agrees("AveragePool", {2, 3, 10, 7},
+                     {{"kernel_shape", Ints{3, 2}},
+                      {"strides", Ints{2, 2}},
+                      {"pads", Ints{0, 1, 2, 0}},
+                      {"count_include_pad", int64_t{1}}});
+  expect_pool_agrees("AveragePool", {1, 2, 8, 10},  // an overhang along both axes
+                     {{"kernel_shape", Ints{3, 3}},
+                      {"strides", Ints{2, 2}},
+                      {"pads", Ints{1, 1, 1, 1}},
+                      {"ceil_mode", int64_t{1}},
+                      {"count_include_pad", int64_t{1}}});
 }
 
 TEST(XnnpackOpsTest, GlobalAveragePoolMatchesPortable) {

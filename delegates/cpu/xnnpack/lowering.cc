@@ -1,5 +1,6 @@
 #include "delegates/cpu/xnnpack/lowering.h"
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -286,9 +287,21 @@ Status SubgraphLowering::define_pool(const Node& node) {
                                                w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.dilation_h,
                                                w.dilation_w, kNoMin, kNoMax, input_id, output_id, 0),
                      "xnn_define_max_pooling_2d");
+  uint32_t pooled_id = input_id;
+  if (p.pad_first) {
+    // XNNPACK's N,H,W,C, as the pool reads it.
+    std::vector<size_t> dims = dims_of(node.inputs[0]);
+    const std::array<size_t, 4> before{0, p.pre_top, p.pre_left, 0}, after{0, p.pre_bottom, p.pre_right, 0};
+    dims[1] += p.pre_top + p.pre_bottom;
+    dims[2] += p.pre_left + p.pre_right;
+    HS_ASSIGN_OR_RETURN(pooled_id, internal_value(dims));
+    HS_RETURN_IF_ERROR(check_xnn(
+        xnn_define_static_constant_pad(subgraph_, before.data(), after.data(), 0.f, input_id, pooled_id, 0),
+        "xnn_define_static_constant_pad"));
+  }
   return check_xnn(xnn_define_average_pooling_2d(subgraph_, w.pad_top, w.pad_right, w.pad_bottom, w.pad_left,
                                                  w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, kNoMin, kNoMax,
-                                                 input_id, output_id, 0),
+                                                 pooled_id, output_id, 0),
                    "xnn_define_average_pooling_2d");
 }
 

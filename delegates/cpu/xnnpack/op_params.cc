@@ -211,8 +211,16 @@ Result<PoolParams> read_pool(const Graph& graph, const Node& node) {
   if (g.stride_h > g.kernel_h || g.stride_w > g.kernel_w)
     return unsupported("XNNPACK's average pooling rejects a stride larger than the window");
   HS_ASSIGN_OR_RETURN(const int64_t count_include_pad, node.attrs.get_int("count_include_pad", 0));
-  if (count_include_pad != 0 && explicit_pads)
-    return unsupported("count_include_pad=1 with explicit pads: XNNPACK leaves padding out of the divisor");
+  if (count_include_pad != 0 && explicit_pads) {
+    p.pad_first = true;
+    p.pre_top = static_cast<uint32_t>(g.pad_top);
+    p.pre_left = static_cast<uint32_t>(g.pad_left);
+    p.pre_bottom = static_cast<uint32_t>(g.pad_bottom);
+    p.pre_right = static_cast<uint32_t>(g.pad_right);
+    p.window.pad_top = p.window.pad_left = 0;
+    p.window.pad_bottom = static_cast<uint32_t>(extra_h);
+    p.window.pad_right = static_cast<uint32_t>(extra_w);
+  }
   return p;
 }
 

@@ -3,8 +3,8 @@
 // a node through the same functions, so a node is lowered exactly when it
 // was judged covered.
 //
-// Every reader fails with kUnsupported and a plain reason ("ceil_mode with
-// count_include_pad=1 and explicit pads") when XNNPACK of the snapshot hetsched
+// Every reader fails with kUnsupported and a plain reason ("XNNPACK's
+// average pooling has no dilation") when XNNPACK of the snapshot hetsched
 // links (Debian's git 2022-02-16) cannot run the node as ONNX defines it;
 // the node then stays on the portable kernels and the reason is logged.
 #pragma once
@@ -73,6 +73,15 @@ Result<ConvTransposeParams> read_conv_transpose(const Graph& graph, const Node& 
 // or leaves them out of the divisor (average, i.e. count_include_pad=0).
 struct PoolParams {
   Window2d window;
+  // AveragePool with count_include_pad=1 and explicit pads: XNNPACK leaves
+  // its padding out of the divisor, so the explicit pads are a constant pad
+  // of zeros before the pool (which then counts them as input), and
+  // `window`'s padding is only what ceil_mode's last window reaches past
+  // them, which ONNX leaves out of the divisor too. PyTorch 2.x's exporter
+  // writes Inception's avg_pool2d(3, 1, padding=1) so; on the portable
+  // kernel its nine pools took a quarter of Inception v3's time.
+  bool pad_first = false;
+  uint32_t pre_top = 0, pre_left = 0, pre_bottom = 0, pre_right = 0;
 };
 Result<PoolParams> read_pool(const Graph& graph, const Node& node);
 
