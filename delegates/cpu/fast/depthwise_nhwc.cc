@@ -15,8 +15,9 @@ namespace {
 // The weights' and bias's rows are padded to a multiple of this many
 // channels (whole runs of 16 lanes).
 constexpr int64_t kRun = 16;
-// Filters up to this size (taps x the task's channels x 4) run pixel by
-// pixel, larger ones run by run of channels along the row (row_body).
+// Filters up to this size (taps x Geometry's filter_channels x 4) run
+// pixel by pixel, larger ones run by run of channels along the row
+// (row_body).
 constexpr int64_t kSmallFilterBytes = 16 * 1024;
 // A task's share of one output row's input rows that stays in L1 (half of
 // the Xeon's 48 KiB) beside the weights and the output, and the fewest
@@ -34,6 +35,10 @@ struct Geometry : ConvShape {
   // The output columns [ox_in, ox_out) whose taps are all inside the
   // input, where tile() runs them; empty where it takes no such shape.
   int64_t ox_in = 0, ox_out = 0;
+  // The channels whose filter a task's row_body weighs against
+  // kSmallFilterBytes: all of them (padded), or a part's over a band of
+  // rows (DepthwiseNhwc's plan).
+  int64_t filter_channels = 0;
 };
 
 // Sets g's tiled columns: kernel widths 3, 5 and 7, strides 1 and 2, no
@@ -308,8 +313,7 @@ HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, 
   RowTaps t{image, kx_range, 0, 0, oy * g.stride_h - g.pad_top, c0, c1};
   inside(t.iy0, g.kernel_h, g.dilation_h, g.in_h, t.ky0, t.ky1);
   const bool small =
-      g.kernel_h * g.kernel_w * GW * std::min(g.padded, c1 - c0 + kRun) * static_cast<int64_t>(sizeof(float)) <=
-      kSmallFilterBytes;
+      g.kernel_h * g.kernel_w * GW * g.filter_channels * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes;
   if (GW == 1 && g.ox_in < g.ox_out) {
     switch (g.kernel_w * 4 + g.stride_w) {  // the shapes set_tiled_columns takes
       case 3 * 4 + 1: return tiled_row<kPin, 3, 1>(g, t, w, bias, small, out);
@@ -351,14 +355,14 @@ class DepthwiseNhwc final : public FastOp {
     kx_range_.resize(static_cast<size_t>(2 * g_.out_w));
     for (int64_t ox = 0; ox < g_.out_w; ++ox)
       inside(ox * g_.stride_w - g_.pad_left, g_.kernel_w, g_.dilation_w, g_.in_w, kx_range_[2 * ox], kx_range_[2 * ox + 1]);
+    plan_tasks();
   }
 
-  Status run() override {
-    const RowBody body = body_;
-    const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.cin;
-    const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kernel_h * g_.kernel_w);
-    const float* x = x_.data<float>();
-    float* y = out();
+  // How run() splits the rows and channels into tasks: parts_ parts of
+  // part_runs_ runs of 16 channels (the last part also takes the channels
+  // past the last whole run), over bands of band_ rows.
+  void plan_tasks() {
+    const int64_t rows = g_.batch * g_.out_h;
     // Each row in parts of whole runs of 16 channels where the rows are
     // fewer than 4 tasks a thread (a 7x7 or 14x14 map on 16 threads: by
     // rows alone, MobileNetV3-Small and ShuffleNetV2 ran 10-25% slower
@@ -380,15 +384,29 @@ class DepthwiseNhwc final : public FastOp {
     // part), so those keep whole rows.
     const int64_t slice = g_.kernel_h * g_.in_w * g_.cin * static_cast<int64_t>(sizeof(float));
     const int64_t runs_fit = kSliceBytes / (g_.kernel_h * g_.in_w * kLanes * static_cast<int64_t>(sizeof(float)));
-    int64_t band = 1;
-    if (slice > kSliceBytes && runs_fit >= kMinPartRuns) {
+    // Only such a task weighs its part's filter alone against
+    // kSmallFilterBytes; the parts made for the threads keep the order they
+    // had (this was measured at 1 and 2 threads only).
+    const bool bands = slice > kSliceBytes && runs_fit >= kMinPartRuns;
+    band_ = 1;
+    if (bands) {
       parts = std::max(parts, (std::max<int64_t>(1, whole) + runs_fit - 1) / runs_fit);
-      band = threads == 1 ? rows : std::max<int64_t>(1, rows * parts / (4 * threads));
+      band_ = threads == 1 ? rows : std::max<int64_t>(1, rows * parts / (4 * threads));
     }
-    const int64_t part_runs = (std::max<int64_t>(1, whole) + parts - 1) / parts;
-    parts = (std::max<int64_t>(1, whole) + part_runs - 1) / part_runs;
-    const int64_t bands = (rows + band - 1) / band;
-    parallel_tasks(pool_, static_cast<size_t>(bands * parts), work, [&](size_t task) {
+    part_runs_ = (std::max<int64_t>(1, whole) + parts - 1) / parts;
+    parts_ = (std::max<int64_t>(1, whole) + part_runs_ - 1) / part_runs_;
+    // The last part's filter: its runs and the channels past them.
+    g_.filter_channels = bands ? std::min(g_.padded, (part_runs_ + 1) * kLanes) : g_.padded;
+  }
+
+  Status run() override {
+    const RowBody body = body_;
+    const int64_t rows = g_.batch * g_.out_h, row_floats = g_.out_w * g_.cin;
+    const double work = 2.0 * static_cast<double>(rows * row_floats * g_.kernel_h * g_.kernel_w);
+    const float* x = x_.data<float>();
+    float* y = out();
+    const int64_t parts = parts_, part_runs = part_runs_, band = band_;
+    parallel_tasks(pool_, static_cast<size_t>((rows + band - 1) / band * parts), work, [&](size_t task) {
       const int64_t b = static_cast<int64_t>(task) / parts, part = static_cast<int64_t>(task) % parts;
       const int64_t c0 = part * part_runs * kLanes, c1 = part + 1 == parts ? g_.cin : c0 + part_runs * kLanes;
       for (int64_t r = b * band; r < std::min(rows, (b + 1) * band); ++r) {
@@ -415,6 +433,7 @@ class DepthwiseNhwc final : public FastOp {
   ActivationPass post_;
   TaskPool* pool_;
   RowBody body_;
+  int64_t parts_ = 1, part_runs_ = 1, band_ = 1;  // plan_tasks()
 };
 
 }  // namespace
