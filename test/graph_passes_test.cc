@@ -680,6 +680,30 @@ TEST(GraphPassesTest, DropoutWithAnUnreadMaskAndZeroRatioIsRemoved) {
   EXPECT_NE(random.find_node("random"), kNoNode);
 }
 
+// AlexNet's AdaptiveAvgPool2d((6, 6)) on a 6x6 map, as exported: a 1x1
+// AveragePool at stride 1, which goes (and a 1x1 MaxPool so). A 1x1 pool
+// at stride 2 and a MaxPool with its Indices stay.
+TEST(GraphPassesTest, PoolsOfOneElementAreRemoved) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 3, 6, 6}});
+  using Ints = std::vector<int64_t>;
+  const ValueId a =
+      b.op("AveragePool", {b.op("Relu", {x})}, {{"kernel_shape", Ints{1, 1}}, {"strides", Ints{1, 1}}}, "avg");
+  const ValueId m = b.op("MaxPool", {a}, {{"kernel_shape", Ints{1, 1}}}, "max");
+  const ValueId s2 = b.op("AveragePool", {m}, {{"kernel_shape", Ints{1, 1}}, {"strides", Ints{2, 2}}}, "strided");
+  const std::vector<ValueId> indexed = b.op_multi("MaxPool", {m}, 2, {{"kernel_shape", Ints{1, 1}}}, "indexed");
+  b.output(b.op("Sigmoid", {s2}, {}, "sig"));
+  b.output(indexed[0]);
+  b.output(indexed[1]);
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, remove_identity_nodes, 2);
+  EXPECT_EQ(after.find_node("avg"), kNoNode);
+  EXPECT_EQ(after.find_node("max"), kNoNode);
+  EXPECT_NE(after.find_node("strided"), kNoNode);
+  EXPECT_NE(after.find_node("indexed"), kNoNode);
+}
+
 TEST(GraphPassesTest, IdentityToAGraphOutputKeepsTheOutputName) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", {DType::kFloat32, {2, 5}});

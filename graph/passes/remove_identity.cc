@@ -1,5 +1,7 @@
 #include "graph/passes/remove_identity.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "graph/ops_extra.h"
@@ -9,8 +11,26 @@ namespace hetsched {
 
 namespace {
 
+// A pool whose window is one element, stride 1 and no padding: torchvision's
+// AlexNet and VGG end in AdaptiveAvgPool2d((6, 6)) / ((7, 7)), which on
+// their 224x224 maps is such an AveragePool (XNNPACK has no 1x1 pooling,
+// so it ran on the portable kernel). One MaxPool output only (no Indices).
+bool is_unit_pool(const Node& node) {
+  if ((node.op != "AveragePool" && node.op != "MaxPool") || node.inputs.size() != 1 || node.outputs.size() != 1)
+    return false;
+  const auto all = [&](const char* name, int64_t want, bool required) {
+    if (!node.attrs.has(name)) return !required;
+    const Result<std::vector<int64_t>> v = node.attrs.get_ints(name, {});
+    return v.is_ok() && !v->empty() && std::all_of(v->begin(), v->end(), [&](int64_t x) { return x == want; });
+  };
+  const Result<std::string> auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
+  return auto_pad.is_ok() && (*auto_pad == "NOTSET" || *auto_pad == "VALID") && all("kernel_shape", 1, true) &&
+         all("strides", 1, false) && all("pads", 0, false) && all("dilations", 1, false);
+}
+
 bool passes_through(const Graph& graph, const Node& node) {
   if (node.op == "Identity") return node.inputs.size() == 1 && node.outputs.size() == 1;
+  if (is_unit_pool(node)) return true;
   if (node.op != "Dropout" || node.inputs.empty() || node.outputs.empty()) return false;
   // A mask someone reads keeps the node (its kernel writes it all true).
   for (size_t i = 1; i < node.outputs.size(); ++i)

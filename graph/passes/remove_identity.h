@@ -1,5 +1,5 @@
-// Removes the nodes that only pass their input through: Identity, and
-// Dropout in inference form.
+// Removes the nodes that only pass their input through: Identity, Dropout
+// in inference form, and pools of a 1x1 window at stride 1 without padding.
 #pragma once
 
 #include "graph/graph.h"
