@@ -214,6 +214,43 @@ TEST(DepthwiseNhwcTest, ChannelPartsOverBandsOfRowsMatchPortable) {
   expect_agrees({2, 3, 15, 13}, 520, Depthwise{{5, 5}, {2, 2, 2, 2}, {2, 2}});
 }
 
+// x -> 1x1 -> depthwise -> SiLU -> squeeze-and-excitation (the squeeze, a
+// GlobalAveragePool or a ReduceMean over H and W; 1x1 -> Relu -> 1x1 ->
+// Sigmoid; the Mul) -> 1x1.
+Graph se_block(const Shape& x, int64_t channels, const Depthwise& d, bool reduce_mean, const std::string& name) {
+  GraphBuilder b(name);
+  const ValueId a = conv1x1(b, b.input("x", f32(x)), x[1], channels, "pre", 3);
+  const ValueId c = b.op("Conv",
+                         {a, b.constant("dw_w", random_tensor({channels, 1, d.kernel[0], d.kernel[1]}, 5, -0.4f, 0.4f)),
+                          b.constant("dw_b", random_tensor({channels}, 6))},
+                         {{"kernel_shape", d.kernel}, {"pads", d.pads}, {"strides", d.strides}, {"group", channels}},
+                         "dw");
+  const ValueId s = b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
+  const ValueId squeezed = reduce_mean ? b.op("ReduceMean", {s}, {{"axes", Ints{2, 3}}, {"keepdims", int64_t{1}}}, "mean")
+                                       : b.op("GlobalAveragePool", {s}, {}, "mean");
+  const ValueId f = b.op("Relu", {conv1x1(b, squeezed, channels, 4, "fc1", 8)});
+  const ValueId gate = b.op("Sigmoid", {conv1x1(b, f, 4, channels, "fc2", 9)});
+  b.output(conv1x1(b, b.op("Mul", {s, gate}, {}, "excite"), channels, 5, "post", 7));
+  return testing::build(b);
+}
+
+// The squeeze of a squeeze-and-excitation block reading a depthwise conv's
+// output is summed from the conv's finished rows (depthwise_nhwc.h's
+// `mean`): 4 nodes on the fast kernel (conv, SiLU, squeeze). 40 channels
+// (two runs and 8 more), a GlobalAveragePool; 200 channels, stride 2, a
+// batch of 2, in channel parts over bands of rows (the sums of each row's
+// part by its own task), a ReduceMean.
+TEST(DepthwiseNhwcTest, SqueezeSummedFromTheRowsMatchesPortable) {
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv depthwise("HETSCHED_DEPTHWISE", nullptr);
+  if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2";
+  testing::expect_fast_cpu_matches_portable(se_block({1, 3, 9, 11}, 40, Depthwise{}, false, "se_gap"), {1, 3, 9, 11},
+                                            4, 2, 1e-5f, "squeeze");
+  testing::expect_fast_cpu_matches_portable(
+      se_block({2, 3, 28, 27}, 200, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}}, true, "se_mean"), {2, 3, 28, 27}, 4, 2,
+      1e-5f, "squeeze");
+}
+
 // Past 2 threads the rule leaves a depthwise conv with a clamp in its
 // segment (conv_group.cc: at 16 threads each step of its own woke the
 // pool's threads); one with a SiLU after it still leaves.

@@ -20,6 +20,7 @@ std::vector<NodeId> ConvGroup::nodes() const {
   if (activation != kNoNode) n.push_back(activation);
   if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);
   if (silu_mul != kNoNode) n.push_back(silu_mul);
+  if (squeeze != kNoNode) n.push_back(squeeze);
   return n;
 }
 
@@ -93,6 +94,33 @@ constexpr int kMaxClampThreads = 2;
 
 }  // namespace
 
+namespace {
+
+// The squeeze of a squeeze-and-excitation block reading a depthwise
+// group's output: a GlobalAveragePool, or a ReduceMean over H and W keeping
+// them, of that output (f32, static), or kNoNode.
+NodeId squeeze_of(const Graph& graph, ValueId output) {
+  for (NodeId r : graph.consumers(output)) {
+    const Node& n = graph.node(r);
+    if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] != output) continue;
+    const bool global = n.op == "GlobalAveragePool" && n.inputs.size() == 1;
+    const Result<bool> mean = n.op == "ReduceMean" ? xnnpack::read_spatial_mean(graph, n) : Result<bool>(false);
+    if (!global && !(mean.is_ok() && *mean)) continue;
+    const Value& y = graph.value(n.outputs[0]);
+    if (y.type_known && y.type.is_static() && y.type.dtype == DType::kFloat32) return r;
+  }
+  return kNoNode;
+}
+
+// `g` (a depthwise group) with the squeeze reading its output, if any.
+ConvGroup with_squeeze(const Graph& graph, ConvGroup g) {
+  g.squeeze = squeeze_of(graph, g.output);
+  if (g.squeeze != kNoNode) g.mean = graph.node(g.squeeze).outputs[0];
+  return g;
+}
+
+}  // namespace
+
 std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph, threads);
   for (NodeId id : nhwc_convs)
@@ -130,10 +158,10 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
       g.conv = id;
       g.output = conv.outputs[0];
       g.kernel = ConvGroup::Kernel::kDepthwise;
-      groups.push_back(g);
+      groups.push_back(with_squeeze(graph, g));
       continue;
     }
-    if (silu) groups.push_back(with_silu(id, *silu, ConvGroup::Kernel::kDepthwise));
+    if (silu) groups.push_back(with_squeeze(graph, with_silu(id, *silu, ConvGroup::Kernel::kDepthwise)));
   }
   return groups;
 }
@@ -145,7 +173,7 @@ Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const 
     case ConvGroup::Kernel::kPointwise: return make_pointwise(ctx, group);
     case ConvGroup::Kernel::kDense: return make_dense_conv_group(ctx, group);
     case ConvGroup::Kernel::kWinograd: return make_winograd(ctx, group.output, silu);
-    case ConvGroup::Kernel::kDepthwise: return make_depthwise_nhwc(ctx, group.output, silu);
+    case ConvGroup::Kernel::kDepthwise: return make_depthwise_nhwc(ctx, group.output, silu, group.mean);
   }
   return invalid_argument("unknown conv group kernel");
 }

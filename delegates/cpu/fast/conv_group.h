@@ -2,7 +2,8 @@
 // nodes after it, run as one step at the conv's place: 1x1 convs on the
 // fast GEMM (pointwise_conv.h) with a residual Add -> Relu/Clip or a SiLU,
 // and, on NHWC data, the Winograd and gathered dense convs (winograd_conv.cc,
-// pointwise_conv.cc) and depthwise convs (depthwise_nhwc.h) with a SiLU.
+// pointwise_conv.cc) and depthwise convs (depthwise_nhwc.h) with a SiLU, the
+// depthwise ones with the squeeze of a squeeze-and-excitation block too.
 #pragma once
 
 #include <memory>
@@ -31,6 +32,12 @@ struct ConvGroup {
   NodeId scale_mul = kNoNode;
   ValueId scaled = kNoValue;
   ValueId scale = kNoValue;
+  // A depthwise group's: the GlobalAveragePool (or ReduceMean over H and W
+  // keeping them) of its output, a squeeze-and-excitation block's squeeze,
+  // which the kernel sums from each finished row while it is in L1
+  // (depthwise_nhwc.h), or kNoNode; `mean` is its output.
+  NodeId squeeze = kNoNode;
+  ValueId mean = kNoValue;
   // Which kernel runs the conv: a 1x1 conv's fast GEMM runs in either
   // order, the others' groups on NHWC data only.
   enum class Kernel { kPointwise, kWinograd, kDense, kDepthwise };

@@ -335,6 +335,23 @@ HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, 
 using RowBody = void (*)(const Geometry*, const int64_t*, const float*, const float*, const float*, int64_t, int64_t,
                          int64_t, float*);
 
+// sums[c] = the sum over the row's `pixels` of channels [c0, c1) (`cin`
+// apart), for a squeeze's means.
+HETSCHED_FAST_INLINE void sum_row(const float* row, int64_t pixels, int64_t cin, int64_t c0, int64_t c1, float* sums) {
+  int64_t c = c0;
+  for (; c + kLanes <= c1; c += kLanes) {
+    Lanes acc{};
+    for (int64_t p = 0; p < pixels; ++p) acc += load_lanes(row + p * cin + c);
+    __builtin_memcpy(sums + c, &acc, sizeof(Lanes));
+  }
+  for (; c < c1; ++c) {
+    float acc = 0.f;
+    for (int64_t p = 0; p < pixels; ++p) acc += row[p * cin + c];
+    sums[c] = acc;
+  }
+}
+using SumRow = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, float*);
+
 // The body for g's group width, for this CPU.
 RowBody row_body_for(const Geometry& g) {
   switch (g.gw) {
@@ -346,10 +363,11 @@ RowBody row_body_for(const Geometry& g) {
 
 class DepthwiseNhwc final : public FastOp {
  public:
-  DepthwiseNhwc(const Tensor& x, Tensor& y, const Geometry& g, std::vector<float> w, std::vector<float> bias,
-                ActivationPass post, TaskPool* pool)
+  DepthwiseNhwc(const Tensor& x, Tensor& y, Tensor* mean, const Geometry& g, std::vector<float> w,
+                std::vector<float> bias, ActivationPass post, TaskPool* pool)
       : FastOp(y), x_(x), g_(g), w_(std::move(w)), bias_(std::move(bias)), post_(post), pool_(pool),
-        body_(row_body_for(g_)) {
+        body_(row_body_for(g_)), mean_(mean), sum_row_(Clones<sum_row, sum_row>::best()) {
+    if (mean_) row_sums_.resize(static_cast<size_t>(g_.batch * g_.out_h * g_.cin));
     // Each output column's taps inside the input, worked out once: a
     // division per pixel cost as much as a small conv's sums.
     kx_range_.resize(static_cast<size_t>(2 * g_.out_w));
@@ -413,18 +431,37 @@ class DepthwiseNhwc final : public FastOp {
         const int64_t image = r / g_.out_h, oy = r % g_.out_h;
         float* row = y + r * row_floats;
         body(&g_, kx_range_.data(), x + image * g_.in_h * g_.in_w * g_.cin, w_.data(), bias_.data(), oy, c0, c1, row);
-        if (post_.empty()) continue;
-        if (c0 == 0 && c1 == g_.cin) {
-          post_.run(row, row_floats);
-        } else {
-          for (int64_t ox = 0; ox < g_.out_w; ++ox) post_.run(row + ox * g_.cin + c0, c1 - c0);
+        if (!post_.empty()) {
+          if (c0 == 0 && c1 == g_.cin) {
+            post_.run(row, row_floats);
+          } else {
+            for (int64_t ox = 0; ox < g_.out_w; ++ox) post_.run(row + ox * g_.cin + c0, c1 - c0);
+          }
         }
+        if (mean_) sum_row_(row, g_.out_w, g_.cin, c0, c1, row_sums_.data() + r * g_.cin);
       }
     });
+    if (mean_) write_means();
     return Status::ok();
   }
 
  private:
+  // mean_[n][c] from the rows' sums (each row's written by the task that
+  // computed the row).
+  void write_means() {
+    float* m = mean_->data<float>();
+    const float scale = 1.f / static_cast<float>(g_.out_h * g_.out_w);
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      float* mn = m + n * g_.cin;
+      std::fill(mn, mn + g_.cin, 0.f);
+      for (int64_t oy = 0; oy < g_.out_h; ++oy) {
+        const float* s = row_sums_.data() + (n * g_.out_h + oy) * g_.cin;
+        for (int64_t c = 0; c < g_.cin; ++c) mn[c] += s[c];
+      }
+      for (int64_t c = 0; c < g_.cin; ++c) mn[c] *= scale;
+    }
+  }
+
   const Tensor& x_;
   Geometry g_;
   std::vector<float> w_;     // [kh * kw][gw][padded]
@@ -434,6 +471,9 @@ class DepthwiseNhwc final : public FastOp {
   TaskPool* pool_;
   RowBody body_;
   int64_t parts_ = 1, part_runs_ = 1, band_ = 1;  // plan_tasks()
+  Tensor* mean_;                 // the squeeze's [N, C, 1, 1] means, or nullptr
+  SumRow sum_row_;
+  std::vector<float> row_sums_;  // with mean_: [N * H_out][C], each output row's channel sums
 };
 
 }  // namespace
@@ -462,7 +502,8 @@ int64_t nhwc_group_width(const Graph& graph, const Node& node) {
   return r.is_ok() ? r->second : 0;
 }
 
-Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post) {
+Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, ValueId output, ActivationPass post,
+                                                    ValueId mean) {
   HS_ASSIGN_OR_RETURN(const auto read, read_depthwise(ctx.graph, ctx.node));
   const xnnpack::ConvParams& p = read.first;
   HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
@@ -486,7 +527,8 @@ Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, Va
   if (ctx.node.inputs.size() > 2 && ctx.node.inputs[2] != kNoValue)
     std::copy_n(ctx.input(2).data<float>(), g.cin, bias.begin());
   return std::unique_ptr<FastOp>(
-      new DepthwiseNhwc(x, ctx.tensor_of(output), g, std::move(w), std::move(bias), activation.pass, ctx.pool));
+      new DepthwiseNhwc(x, ctx.tensor_of(output), mean == kNoValue ? nullptr : &ctx.tensor_of(mean), g, std::move(w),
+                        std::move(bias), activation.pass, ctx.pool));
 }
 
 }  // namespace hetsched::cpu::fast

@@ -72,6 +72,7 @@ void keep_out_groups(const std::vector<ConvGroup>& groups, std::map<NodeId, std:
       out[g.silu_sigmoid] = "a SiLU's Sigmoid, in its conv's epilogue";
       out[g.silu_mul] = "a SiLU's Mul, in its conv's epilogue";
     }
+    if (g.squeeze != kNoNode) out[g.squeeze] = "a squeeze's mean, summed from its depthwise conv's rows";
     for (NodeId n : g.nodes()) nhwc.insert(n);
   }
 }
@@ -223,6 +224,12 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (it->scale_mul != kNoNode && !nhwc_step[it->scale_mul]) {
         it->scale_mul = kNoNode;
         it->scaled = it->scale = kNoValue;
+        changed = true;
+      }
+      // So does a squeeze, which then runs where the plan puts it.
+      if (it->squeeze != kNoNode && !nhwc_step[it->squeeze]) {
+        it->squeeze = kNoNode;
+        it->mean = kNoValue;
         changed = true;
       }
       const std::vector<NodeId> nodes = it->nodes();
