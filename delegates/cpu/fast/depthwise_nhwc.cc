@@ -21,7 +21,7 @@ constexpr int64_t kRun = 16;
 constexpr int64_t kSmallFilterBytes = 16 * 1024;
 // A task's share of one output row's input rows that stays in L1 (half of
 // the Xeon's 48 KiB) beside the weights and the output, and the fewest
-// runs of 16 channels a part of a row takes (DepthwiseNhwc::run).
+// runs of 16 channels a part of a row takes (DepthwiseNhwc::plan_tasks).
 constexpr int64_t kSliceBytes = 24 * 1024;
 constexpr int64_t kMinPartRuns = 4;
 
