@@ -73,11 +73,13 @@ inline int64_t residual_stride(const Epilogue& e, int64_t ldc) { return e.residu
 // segment is a plain row-major A. More let a KxK conv read its windows from
 // a (padded) NHWC input in place instead of gathering them: a segment per
 // kernel row, each kernel_w x Cin consecutive floats, with lda = stride x
-// Cin between the output pixels of one output row (pointwise_conv.cc).
+// Cin between the output pixels of one output row (pointwise_conv.cc's
+// tap-by-tap path).
 //
 // With `row_offsets`, row i starts at a + row_offsets[i] instead of
 // a + i * lda (lda unused): a conv's output pixels of several output rows
-// in one call, so that a 7x7 map's 49 pixels make row tiles of 10 rather
+// in one call (pointwise_conv.cc's windows read in place), so that a 7x7
+// map's 49 pixels make row tiles of 10 rather
 // than seven calls of 7 rows (and a 1x1 stride-2 conv on 14x14 -> 7x7,
 // 1024 -> 2048 channels, 4- and 3-row tiles: 2.1 ms against 1.5 gathered).
 struct ARows {
