@@ -12,6 +12,7 @@
 
 #include "delegates/cpu/cpu_reference.h"
 #include "graph/builder.h"
+#include "graph/passes/concat_of_slices.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/dead_nodes.h"
 #include "graph/passes/fold_batch_norm.h"
@@ -631,6 +632,57 @@ TEST(GraphPassesTest, FusedActivationFormulasMatchTheOnnxOps) {
   a.kind = FusedActivation::Kind::kLeakyRelu;
   a.alpha = 0.1f;
   EXPECT_FLOAT_EQ(a.apply(-2.f), -0.2f);
+}
+
+// --- concat_of_slices_to_gather -------------------------------------------------------------
+
+// torch.roll(x, (-3, 2), (1, 2)) as exporters write it: per axis, the tail
+// and the head of x as Slices (int64 bounds, the end INT64_MAX; axes as an
+// input; the second with steps 1), concatenated. Both Concats become
+// Gathers. A Concat of Slices along another axis than its own, one of a
+// Slice with step 2, and one of a Slice that another node reads stay.
+TEST(GraphPassesTest, ConcatsOfSlicesAlongTheirAxisBecomeGathers) {
+  GraphBuilder b("g");
+  b.raw().set_opset(18);
+  const ValueId x = b.input("x", {DType::kFloat32, {1, 7, 6, 5}});
+  const auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    return b.constant(name, Tensor::from_vector(DType::kInt64, {n}, std::move(v)));
+  };
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  const ValueId r = b.op("Relu", {x});
+  const ValueId tail1 = b.op("Slice", {r, ints("s1", {-3}), ints("e1", {kEnd}), ints("a1", {1})});
+  const ValueId head1 = b.op("Slice", {r, ints("s2", {0}), ints("e2", {-3}), ints("a2", {1}), ints("st2", {1})});
+  const ValueId roll1 = b.op("Concat", {tail1, head1}, {{"axis", int64_t{1}}}, "roll1");
+  const ValueId tail2 = b.op("Slice", {roll1, ints("s3", {4}), ints("e3", {kEnd}), ints("a3", {-2})});
+  const ValueId head2 = b.op("Slice", {roll1, ints("s4", {0}), ints("e4", {4}), ints("a4", {2})});
+  const ValueId roll2 = b.op("Concat", {tail2, head2}, {{"axis", int64_t{2}}}, "roll2");
+  // Along axis 2, concatenated along axis 1: stays.
+  const ValueId w1 = b.op("Slice", {roll2, ints("s5", {0}), ints("e5", {3}), ints("a5", {2})});
+  const ValueId w2 = b.op("Slice", {roll2, ints("s6", {3}), ints("e6", {6}), ints("a6", {2})});
+  const ValueId other_axis = b.op("Concat", {w1, w2}, {{"axis", int64_t{1}}}, "other_axis");
+  // Step 2: stays.
+  const ValueId even = b.op("Slice", {roll2, ints("s7", {0}), ints("e7", {7}), ints("a7", {1}), ints("st7", {2})});
+  const ValueId odd = b.op("Slice", {roll2, ints("s8", {1}), ints("e8", {7}), ints("a8", {1}), ints("st8", {2})});
+  const ValueId stepped = b.op("Concat", {even, odd}, {{"axis", int64_t{1}}}, "stepped");
+  // A Slice that Neg reads too: stays.
+  const ValueId shared = b.op("Slice", {roll2, ints("s9", {2}), ints("e9", {7}), ints("a9", {1})});
+  const ValueId rest = b.op("Slice", {roll2, ints("s10", {0}), ints("e10", {2}), ints("a10", {1})});
+  const ValueId shared_concat = b.op("Concat", {shared, rest}, {{"axis", int64_t{1}}}, "shared");
+  b.output(b.op("Sigmoid", {roll2}, {}, "sig"));
+  b.output(other_axis);
+  b.output(stepped);
+  b.output(shared_concat);
+  b.output(b.op("Neg", {shared}, {}, "neg"));
+  auto g = b.build();
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  Graph after = expect_same_results(*g, concat_of_slices_to_gather, 2);
+  EXPECT_EQ(after.node(after.find_node("roll1")).op, "Gather");
+  EXPECT_EQ(after.node(after.find_node("roll2")).op, "Gather");
+  EXPECT_EQ(after.node(after.find_node("other_axis")).op, "Concat");
+  EXPECT_EQ(after.node(after.find_node("stepped")).op, "Concat");
+  EXPECT_EQ(after.node(after.find_node("shared")).op, "Concat");
+  EXPECT_EQ(count_op(after, "Slice"), 6);
 }
 
 // --- remove_identity_nodes ------------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include "delegates/cpu/xnnpack/threadpool.h"
 #include "delegates/cpu/xnnpack/xnnpack_library.h"
 #include "graph/graph_serialize.h"
+#include "graph/passes/concat_of_slices.h"
 #include "graph/passes/fuse_channel_shuffle.h"
 #include "graph/passes/fuse_gelu.h"
 #include "graph/op_schema.h"
@@ -509,6 +510,9 @@ class CpuDelegate final : public Delegate {
       // NHWC between segments (xnnpack/nhwc_ops.h).
       HS_ASSIGN_OR_RETURN(const int shuffles, fuse_channel_shuffle(*graph));
       if (shuffles > 0) spdlog::debug("[CPU] init: island {}, {} channel shuffle(s) fused", ctx.island_id, shuffles);
+      // torch.roll's Slices and Concat as one Gather: one pass, not two.
+      HS_ASSIGN_OR_RETURN(const int rolls, concat_of_slices_to_gather(*graph));
+      if (rolls > 0) spdlog::debug("[CPU] init: island {}, {} Concat(s) of Slices as Gathers", ctx.island_id, rolls);
     }
     spdlog::debug("[CPU] init: island {}, {} threads, engine {}", ctx.island_id,
                   threads_ > 0 ? std::to_string(threads_) : "all",
