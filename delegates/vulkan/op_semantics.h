@@ -12,6 +12,7 @@
 
 #include "delegates/vulkan/kernel_params.h"
 #include "graph/graph.h"
+#include "graph/slice_window.h"
 #include "hetsched/status.h"
 
 namespace hetsched::vulkan {
@@ -75,14 +76,6 @@ bool is_reduce_op(std::string_view op);
 // A reduction's reduced axes, normalised (all axes when none are given), or
 // nullopt when noop_with_empty_axes makes the node a copy.
 Result<std::optional<std::vector<int64_t>>> read_reduce_axes(const Graph& graph, NodeId node);
-
-// Slice as a start and step per input dim (clamped as ONNX does; steps of
-// untouched dims are 1) and the output shape they give.
-struct SliceWindow {
-  std::vector<int64_t> start, step;
-  Shape shape;
-};
-Result<SliceWindow> read_slice(const Graph& graph, NodeId node);
 
 // Gather/GatherElements' constant indices, range-checked against the
 // gathered axis and wrapped to non-negative int32. kUnsupported when the

@@ -1,64 +1,38 @@
 #include "graph/passes/concat_of_slices.h"
 
+#include <numeric>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "graph/op_schema.h"
 #include "graph/passes/rewrite_util.h"
+#include "graph/slice_window.h"
 
 namespace hetsched {
 
 namespace {
 
-// The values of an int32 or int64 constant, if `value` is one.
-std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, ValueId value) {
-  if (value == kNoValue || !graph.value(value).is_constant()) return std::nullopt;
-  const Tensor& t = *graph.value(value).constant;
-  std::vector<int64_t> out(static_cast<size_t>(t.num_elements()));
-  if (t.dtype() == DType::kInt64) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<int64_t>()[i];
-  } else if (t.dtype() == DType::kInt32) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<int32_t>()[i];
-  } else {
-    return std::nullopt;
-  }
-  return out;
-}
-
 // The indices along `axis` that Slice node `slice` of `source` takes, if it
-// slices that axis alone with step 1 and constant bounds.
+// takes every element of the other dims and a run along `axis` (step 1).
 std::optional<std::vector<int64_t>> slice_indices(const Graph& graph, NodeId slice, ValueId source, int64_t axis) {
   const Node& n = graph.node(slice);
-  if (n.op != "Slice" || n.inputs.size() < 3 || n.inputs[0] != source || n.outputs.size() != 1) return std::nullopt;
-  const Shape& shape = graph.value(source).type.shape;
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  const auto starts = constant_ints(graph, n.inputs[1]);
-  const auto ends = constant_ints(graph, n.inputs[2]);
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-  int64_t a = 0;
-  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
-    const auto axes = constant_ints(graph, n.inputs[3]);
-    if (!axes || axes->size() != 1) return std::nullopt;
-    const Result<int64_t> normalized = normalize_axis((*axes)[0], rank);
-    if (!normalized.is_ok()) return std::nullopt;
-    a = *normalized;
+  if (n.op != "Slice" || n.inputs.empty() || n.inputs[0] != source || n.outputs.size() != 1) return std::nullopt;
+  const Result<SliceWindow> w = read_slice(graph, slice);
+  if (!w.is_ok()) return std::nullopt;
+  const Shape& in = graph.value(source).type.shape;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (w->step[d] != 1) return std::nullopt;
+    if (static_cast<int64_t>(d) != axis && (w->start[d] != 0 || w->shape[d] != in[d])) return std::nullopt;
   }
-  if (a != axis) return std::nullopt;
-  if (n.inputs.size() > 4 && n.inputs[4] != kNoValue) {
-    const auto steps = constant_ints(graph, n.inputs[4]);
-    if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-  }
-  const SliceRange r = slice_range(shape[static_cast<size_t>(axis)], (*starts)[0], (*ends)[0], 1);
-  std::vector<int64_t> indices(static_cast<size_t>(r.length));
-  for (int64_t i = 0; i < r.length; ++i) indices[static_cast<size_t>(i)] = r.start + i;
+  const size_t a = static_cast<size_t>(axis);
+  std::vector<int64_t> indices(static_cast<size_t>(w->shape[a]));
+  std::iota(indices.begin(), indices.end(), w->start[a]);
   return indices;
 }
 
 }  // namespace
 
 Result<int> concat_of_slices_to_gather(Graph& graph) {
-  if (graph.opset() < 10) return 0;  // Slice's bounds were attributes then
   std::vector<bool> keep(graph.num_nodes(), true);
   int rewritten = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {

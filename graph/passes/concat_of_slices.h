@@ -13,10 +13,10 @@
 namespace hetsched {
 
 // Before: `graph` is valid with its value types known. Rewrites every
-// Concat (opset 10 and up) whose inputs are each the output of a Slice of
-// the same static tensor along the Concat's axis alone, with constant
-// starts and ends and step 1, read by that Concat alone and no graph
-// output, into a Gather of that tensor with constant int64 indices, which
+// Concat whose inputs are each the output of a Slice of the same static
+// tensor along the Concat's axis alone (graph/slice_window.h: constant
+// bounds, step 1, the other dims whole), read by that Concat alone and no
+// graph output, into a Gather of that tensor with constant int64 indices, which
 // writes the Concat's output value; the Slices go. Returns the number of
 // Concats rewritten.
 Result<int> concat_of_slices_to_gather(Graph& graph);

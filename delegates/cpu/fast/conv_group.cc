@@ -92,10 +92,6 @@ namespace {
 // 8 were not measured.
 constexpr int kMaxClampThreads = 2;
 
-}  // namespace
-
-namespace {
-
 // The squeeze of a squeeze-and-excitation block reading a depthwise
 // group's output: a GlobalAveragePool, or a ReduceMean over H and W keeping
 // them, of that output (f32, static), or kNoNode.

@@ -288,7 +288,7 @@ Status SubgraphLowering::define_pool(const Node& node) {
                                                w.dilation_w, kNoMin, kNoMax, input_id, output_id, 0),
                      "xnn_define_max_pooling_2d");
   uint32_t pooled_id = input_id;
-  if (p.pad_first) {
+  if (p.pad_first()) {
     // XNNPACK's N,H,W,C, as the pool reads it.
     std::vector<size_t> dims = dims_of(node.inputs[0]);
     const std::array<size_t, 4> before{0, p.pre_top, p.pre_left, 0}, after{0, p.pre_bottom, p.pre_right, 0};

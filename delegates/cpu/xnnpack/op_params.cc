@@ -212,7 +212,6 @@ Result<PoolParams> read_pool(const Graph& graph, const Node& node) {
     return unsupported("XNNPACK's average pooling rejects a stride larger than the window");
   HS_ASSIGN_OR_RETURN(const int64_t count_include_pad, node.attrs.get_int("count_include_pad", 0));
   if (count_include_pad != 0 && explicit_pads) {
-    p.pad_first = true;
     p.pre_top = static_cast<uint32_t>(g.pad_top);
     p.pre_left = static_cast<uint32_t>(g.pad_left);
     p.pre_bottom = static_cast<uint32_t>(g.pad_bottom);

@@ -80,8 +80,8 @@ struct PoolParams {
   // them, which ONNX leaves out of the divisor too. PyTorch 2.x's exporter
   // writes Inception's avg_pool2d(3, 1, padding=1) so; on the portable
   // kernel its nine pools took a quarter of Inception v3's time.
-  bool pad_first = false;
   uint32_t pre_top = 0, pre_left = 0, pre_bottom = 0, pre_right = 0;
+  bool pad_first() const { return pre_top + pre_left + pre_bottom + pre_right > 0; }
 };
 Result<PoolParams> read_pool(const Graph& graph, const Node& node);
 
