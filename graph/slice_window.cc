@@ -7,8 +7,7 @@
 
 namespace hetsched {
 
-Result<SliceWindow> read_slice(const Graph& graph, NodeId node) {
-  const Node& n = graph.node(node);
+Result<SliceWindow> read_slice(const Graph& graph, const Node& n) {
   const Shape& in = graph.value(n.inputs[0]).type.shape;
   const size_t rank = in.size();
   std::vector<int64_t> starts, ends, axes, steps;

@@ -1,6 +1,6 @@
 // How a Slice node with constant bounds reads its input, for the passes and
 // delegates that lower or rewrite it (the Vulkan delegate's strided copies,
-// graph/passes/concat_of_slices.h). Opset 9's attributes or opset 10's
+// the VGF lowering's TOSA slice, graph/passes/concat_of_slices.h). Opset 9's attributes or opset 10's
 // constant inputs, clamped by slice_range as shape inference clamps.
 #pragma once
 
@@ -19,6 +19,6 @@ struct SliceWindow {
   Shape shape;
 };
 // kUnsupported where the bounds are computed at run time.
-Result<SliceWindow> read_slice(const Graph& graph, NodeId node);
+Result<SliceWindow> read_slice(const Graph& graph, const Node& node);
 
 }  // namespace hetsched

@@ -21,6 +21,7 @@
 #include "delegates/vgf/tosa_ops.h"
 #include "graph/op_schema.h"
 #include "graph/ops_extra.h"
+#include "graph/slice_window.h"
 
 namespace hetsched::vgf {
 
@@ -752,39 +753,11 @@ class Lowerer {
 
   Status lower_slice(const Node& n) {
     HS_ASSIGN_OR_RETURN(Operand x, operand(n.inputs[0]));
-    const Shape& in = x.logical;
-    const size_t rank = in.size();
-    std::vector<int64_t> starts, ends, axes, steps;
-    bool has_axes = false, has_steps = false;
-    auto const_ints = [&](size_t i) { return g_.value(n.inputs[i]).constant->to_int64_vector(); };
-    if (g_.opset() < 10) {
-      HS_ASSIGN_OR_RETURN(starts, n.attrs.require_ints("starts"));
-      HS_ASSIGN_OR_RETURN(ends, n.attrs.require_ints("ends"));
-      has_axes = n.attrs.has("axes");
-      HS_ASSIGN_OR_RETURN(axes, n.attrs.get_ints("axes", {}));
-    } else {
-      starts = const_ints(1);
-      ends = const_ints(2);
-      if ((has_axes = n.inputs.size() > 3 && n.inputs[3] != kNoValue)) axes = const_ints(3);
-      if ((has_steps = n.inputs.size() > 4 && n.inputs[4] != kNoValue)) steps = const_ints(4);
-    }
-    if (!has_axes) {
-      axes.resize(starts.size());
-      std::iota(axes.begin(), axes.end(), 0);
-    }
-    if (!has_steps) steps.assign(starts.size(), 1);
+    const size_t rank = x.logical.size();
     // Logical start and step per dim; untouched dims read everything.
-    std::vector<int64_t> first(rank, 0), step(rank, 1);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
-      const int64_t dim = in[a];
-      int64_t s = starts[i];
-      if (s < 0) s += dim;
-      // Clamped as ONNX (and infer_slice) clamp it.
-      s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
-      first[a] = s;
-      step[a] = steps[i];
-    }
+    HS_ASSIGN_OR_RETURN(const SliceWindow w, read_slice(g_, n));
+    const std::vector<int64_t>& first = w.start;
+    const std::vector<int64_t>& step = w.step;
     Operand y = temp(out_shape(), rank == 4);
     SliceAttr attr;
     for (size_t i = 0; i < rank; ++i) {

@@ -1988,7 +1988,7 @@ class Lowering {
     const Node& n = g_.node(group.nodes[0]);
     const Shape& x = g_.value(n.inputs[0]).type.shape;
     const Shape& y = g_.value(n.outputs[0]).type.shape;
-    HS_ASSIGN_OR_RETURN(const SliceWindow win, read_slice(g_, group.nodes[0]));
+    HS_ASSIGN_OR_RETURN(const SliceWindow win, read_slice(g_, g_.node(group.nodes[0])));
     if (win.shape != y)
       return internal_error("slice shape " + shape_to_string(win.shape) + " differs from the inferred " +
                             shape_to_string(y));

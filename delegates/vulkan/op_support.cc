@@ -165,7 +165,7 @@ Capability check_op(const Graph& graph, NodeId id, const DeviceLimits& limits) {
     return Capability::yes();
   }
   if (is_reduce_op(op)) return from(read_reduce_axes(graph, id).status());
-  if (op == "Slice") return from(read_slice(graph, id).status());
+  if (op == "Slice") return from(read_slice(graph, graph.node(id)).status());
   if (op == "Gather" || op == "GatherElements") return from(read_gather_indices(graph, id).status());
   if (op == "Resize") return from(resize_taps(graph, id).status());
   return Capability::yes();

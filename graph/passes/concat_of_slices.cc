@@ -17,7 +17,7 @@ namespace {
 std::optional<std::vector<int64_t>> slice_indices(const Graph& graph, NodeId slice, ValueId source, int64_t axis) {
   const Node& n = graph.node(slice);
   if (n.op != "Slice" || n.inputs.empty() || n.inputs[0] != source || n.outputs.size() != 1) return std::nullopt;
-  const Result<SliceWindow> w = read_slice(graph, slice);
+  const Result<SliceWindow> w = read_slice(graph, n);
   if (!w.is_ok()) return std::nullopt;
   const Shape& in = graph.value(source).type.shape;
   for (size_t d = 0; d < in.size(); ++d) {
