@@ -145,10 +145,10 @@ void run_shape(const ConvShape& s, int threads, int runs, int rounds) {
   }
   const double xm = median(xnn_ms), wm = median(wino_ms);
   const double gflop = 2.0 * 9 * static_cast<double>(s.cin * s.cout * s.h * s.w) * 1e-9;
-  const bool rule = cpu::fast::winograd_pays({s.cin, s.cout, s.h, s.w});
+  const bool rule = cpu::fast::winograd_pays({s.cin, s.cout, s.h, s.w, 1, threads});
   std::printf("| %s | %ldx%ldx%ldx%ld | %d | %.3f (%.0f GF/s) | %.3f (%.0f GF/s eq.) | %.2f | %s |\n", s.family,
               static_cast<long>(s.cin), static_cast<long>(s.cout), static_cast<long>(s.h), static_cast<long>(s.w),
-              threads, xm, gflop / xm * 1e3, wm, gflop / wm * 1e3, wm / xm, rule ? "winograd" : "xnnpack");
+              threads, xm, gflop / xm * 1e3, wm, gflop / wm * 1e3, wm / xm, rule ? "winograd" : "direct");
   std::fflush(stdout);
 }
 

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "delegates/cpu/cpu_delegate.h"
+#include "delegates/cpu/fast/fast_op.h"
+#include "delegates/cpu/fast/gemm.h"
 #include "delegates/cpu/fast/winograd_rule.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -64,6 +66,8 @@ ValueId add_conv(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, int64_t 
   write_fused_activation(activation, b.raw().node(b.raw().find_node(name)).attrs);
   return y;
 }
+
+bool has_avx512() { return std::string(cpu::fast::gemm_isa()) == "avx512f"; }
 
 // Both output tiles, F(4x4, 3x3) and F(2x2, 3x3), whatever the rule picks.
 const char* const kTiles[] = {"4", "2"};
@@ -180,7 +184,8 @@ TEST(WinogradConvTest, SixteenThreadsMatchPortable) {
 // model: docs/models.md, "Winograd F(2x2, 3x3)"): F(4x4) where the
 // channels are few for the map, F(2x2) where F(4x4)'s 36 weights per
 // channel pair would be streamed for few tiles, and a 512-channel conv at
-// 7x7 (once left to the direct conv) on F(2x2).
+// 7x7 on the direct conv at 1 and 2 threads but on F(2x2) at 16, where the
+// direct conv's bands of rows would each stream its weights.
 TEST(WinogradConvTest, RulePicksTheTileByChannelsAndMap) {
   using cpu::fast::WinogradShape;
   for (const WinogradShape& s : {WinogradShape{64, 64, 56, 56}, WinogradShape{128, 128, 28, 28},
@@ -189,10 +194,18 @@ TEST(WinogradConvTest, RulePicksTheTileByChannelsAndMap) {
     EXPECT_EQ(cpu::fast::winograd_tile(s), 4) << s.cin << "x" << s.out_h;
   }
   for (const WinogradShape& s : {WinogradShape{256, 256, 14, 14}, WinogradShape{512, 512, 14, 14},
-                                 WinogradShape{512, 512, 7, 7}}) {
-    EXPECT_TRUE(cpu::fast::winograd_pays(s)) << s.cin << "x" << s.out_h;
-    EXPECT_EQ(cpu::fast::winograd_tile(s), 2) << s.cin << "x" << s.out_h;
+                                 WinogradShape{512, 512, 7, 7, 1, 16}}) {
+    EXPECT_TRUE(cpu::fast::winograd_pays(s)) << s.cin << "x" << s.out_h << " at " << s.threads;
+    EXPECT_EQ(cpu::fast::winograd_tile(s), 2) << s.cin << "x" << s.out_h << " at " << s.threads;
   }
+  // The direct conv it is weighed against is the fast GEMM's with AVX-512,
+  // else XNNPACK's (dense_conv_rule.h), which 512 at 7x7 does not pay for.
+  const bool fast_direct = has_avx512();
+  EXPECT_EQ(cpu::fast::winograd_pays({512, 512, 7, 7, 1, 1}), !fast_direct);
+  EXPECT_EQ(cpu::fast::winograd_pays({512, 512, 7, 7, 1, 2}), !fast_direct);
+  EXPECT_TRUE(cpu::fast::winograd_pays({512, 512, 7, 7, 1, 4}));
+  // Every thread count agrees where the map is large for the channels.
+  for (int threads : {1, 2, 16}) EXPECT_TRUE(cpu::fast::winograd_pays({256, 256, 14, 14, 1, threads}));
   // Too few channels for the transforms, or too few tiles.
   EXPECT_FALSE(cpu::fast::winograd_pays({8, 16, 160, 160}));
   EXPECT_FALSE(cpu::fast::winograd_pays({1024, 1024, 4, 4}));
@@ -203,6 +216,45 @@ TEST(WinogradConvTest, RulePicksTheTileByChannelsAndMap) {
   EXPECT_FALSE(cpu::fast::winograd_pays({16, 16, 112, 112}));
   EXPECT_FALSE(cpu::fast::winograd_pays({16, 64, 14, 14}));
   EXPECT_FALSE(cpu::fast::winograd_pays({20, 40, 56, 56}));
+}
+
+// The rule counts the island's threads: ResNet's last-stage 3x3 (512
+// channels at 7x7) runs on the fast GEMM's direct conv at 2 threads and on
+// Winograd at 16, where the direct conv's bands of rows would each stream
+// its weights. The plan and the op made for it agree (FastOpContext's
+// threads), and both match the portable kernels.
+TEST(WinogradConvTest, RuleCountsTheThreads) {
+  if (!has_avx512()) GTEST_SKIP() << "the fast GEMM's direct conv needs AVX-512 (dense_conv_rule.h)";
+  ScopedWinograd rule(nullptr);
+  testing::ScopedEnv dense("HETSCHED_DENSE_CONV", nullptr);
+  GraphBuilder b("last_stage");
+  const ValueId in = b.input("x", f32_type({1, 8, 7, 7}));
+  const FusedActivation relu{FusedActivation::Kind::kRelu};
+  const ValueId a = add_conv(b, in, 8, 512, 1, {0, 0, 0, 0}, true, relu, "pre", 4);
+  const ValueId c = add_conv(b, a, 512, 512, 3, {1, 1, 1, 1}, true, relu, "conv", 6);
+  b.output(add_conv(b, c, 512, 8, 1, {0, 0, 0, 0}, true, {}, "post", 8));
+  const Graph graph = testing::build(b);
+  const Node& conv = graph.node(graph.find_node("conv"));
+  EXPECT_FALSE(cpu::fast::winograd_conv_leaves_xnnpack(graph, conv, 2));
+  EXPECT_TRUE(cpu::fast::dense_conv_leaves_xnnpack(graph, conv, 2));
+  EXPECT_TRUE(cpu::fast::winograd_conv_leaves_xnnpack(graph, conv, 16));
+  EXPECT_FALSE(cpu::fast::dense_conv_leaves_xnnpack(graph, conv, 16));
+  const Tensor input = random_tensor({1, 8, 7, 7}, 1);
+  auto want = testing::run_cpu_island(graph, {input}, {{"engine", "portable"}, {"threads", "1"}});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (const char* threads : {"2", "16"}) {
+    SCOPED_TRACE(std::string(threads) + " threads");
+    auto got = testing::run_cpu_island(graph, {input}, {{"engine", "xnnpack"}, {"threads", threads}});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    EXPECT_GE(got->coverage.fast_ops, 1);
+    const Tensor& w = want->outputs[0];
+    const Tensor& g = got->outputs[0];
+    ASSERT_EQ(w.type(), g.type());
+    float scale = 0, worst = 0;
+    for (int64_t i = 0; i < w.num_elements(); ++i) scale = std::max(scale, std::abs(w.data<float>()[i]));
+    for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(w.data<float>()[i] - g.data<float>()[i]));
+    EXPECT_LE(worst, 2e-5f * scale + 1e-6f);
+  }
 }
 
 // (With Winograd off the dense-conv rule may take a 3x3 conv to the fast

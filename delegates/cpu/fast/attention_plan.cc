@@ -95,7 +95,7 @@ bool is_strided_matmul_candidate(const Graph& graph, const Node& node) {
         value.type.dtype != DType::kFloat32)
       return false;
   }
-  return fast_op_supports(graph, node).is_ok();
+  return fast_op_supports(graph, node, 1).is_ok();  // the batched MatMul's kernel has no rule of threads
 }
 
 AttentionPlan plan_attention_strides(const Graph& graph, const std::set<NodeId>& excluded) {

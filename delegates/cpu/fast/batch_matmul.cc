@@ -117,7 +117,7 @@ class BatchMatMul final : public FastOp {
   AlignedBuffer scratch_;                                   // the packed panels of each task
 };
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   // gemm.h's plain-loop kernel is the fallback of a fallback: without AVX2
   // the portable kernels' blocked GEMM runs these products faster.
   if (std::string(gemm_isa()) == "plain") return unsupported("no AVX2: the portable GEMM is faster");

@@ -121,8 +121,9 @@ std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeI
   std::vector<ConvGroup> groups = find_pointwise_groups(graph, threads);
   for (NodeId id : nhwc_convs)
     if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
-      groups.push_back(with_silu(id, *silu, winograd_conv_leaves_xnnpack(graph, graph.node(id)) ? ConvGroup::Kernel::kWinograd
-                                                                                                 : ConvGroup::Kernel::kDense));
+      groups.push_back(with_silu(id, *silu,
+                                 winograd_conv_leaves_xnnpack(graph, graph.node(id), threads) ? ConvGroup::Kernel::kWinograd
+                                                                                              : ConvGroup::Kernel::kDense));
   const RuleChoice depthwise = rule_choice("HETSCHED_DEPTHWISE");
   if (depthwise == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {

@@ -32,7 +32,7 @@ Result<WindowGeometryNd> geometry(const Graph& graph, const Node& node) {
                             graph.value(node.outputs[0]).type.shape, false);
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   if (node.inputs.size() < 2) return unsupported("Conv without weights");
   const Value& x = graph.value(node.inputs[0]);
   if (!x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32 || x.type.rank() < 5)

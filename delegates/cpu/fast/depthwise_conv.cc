@@ -124,7 +124,7 @@ class DepthwiseConv final : public FastOp {
   std::vector<float> scratch_;  // one plane per chunk
 };
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   const Value& x = graph.value(node.inputs[0]);
   if (x.is_constant()) return unsupported("the input is a constant");
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(graph, node));
@@ -137,7 +137,7 @@ Status supports(const Graph& graph, const Node& node) {
 }
 
 Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
-  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node, ctx.threads()));
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const FusedActivation activation, read_fused_activation(ctx.node.attrs));
   const Tensor& x = ctx.input(0);
@@ -173,7 +173,7 @@ Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
 }  // namespace
 
 bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
-  return node.op == "Conv" && supports(graph, node).is_ok();
+  return node.op == "Conv" && supports(graph, node, 1).is_ok();  // its rule has no thread count
 }
 
 FastOpKind depthwise_conv_kind() { return {"Conv", false, supports, create}; }

@@ -26,12 +26,12 @@ const std::vector<FastOpKind>& kinds() {
 
 // The first kind for `node`'s op that supports it; for an op no kind
 // supports, the first one for the op (whose reason is reported), or nullptr.
-const FastOpKind* find_kind(const Graph& graph, const Node& node) {
+const FastOpKind* find_kind(const Graph& graph, const Node& node, int threads) {
   const FastOpKind* first = nullptr;
   for (const FastOpKind& k : kinds()) {
     if (node.op != k.op) continue;
     if (!first) first = &k;
-    if (k.supports(graph, node).is_ok()) return &k;
+    if (k.supports(graph, node, threads).is_ok()) return &k;
   }
   return first;
 }
@@ -71,27 +71,24 @@ const Tensor& FastOpContext::input(size_t i) const {
   return v.is_constant() ? *v.constant : tensor_of(node.inputs[i]);
 }
 
-Status fast_op_supports(const Graph& graph, const Node& node) {
-  const FastOpKind* kind = find_kind(graph, node);
+int FastOpContext::threads() const { return pool ? pool->threads() : 1; }
+
+Status fast_op_supports(const Graph& graph, const Node& node, int threads) {
+  const FastOpKind* kind = find_kind(graph, node, threads);
   if (!kind) return unsupported("op " + node.op + " has no fast kernel");
   for (ValueId v : node.outputs)
     if (v != kNoValue && (!graph.value(v).type_known || !graph.value(v).type.is_static()))
       return unsupported("an output has no static shape");
-  return kind->supports(graph, node);
+  return kind->supports(graph, node, threads);
 }
 
-bool fast_op_beats_lone_segment(const Graph& graph, const Node& node) {
-  const FastOpKind* kind = find_kind(graph, node);
-  return kind && kind->beats_lone_segment && fast_op_supports(graph, node).is_ok();
-}
-
-bool fast_op_has_nhwc_kernel(const Graph& graph, const Node& node) {
-  return winograd_conv_leaves_xnnpack(graph, node) || dense_conv_leaves_xnnpack(graph, node) ||
-         pointwise_conv_leaves_xnnpack(graph, node);
+bool fast_op_beats_lone_segment(const Graph& graph, const Node& node, int threads) {
+  const FastOpKind* kind = find_kind(graph, node, threads);
+  return kind && kind->beats_lone_segment && fast_op_supports(graph, node, threads).is_ok();
 }
 
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx) {
-  const FastOpKind* kind = find_kind(ctx.graph, ctx.node);
+  const FastOpKind* kind = find_kind(ctx.graph, ctx.node, ctx.threads());
   if (!kind) return unsupported("op " + ctx.node.op + " has no fast kernel");
   return kind->create(ctx);
 }

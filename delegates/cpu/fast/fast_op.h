@@ -62,7 +62,8 @@ struct FastOpContext {
   std::function<Tensor&(ValueId)> tensor_of;
   // The node's rank-4 input and output hold NHWC data in their tensors
   // (an NHWC step between XNNPACK segments, xnnpack/segment_plan.h): only
-  // for the ops fast_op_has_nhwc_kernel() names.
+  // for the convs whose kernels read and write NHWC (Winograd, the fast
+  // GEMM's, depthwise, fast_plan.cc).
   bool nhwc = false;
   // With nhwc: the node's input 0 is an island input, which stays in the
   // caller's NCHW order (xnnpack::is_island_input; only for the convs of
@@ -75,22 +76,22 @@ struct FastOpContext {
   // The island's tensor of an input, or its constant.
   const Tensor& input(size_t i) const;
   Tensor& output(size_t i) const { return tensor_of(node.outputs[i]); }
+  // The threads the op runs on: the plan chose its kernel for these.
+  int threads() const;
 };
 
-// ok when `node` has a fast kernel here; kUnsupported with the reason
-// otherwise (the node then runs on its portable kernel).
-Status fast_op_supports(const Graph& graph, const Node& node);
+// ok when `node` has a fast kernel here at `threads` threads (the rules
+// choosing between a conv's kernels count them); kUnsupported with the
+// reason otherwise (the node then runs on its portable kernel).
+Status fast_op_supports(const Graph& graph, const Node& node, int threads);
 
 // Whether `node`'s fast kernel costs less than an XNNPACK segment of that
 // node alone (staging copy and dispatch included), so that a lone node
 // XNNPACK covers should run here instead. False where XNNPACK's kernel has
 // what the fast one lacks (a Gemm's weights packed once).
-bool fast_op_beats_lone_segment(const Graph& graph, const Node& node);
+bool fast_op_beats_lone_segment(const Graph& graph, const Node& node, int threads);
 
-// Whether `node`'s fast kernel also runs on NHWC data (FastOpContext::nhwc).
-bool fast_op_has_nhwc_kernel(const Graph& graph, const Node& node);
-
-// Needs fast_op_supports() to have passed.
+// Needs fast_op_supports() to have passed at ctx.threads().
 Result<std::unique_ptr<FastOp>> make_fast_op(const FastOpContext& ctx);
 
 // Whether [0, tasks) with `work` in all (in the caller's units, ~1 per
@@ -117,7 +118,7 @@ void parallel_tasks(TaskPool* pool, size_t tasks, double work, const Task& task)
 struct FastOpKind {
   const char* op;
   bool beats_lone_segment;  // see fast_op_beats_lone_segment()
-  Status (*supports)(const Graph& graph, const Node& node);
+  Status (*supports)(const Graph& graph, const Node& node, int threads);
   Result<std::unique_ptr<FastOp>> (*create)(const FastOpContext& ctx);
 };
 FastOpKind batch_matmul_kind();  // batch_matmul.cc
@@ -146,7 +147,7 @@ bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 // Winograd F(4x4, 3x3) or F(2x2, 3x3) (winograd_conv.cc): HETSCHED_WINOGRAD and, unset,
 // winograd_rule.h's rule decide. Its kernel reads and writes NHWC as well
 // as the graph's order, so it runs as an NHWC step between segments.
-bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node);
+bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads);
 
 // The Winograd op for ctx.node writing `output` (the node's own output, or
 // that of the SiLU its epilogue takes in), with `post` after the sums

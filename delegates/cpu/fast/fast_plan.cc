@@ -18,13 +18,13 @@ namespace {
 // the large output back (DeepLabV3 MobileNetV3-Large: 21 maps to 224x224,
 // 1.2-1.4 ms against ONNX Runtime's 0.6). The Resizes it takes go into
 // `nchw_out`.
-bool lone_resize_to_output(const Graph& graph, xnnpack::EngineStep& step, std::set<NodeId>& nchw_out) {
+bool lone_resize_to_output(const Graph& graph, xnnpack::EngineStep& step, std::set<NodeId>& nchw_out, int threads) {
   const NodeId n = step.nodes[0];
   const Node& node = graph.node(n);
   if (node.op != "Resize" || step.inputs.size() != 1 || step.inputs[0] != node.inputs[0] ||
       !step.resident_nhwc.count(node.inputs[0]) || step.resident_nhwc.count(node.outputs[0]) ||
       !graph.is_output(node.outputs[0]) || graph.consumers(node.outputs[0]).size() != 0 ||
-      !fast_op_supports(graph, node).is_ok())
+      !fast_op_supports(graph, node, threads).is_ok())
     return false;
   step = xnnpack::EngineStep{false, true, step.nodes, {}, {}, {}, {}, true};
   nchw_out.insert(n);
@@ -37,10 +37,11 @@ bool lone_resize_to_output(const Graph& graph, xnnpack::EngineStep& step, std::s
 // segment, 6 on its fast kernel). Only segments in the graph's order, so
 // that no value kept NHWC for a neighbour changes hands (lone_resize_to_output
 // aside).
-void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan, std::set<NodeId>& nchw_out) {
+void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan, std::set<NodeId>& nchw_out,
+                                int threads) {
   for (xnnpack::EngineStep& step : plan.steps) {
     if (!step.xnnpack || step.nodes.size() != 1) continue;
-    if (lone_resize_to_output(graph, step, nchw_out)) {
+    if (lone_resize_to_output(graph, step, nchw_out, threads)) {
       plan.portable.push_back({step.nodes[0], "a Resize to the island's output; its NHWC kernel writes the graph's order"});
       continue;
     }
@@ -50,7 +51,7 @@ void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan, s
     // A lone Resize converts both its edges when nothing is kept NHWC
     // around it (XNNPACK resizes NHWC): the fast kernel needs neither.
     if (graph.node(n).op == "Resize" && step.resident_nhwc.empty()) graph_order = true;
-    if (!graph_order || !fast_op_beats_lone_segment(graph, graph.node(n))) continue;
+    if (!graph_order || !fast_op_beats_lone_segment(graph, graph.node(n), threads)) continue;
     step = xnnpack::EngineStep{false, false, step.nodes, {}, {}, {}, {}};
     plan.portable.push_back({n, "alone in its segment; its fast kernel costs less"});
   }
@@ -113,11 +114,11 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     // and 256 channels).
     const Node& node = graph.node(n);
     if ((node.op == "Gelu" || node.op == "Erf") && node.outputs.size() == 1 &&
-        graph.value(node.outputs[0]).type.rank() == 4 && fast_op_supports(graph, node).is_ok())
+        graph.value(node.outputs[0]).type.rank() == 4 && fast_op_supports(graph, node, threads).is_ok())
       nhwc_kernels.insert(n);
     if (depthwise_conv_leaves_xnnpack(graph, graph.node(n)))
       keep_out[n] = "a depthwise conv whose kernel size XNNPACK has no micro-kernel for; on its fast kernel";
-    if (winograd_conv_leaves_xnnpack(graph, graph.node(n))) {
+    if (winograd_conv_leaves_xnnpack(graph, graph.node(n), threads)) {
       keep_out[n] = "a dense 3x3 stride-1 conv; on the fast Winograd kernel";
       nhwc_kernels.insert(n);
     } else if (dense_conv_leaves_xnnpack(graph, graph.node(n), threads)) {
@@ -291,13 +292,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       if (n != groups[i].conv) plan_out.in_conv_group.insert(n);
   }
   std::set<NodeId> nchw_out;
-  prefer_fast_for_lone_nodes(graph, plan, nchw_out);
+  prefer_fast_for_lone_nodes(graph, plan, nchw_out, threads);
   nhwc_kernels.insert(nchw_out.begin(), nchw_out.end());
   plan_out.on_fast_kernel.assign(graph.num_nodes(), false);
   for (const xnnpack::EngineStep& step : plan.steps)
     if (!step.xnnpack)
       for (NodeId n : step.nodes)
-        plan_out.on_fast_kernel[n] = (!step.nhwc || nhwc_kernels.count(n)) && fast_op_supports(graph, graph.node(n)).is_ok();
+        plan_out.on_fast_kernel[n] = (!step.nhwc || nhwc_kernels.count(n)) && fast_op_supports(graph, graph.node(n), threads).is_ok();
   return plan;
 }
 

@@ -10,7 +10,7 @@ namespace {
 // Rough flops per element of the rational erf, for parallel_tasks.
 constexpr double kFlopsPerElement = 30;
 
-Status supports_f32_unary(const Graph& graph, const Node& node) {
+Status supports_f32_unary(const Graph& graph, const Node& node, int /*threads*/) {
   const Value& x = graph.value(node.inputs[0]);
   if (x.is_constant()) return unsupported("the input is a constant");
   if (x.type.dtype != DType::kFloat32) return unsupported("not f32");
@@ -27,9 +27,9 @@ Result<bool> tanh_form(const Node& node) {
   return approximate.value() == "tanh";
 }
 
-Status supports_gelu(const Graph& graph, const Node& node) {
+Status supports_gelu(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(tanh_form(node).status());
-  return supports_f32_unary(graph, node);
+  return supports_f32_unary(graph, node, threads);
 }
 
 template <bool Gelu>

@@ -74,7 +74,7 @@ Result<int64_t> row_length(const Graph& graph, const Node& node) {
   return d;
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (node.outputs[i] != kNoValue) return unsupported("Mean or InvStdDev is wanted; the fast kernel writes Y only");
   const Value& x = graph.value(node.inputs[0]);

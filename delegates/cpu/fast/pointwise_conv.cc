@@ -12,9 +12,7 @@
 // packed into panels on every run with a row of ones under them, and the
 // bias is W's extra column, so the same micro-kernel adds it.
 //
-// Both split C into tasks of a band of rows (kept in L2) by a run of
-// column blocks (gemm.h's kBlockColumns), more and narrower tasks only when the threads need
-// them.
+// Both split C into tasks as gemm_split.h says.
 #include "delegates/cpu/fast/pointwise_conv.h"
 
 #include <algorithm>
@@ -27,6 +25,7 @@
 #include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/dense_conv_rule.h"
 #include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/gemm_split.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
 #include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/fast/stem_conv.h"
@@ -40,61 +39,7 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-constexpr int64_t kRowTile = 12;  // a multiple of the AVX-512 micro-kernels' rows (6 and 12)
-// A task's band of A (rows x k floats) is read once per column block, so
-// it should stay in L2 (1 MiB on the development machine's cores). Up to
-// kWholeBytes, one band of every row: the weights, often read from memory
-// (a network's are MBs, each conv's read once per run), then stream once.
-constexpr int64_t kBandBytes = 192 << 10;
-constexpr int64_t kWholeBytes = 512 << 10;
-constexpr int64_t kTasksPerThread = 4;
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// How C = A . B (m x n, depth k) is cut into tasks: a band of rows by a run
-// of 32-column blocks each; a task goes block by block, each block over
-// the whole band, prefetching the next block's panels into L2 while its
-// first band computes (gemm.h's next_panels).
-struct GemmSplit {
-  int64_t m = 0, k = 0, n = 0, lda = 0, ldc = 0;
-  int64_t blocks = 0;  // 32-column blocks of C
-  int64_t band = 0;    // rows per task
-  int64_t run = 0;     // column blocks per task
-  int64_t row_tasks = 0, column_tasks = 0;
-
-  int64_t tasks() const { return row_tasks * column_tasks; }
-  double work() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
-};
-
-GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads) {
-  GemmSplit s{m, k, n, lda, ldc};
-  s.blocks = ceil_div(n, kBlockColumns);
-  const int64_t row_bytes = k * static_cast<int64_t>(sizeof(float));
-  // More columns than rows (a conv on a 7x7 or 14x14 map, a linear layer
-  // on a few tokens): the weights outweigh A, and every band of rows
-  // streams all of them, so the band starts as every row (ResNet-50's
-  // 512-channel 3x3 at 7x7, K 4608, in 12-row bands read its 9.4 MB of
-  // weights five times; its last stage's shapes took 0.88-0.97x the 12-row
-  // bands' time on one Xeon thread). The threads still get 4 tasks each, narrower bands where
-  // the columns run out: at 16 threads one run of columns per thread was
-  // slower on the Xeon (the runs' speeds differ, and no task is left to
-  // even them out).
-  const bool weights_outweigh_a = n > m;
-  s.band = m * row_bytes <= kWholeBytes || weights_outweigh_a
-               ? m
-               : std::max<int64_t>(kRowTile, kBandBytes / row_bytes / kRowTile * kRowTile);
-  s.band = std::min(s.band, m);
-  s.run = s.blocks;
-  const int64_t want = threads > 1 ? kTasksPerThread * threads : 1;
-  // Narrower runs of columns first (each task keeps its band), then
-  // narrower bands, down to one micro-kernel tile.
-  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.run > 1) s.run = ceil_div(s.run, 2);
-  while (ceil_div(m, s.band) * ceil_div(s.blocks, s.run) < want && s.band > kRowTile)
-    s.band = std::max(kRowTile, ceil_div(s.band / 2, kRowTile) * kRowTile);
-  s.row_tasks = ceil_div(m, s.band);
-  s.column_tasks = ceil_div(s.blocks, s.run);
-  return s;
-}
 
 // HETSCHED_CONV_WINDOWS=off gathers every window into A again, for A/B
 // runs against reading them in place.
@@ -576,7 +521,7 @@ std::tuple<NodeId, ValueId, ValueId> scale_before(const Graph& graph, const Node
   return none;
 }
 
-Status supports_at(const Graph& graph, const Node& node, int threads) {
+Status supports(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(shape_supported(graph, node));
   const PointwiseChoice choice = pointwise_choice();
   if (choice == PointwiseChoice::kOff) return unsupported("HETSCHED_POINTWISE=off");
@@ -591,8 +536,6 @@ Status supports_at(const Graph& graph, const Node& node, int threads) {
   return Status::ok();
 }
 
-Status supports(const Graph& graph, const Node& node) { return supports_at(graph, node, 1); }
-
 Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
   ConvGroup group;  // the conv alone; make_pointwise reads ctx.node
   group.output = ctx.node.outputs[0];
@@ -601,12 +544,12 @@ Result<std::unique_ptr<FastOp>> create_lone(const FastOpContext& ctx) {
 
 // A dense conv the fast GEMM takes: not 1x1, not one Winograd takes, and
 // HETSCHED_DENSE_CONV or dense_conv_pays() says so.
-Status dense_supported_at(const Graph& graph, const Node& node, int threads) {
+Status dense_supported(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(gemm_conv_supported(graph, node));
   const xnnpack::ConvParams p = xnnpack::read_conv(graph, node).value();
   const xnnpack::Window2d& win = p.window;
   if (is_1x1(win)) return unsupported("a 1x1 conv (pointwise_conv.h)");
-  if (winograd_conv_leaves_xnnpack(graph, node)) return unsupported("Winograd takes it (winograd_conv.cc)");
+  if (winograd_conv_leaves_xnnpack(graph, node, threads)) return unsupported("Winograd takes it (winograd_conv.cc)");
   const DenseConvChoice choice = dense_conv_choice();
   if (choice == DenseConvChoice::kOff) return unsupported("HETSCHED_DENSE_CONV=off");
   const Shape& x = graph.value(node.inputs[0]).type.shape;
@@ -624,11 +567,9 @@ Status dense_supported_at(const Graph& graph, const Node& node, int threads) {
   return Status::ok();
 }
 
-Status dense_supported(const Graph& graph, const Node& node) { return dense_supported_at(graph, node, 1); }
-
 // The stem kernel where it runs the conv (NHWC), else the fast GEMM.
 Result<std::unique_ptr<FastOp>> make_dense(const FastOpContext& ctx, const ConvGroup& group) {
-  HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node));
+  HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node, ctx.threads()));
   if (ctx.nhwc && stem_conv_fits(conv_shape(ctx.graph, ctx.node, xnnpack::read_conv(ctx.graph, ctx.node).value())))
     return make_stem_conv(ctx, group);
   return make_gemm_conv(ctx, group);
@@ -643,7 +584,7 @@ Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
 }  // namespace
 
 bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
-  return node.op == "Conv" && supports_at(graph, node, threads).is_ok();
+  return node.op == "Conv" && supports(graph, node, threads).is_ok();
 }
 
 std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads) {
@@ -689,7 +630,7 @@ std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads) {
 }
 
 Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const ConvGroup& group) {
-  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node, ctx.threads()));
   return make_gemm_conv(ctx, group);
 }
 
@@ -702,7 +643,7 @@ FastOpKind pointwise_conv_kind() { return {"Conv", false, supports, create_lone}
 FastOpKind dense_conv_kind() { return {"Conv", false, dense_supported, create_dense}; }
 
 bool dense_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
-  return node.op == "Conv" && dense_supported_at(graph, node, threads).is_ok();
+  return node.op == "Conv" && dense_supported(graph, node, threads).is_ok();
 }
 
 bool dense_conv_reads_windows(const Graph& graph, const Node& node, int threads) {

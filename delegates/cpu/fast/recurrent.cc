@@ -175,7 +175,7 @@ Result<RecurrentSpec> read_spec(const Graph& graph, const Node& node) {
   return read_recurrent_spec(node.op, node.attrs, inputs);
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   HS_ASSIGN_OR_RETURN(const RecurrentSpec s, read_spec(graph, node));
   if (node.outputs.empty() || node.outputs[0] == kNoValue)
     return unsupported("the fast recurrent kernel writes Y, which this node omits");
@@ -584,7 +584,7 @@ class Recurrent final : public FastOp {
 
 Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
   if (ctx.nhwc) return invalid_argument("the fast recurrent kernel runs in the graph's order only");
-  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node, ctx.threads()));
   HS_ASSIGN_OR_RETURN(RecurrentSpec s, read_spec(ctx.graph, ctx.node));
   return std::unique_ptr<FastOp>(new Recurrent(ctx, std::move(s)));
 }

@@ -109,7 +109,9 @@ class Resize final : public FastOp {
   int64_t band_ = 1;                // output rows per task of the second pass
 };
 
-Status supports(const Graph& graph, const Node& node) { return read_resize_mapping(graph, node).status(); }
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
+  return read_resize_mapping(graph, node).status();
+}
 
 Result<std::unique_ptr<FastOp>> create(const FastOpContext& ctx) {
   HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_resize_mapping(ctx.graph, ctx.node));

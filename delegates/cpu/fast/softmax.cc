@@ -79,7 +79,7 @@ Result<int64_t> row_length(const Graph& graph, const Node& node) {
   return n;
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   const Value& x = graph.value(node.inputs[0]);
   if (x.is_constant() || x.type.dtype != DType::kFloat32 || !x.type.is_static() || x.type.rank() == 0)
     return unsupported("X is not a static f32 run-time value");

@@ -121,7 +121,7 @@ class Transpose final : public FastOp {
   std::vector<int64_t> offsets_;  // input offset of each output row; empty: one copy
 };
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   const Value& x = graph.value(node.inputs[0]);
   if (x.is_constant() || !x.type_known || !x.type.is_static() || x.type.dtype != DType::kFloat32)
     return unsupported("X is not a static f32 run-time value");

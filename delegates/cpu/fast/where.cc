@@ -84,7 +84,7 @@ class Where final : public FastOp {
   std::vector<int64_t> offsets_;  // cond, X, Y offsets of each output row
 };
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int /*threads*/) {
   if (node.inputs.size() != 3) return unsupported("not three inputs");
   const Value& c = graph.value(node.inputs[0]);
   if (c.type.dtype != DType::kBool) return unsupported("cond is not bool");

@@ -410,18 +410,18 @@ Status shape_supported(const Graph& graph, const Node& node) {
   return read_fused_activation(node.attrs).status();
 }
 
-WinogradShape shape_of(const Graph& graph, const Node& node) {
+WinogradShape shape_of(const Graph& graph, const Node& node, int threads) {
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  return {x[1], y[1], y[2], y[3]};
+  return {x[1], y[1], y[2], y[3], y[0], threads};
 }
 
-Status supports(const Graph& graph, const Node& node) {
+Status supports(const Graph& graph, const Node& node, int threads) {
   HS_RETURN_IF_ERROR(shape_supported(graph, node));
   const WinogradChoice choice = winograd_choice();
   if (choice == WinogradChoice::kOff) return unsupported("HETSCHED_WINOGRAD=off");
-  if (choice == WinogradChoice::kRule && !winograd_pays(shape_of(graph, node)))
-    return unsupported("XNNPACK's direct conv is faster at this shape (winograd_rule.h)");
+  if (choice == WinogradChoice::kRule && !winograd_pays(shape_of(graph, node, threads)))
+    return unsupported("a direct conv is faster at this shape and thread count (winograd_rule.h)");
   return Status::ok();
 }
 
@@ -482,17 +482,17 @@ std::unique_ptr<FastOp> make_tiled(const FastOpContext& ctx, ValueId output, con
 }  // namespace
 
 Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post) {
-  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node));
+  HS_RETURN_IF_ERROR(supports(ctx.graph, ctx.node, ctx.threads()));
   HS_ASSIGN_OR_RETURN(const xnnpack::ConvParams p, xnnpack::read_conv(ctx.graph, ctx.node));
   HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
   // Relu and Clip clamp in the output transform; the others run after it.
   HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, true, "Winograd conv"));
-  if (winograd_tile(shape_of(ctx.graph, ctx.node)) == 2) return make_tiled<2>(ctx, output, p, activation);
+  if (winograd_tile(shape_of(ctx.graph, ctx.node, ctx.threads())) == 2) return make_tiled<2>(ctx, output, p, activation);
   return make_tiled<4>(ctx, output, p, activation);
 }
 
-bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node) {
-  return node.op == "Conv" && supports(graph, node).is_ok();
+bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
+  return node.op == "Conv" && supports(graph, node, threads).is_ok();
 }
 
 FastOpKind winograd_conv_kind() { return {"Conv", false, supports, create}; }

@@ -1,7 +1,11 @@
 #include "delegates/cpu/fast/winograd_rule.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#include "delegates/cpu/fast/gemm_split.h"
+#include "delegates/cpu/fast/vector_math.h"
 
 namespace hetsched::cpu::fast {
 
@@ -36,43 +40,59 @@ constexpr int64_t kMaxChannelPairs = 512 * 256;
 constexpr double kMinTileUse = 0.5;
 constexpr int64_t kMinTiles = 4;
 
-// The time a conv takes, per thread, as the sum of three costs: its
-// multiply-adds at the GEMM's rate, its weights streamed once from L3 or
-// memory (a network's weights are read once per run, and each thread reads
-// its columns' share), and the transforms' elements (Winograd's V and M,
-// tile x point x channel). Fitted to ResNet-18/50's and VGG-11's 3x3 convs
-// in the whole model on the session-18 Xeon (`hetsched bench M
-// --profile-ops` with HETSCHED_WINOGRAD=on and each HETSCHED_WINOGRAD_TILE,
-// docs/models.md "Winograd F(2x2, 3x3)"), each shape within ~15%: 90
-// GFMA/s in Winograd's GEMMs, 80 in the direct conv's (its A read through
-// the windows, often few rows), 15 GB/s, 0.45 ns an element for F(4x4)
-// and 0.3 for F(2x2).
+// The time a conv takes on `threads` threads, as the sum of three costs
+// over the threads: its multiply-adds at the GEMM's rate, its weights
+// streamed from L3 or memory (a network's weights are read once per run),
+// and the transforms' elements (Winograd's V and M, tile x point x
+// channel). Winograd's GEMMs split by point and column, so its weights
+// are streamed once whatever the threads; the direct conv's tasks are
+// bands of output rows by runs of columns (gemm_split.h), and each band
+// streams all of its columns' weights again: a 7x7 map cut into 5 bands
+// for 16 threads reads its weights 5 times.
+// Fitted to ResNet-18/50's and VGG-11's 3x3 convs in the whole model on the
+// session-18 Xeon (`hetsched bench M --profile-ops` with
+// HETSCHED_WINOGRAD=on and each HETSCHED_WINOGRAD_TILE, docs/models.md
+// "Winograd F(2x2, 3x3)"), each shape within ~15%: 90 GFMA/s in
+// Winograd's GEMMs, 15 GB/s, 0.45 ns an element for F(4x4) and 0.3 for
+// F(2x2). The direct conv's 100 GFMA/s is session 23's: since session 22's
+// row tiles across output rows and weights prefetched a part ahead
+// (gemm.cc), ResNet-50's 512-channel 3x3s at 7x7 took 1.77-1.84 ms on
+// the direct conv at 1 thread of the 2-core Xeon against F(2x2)'s
+// 2.05-2.11 (this model: 1.79 against 1.94), and 0.97-1.03 against
+// 1.04-1.12 at 2 threads (0.89 against 0.97); at 16 threads of the 16-core
+// Xeon 0.30 ms against 0.17 (0.27 against 0.12: the direct conv's 5 bands).
 // What decides is their ratio: where F(4x4)'s 4x weights (36 per channel
 // pair) outweigh its 4/9 fewer products than F(2x2)'s, F(2x2) runs it
-// (256 channels at 14x14, 512 at 7x7 and 14x14); where the weights
-// outweigh every saving, the direct conv.
-// (Since session 22 the direct conv runs ResNet's 512-channel 3x3s at 7x7
-// in 1.77-1.84 ms on one thread of the 2-core Xeon against F(2x2)'s
-// 2.05-2.11, and at 2 threads 0.97-1.03 against 1.04-1.12; but at 16
-// threads of the 16-core Xeon F(2x2) took 0.17 ms and the direct conv
-// 0.30, its 49 rows cut into bands that each stream the 9.4 MB of
-// weights. The rule does not know the threads, so those stay on F(2x2).)
+// (256 channels at 14x14, 512 at 14x14); where the weights outweigh every
+// saving, or the map is small for the channels at few threads (512 at
+// 7x7 on 1 or 2 threads, which 3 or more cut into bands), the direct conv.
+// Without AVX-512 the direct conv is XNNPACK's (dense_conv_rule.h), which
+// the model knows only as session 18 fitted it: 80 GFMA/s, and its weights
+// streamed once whatever the threads.
 constexpr double kFmaPerSecond = 90e9;
-constexpr double kDirectFmaPerSecond = 80e9;
+constexpr double kDirectFmaPerSecond = 100e9;
+constexpr double kXnnpackDirectFmaPerSecond = 80e9;
 constexpr double kWeightBytesPerSecond = 15e9;
 
 double winograd_seconds(const WinogradShape& s, int64_t tile) {
   const double points = static_cast<double>((tile + 2) * (tile + 2));
-  const double tiles = static_cast<double>(((s.out_h + tile - 1) / tile) * ((s.out_w + tile - 1) / tile));
+  const double tiles = static_cast<double>(((s.out_h + tile - 1) / tile) * ((s.out_w + tile - 1) / tile) * s.batch);
   const double pairs = static_cast<double>(s.cin * s.cout);
   const double element_seconds = tile == 4 ? 0.45e-9 : 0.3e-9;
-  return points * tiles * pairs / kFmaPerSecond + points * pairs * 4 / kWeightBytesPerSecond +
-         points * tiles * static_cast<double>(s.cin + s.cout) * element_seconds;
+  return (points * tiles * pairs / kFmaPerSecond + points * pairs * 4 / kWeightBytesPerSecond +
+          points * tiles * static_cast<double>(s.cin + s.cout) * element_seconds) /
+         std::max(1, s.threads);
 }
 
 double direct_seconds(const WinogradShape& s) {
+  const int64_t m = s.batch * s.out_h * s.out_w, k = 9 * s.cin;
+  const bool fast_gemm = cpu_has_avx512f();
+  const double bands =
+      fast_gemm ? static_cast<double>(split_gemm(m, k, s.cout, k, s.cout, s.threads).row_tasks) : 1.0;
+  const double rate = fast_gemm ? kDirectFmaPerSecond : kXnnpackDirectFmaPerSecond;
   const double pairs = static_cast<double>(s.cin * s.cout);
-  return 9 * static_cast<double>(s.out_h * s.out_w) * pairs / kDirectFmaPerSecond + 9 * pairs * 4 / kWeightBytesPerSecond;
+  return (9 * static_cast<double>(m) * pairs / rate + 9 * pairs * 4 * bands / kWeightBytesPerSecond) /
+         std::max(1, s.threads);
 }
 
 int best_tile(const WinogradShape& s) { return winograd_seconds(s, 2) < winograd_seconds(s, 4) ? 2 : 4; }

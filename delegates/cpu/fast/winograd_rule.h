@@ -23,10 +23,12 @@ namespace hetsched::cpu::fast {
 struct WinogradShape {
   int64_t cin = 0, cout = 0;
   int64_t out_h = 0, out_w = 0;  // per image
+  int64_t batch = 1;
+  int threads = 1;  // the island's: the direct conv's bands of rows each stream its weights
 };
 
-// Whether Winograd beats XNNPACK's direct conv at `shape` (at 1 and 2
-// threads alike on the machines measured).
+// Whether Winograd beats a direct conv (the fast GEMM's, or XNNPACK's) at
+// `shape`.
 bool winograd_pays(const WinogradShape& shape);
 
 // The output tile Winograd runs a conv it takes in: 4 (F(4x4, 3x3), 1/4

@@ -1,0 +1,31 @@
+// How a conv's GEMM on the fast kernels (pointwise_conv.cc) is cut into
+// tasks: a band of rows (kept in L2) by a run of column blocks (gemm.h's
+// kBlockColumns) each; more and narrower tasks only when the threads need
+// them. Here, not in pointwise_conv.cc, because winograd_rule.cc's cost of
+// the direct conv counts the bands: each streams all of its columns'
+// weights.
+#pragma once
+
+#include <cstdint>
+
+namespace hetsched::cpu::fast {
+
+// A task goes block by block, each block over the whole band, prefetching
+// the next block's panels into L2 while its first band computes (gemm.h's
+// next_panels).
+struct GemmSplit {
+  int64_t m = 0, k = 0, n = 0, lda = 0, ldc = 0;
+  int64_t blocks = 0;  // kBlockColumns-column blocks of C
+  int64_t band = 0;    // rows per task
+  int64_t run = 0;     // column blocks per task
+  int64_t row_tasks = 0, column_tasks = 0;
+
+  int64_t tasks() const { return row_tasks * column_tasks; }
+  double work() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
+// C = A . B, m x n of depth k (A's and C's row strides lda and ldc), for
+// `threads` threads.
+GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads);
+
+}  // namespace hetsched::cpu::fast
