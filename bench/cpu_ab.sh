@@ -11,10 +11,12 @@
 # medians', and the range of the rounds' own ratios).
 # docs/models.md's session-12 A/B tables came from it.
 #
-# usage: bench/cpu_ab.sh [--threads "1 16"] [--rounds R] [-n N] [--ort] [--cpus LIST]
+# usage: bench/cpu_ab.sh [--threads "1 16"] [--rounds R] [-n N] [--ort] [--cpus LIST] [--stat p50|min]
 #                        VARIANT... -- MODEL[:SHAPE]...
 # --cpus runs every side under `taskset -c LIST` (one core for 1-thread
 # figures on a many-core host, so that no run migrates between cores).
+# --stat min takes each measurement's best run instead of its median (the
+# issues' "best of runs", for a shared host whose medians swing).
 # VARIANT: "default", NAME=VALUE[,NAME=VALUE...] (environment for the
 # default build), or @PATH[:NAME=VALUE,...] (another hetsched binary). SHAPE
 # (the first input's, for --ort, and hetsched's --input-shape where given;
@@ -29,6 +31,7 @@ rounds=3
 runs=20
 ort=0
 pin=()
+stat=p50
 variants=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
@@ -37,12 +40,13 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     -n) runs=$2; shift 2 ;;
     --ort) ort=1; shift ;;
     --cpus) pin=(taskset -c "$2"); shift 2 ;;
+    --stat) stat=$2; shift 2 ;;
     -*) echo "cpu_ab: unknown option '$1'" >&2; exit 2 ;;
     *) variants+=("$1"); shift ;;
   esac
 done
 [ "${1:-}" = "--" ] && [ ${#variants[@]} -gt 0 ] && [ $# -gt 1 ] ||
-  { echo "usage: bench/cpu_ab.sh [--threads \"T...\"] [--rounds R] [-n N] [--ort] [--cpus LIST] VARIANT... -- MODEL[:SHAPE]..." >&2; exit 2; }
+  { echo "usage: bench/cpu_ab.sh [--threads \"T...\"] [--rounds R] [-n N] [--ort] [--cpus LIST] [--stat p50|min] VARIANT... -- MODEL[:SHAPE]..." >&2; exit 2; }
 shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -58,7 +62,7 @@ p50() {
   esac
   printf 'name: cpu_ab\ndelegates:\n  cpu: {enabled: true, engine: xnnpack, threads: %s}\n' "$t" > "$work/cpu$t.yaml"
   env ${envs//,/ } "${pin[@]}" "$bin" bench "$model" --profile "$work/cpu$t.yaml" -n "$runs" --warmup 3 $given 2>&1 |
-    grep -oE 'p50 [0-9.]+ ms' | head -1 | awk '{print $2}'
+    grep -oE "$stat [0-9.]+ ms" | head -1 | awk '{print $2}'
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{v[NR]=$1} END {print NR ? v[int((NR+1)/2)] : "-"}'; }
@@ -79,7 +83,7 @@ for spec in "$@"; do
       for v in "${variants[@]}"; do got[$v]="${got[$v]:-} $(p50 "$v" "$model" "$t" "$given")"; done
       # ORT in every round too, so that a machine whose speed drifts
       # between rounds (a shared host) slows both sides alike.
-      [ "$ort" = 1 ] && got[ORT]="${got[ORT]:-} $("${pin[@]}" python3 "$root/bench/ort_time.py" "$model" "$shape" "$t" 2>&1 | tail -1)"
+      [ "$ort" = 1 ] && got[ORT]="${got[ORT]:-} $("${pin[@]}" python3 "$root/bench/ort_time.py" "$model" "$shape" "$t" "$stat" 2>&1 | tail -1)"
     done
     line="$(basename "$model" .onnx) threads=$t"
     for v in "${variants[@]}"; do line="$line | $v $(echo "${got[$v]}" | median) ms"; done
