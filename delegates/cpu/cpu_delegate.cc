@@ -222,6 +222,7 @@ class CpuIslandHandle final : public IslandHandle {
         if (nhwc_node.outputs.size() == 1)
           if (float* staging = sole_reader_staging(nhwc_node.outputs[0], i, plan, segments, step_of))
             node->write_to(staging);
+        if (nhwc_node.op == "Concat") write_concat_inputs_in_place(nhwc_node, *node);
         steps_.push_back(Step{{}, nullptr, std::move(node), nullptr, {step.nodes[0]}});
         ++coverage_.portable_ops;
         spdlog::debug("[CPU] island {}: {} runs on its NHWC kernel between segments", island_id_,
@@ -312,9 +313,31 @@ class CpuIslandHandle final : public IslandHandle {
                      const xnnpack::EnginePlan& plan, std::vector<Result<std::unique_ptr<xnnpack::Segment>>>& segments,
                      const std::vector<int>& step_of) {
     if (float* staging = sole_reader_staging(output, i, plan, segments, step_of)) op->write_to(staging);
+    fast_writer_[output] = steps_.size();
     coverage_.portable_ops += static_cast<int>(nodes.size());
     coverage_.fast_ops += static_cast<int>(nodes.size());
     steps_.push_back(Step{{}, nullptr, nullptr, std::move(op), std::move(nodes)});
+  }
+
+  // Has the fast ops writing `concat`'s inputs write them into its output
+  // (`node`'s, wherever write_to sent it) where island_arena.h allows it
+  // and the op can (FastOp::write_channels_into), and `node` skip them:
+  // a Fire module's or an Inception block's branches land in their
+  // Concat's output directly, without the copy.
+  void write_concat_inputs_in_place(const Node& concat, xnnpack::NhwcNode& node) {
+    const int64_t channels = graph_.value(concat.outputs[0]).type.shape[1];
+    int64_t offset = 0;
+    for (size_t k = 0; k < concat.inputs.size(); ++k) {
+      const ValueId v = concat.inputs[k];
+      const int64_t c = graph_.value(v).type.shape[1];
+      const auto writer = fast_writer_.find(v);
+      if (writer != fast_writer_.end() && concat_input_in_place(graph_, concat, k) &&
+          steps_[writer->second].fast->write_channels_into(node.output() + offset, channels)) {
+        node.input_in_place(k);
+        ++coverage_.concat_inputs_in_place;
+      }
+      offset += c;
+    }
   }
 
   // The intermediate tensors island_arena.h places, created before any
@@ -461,6 +484,7 @@ class CpuIslandHandle final : public IslandHandle {
   // Points into graph_, tensors_ and threadpool_: declared after them.
   std::vector<Step> steps_;
   std::vector<std::vector<xnnpack::Segment*>> direct_readers_;  // by island input (find_direct_readers)
+  std::map<ValueId, size_t> fast_writer_;  // value -> the steps_ index of the fast op writing it (add_fast_step)
   int island_id_;
   bool profile_ops_ = false;
   CpuEngineCoverage coverage_;

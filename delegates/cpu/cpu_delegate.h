@@ -33,6 +33,9 @@ struct CpuEngineCoverage {
   int xnnpack_segments = 0;
   int portable_ops = 0;  // every op not in an XNNPACK segment
   int fast_ops = 0;      // of those, the ops on fast kernels (fast/fast_op.h)
+  // NHWC Concat inputs their producers write into the Concat's output
+  // (island_arena.h's concat_input_in_place): copies spared.
+  int concat_inputs_in_place = 0;
 };
 // The coverage of a handle made by the CPU delegate's init(); nullptr for
 // other handles. Valid as long as the handle.

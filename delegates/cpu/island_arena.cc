@@ -49,6 +49,18 @@ bool is_view_op(const Graph& graph, const Node& node) {
 
 }  // namespace
 
+bool concat_input_in_place(const Graph& graph, const Node& concat, size_t i) {
+  if (concat.op != "Concat" || concat.outputs.size() != 1 || i >= concat.inputs.size()) return false;
+  const ValueId v = concat.inputs[i], out = concat.outputs[0];
+  const auto& inputs = graph.inputs();
+  const auto edge = [&](ValueId x) {
+    return graph.is_output(x) || std::find(inputs.begin(), inputs.end(), x) != inputs.end();
+  };
+  if (v == kNoValue || out == kNoValue || edge(v) || edge(out) || graph.value(v).is_constant()) return false;
+  const std::vector<NodeId> readers = graph.consumers(v);
+  return readers.size() == 1 && std::count(concat.inputs.begin(), concat.inputs.end(), v) == 1;
+}
+
 std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::EnginePlan& plan,
                                         const fast::FastPlan& fast) {
   std::map<ValueId, ValueId> views;
@@ -219,6 +231,14 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
       const std::optional<size_t> bytes = checked_byte_size(value.type);
       if (!bytes) continue;
       int first = run_step[n], last = run_step[n];
+      // A Concat's output is written from its in-place inputs' producers'
+      // steps on (concat_input_in_place).
+      const Node& node = graph.node(n);
+      if (node.op == "Concat" && plan.steps[static_cast<size_t>(run_step[n])].nhwc)
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          const NodeId p = concat_input_in_place(graph, node, i) ? graph.value(node.inputs[i]).producer : kNoNode;
+          if (p != kNoNode && run_step[p] >= 0) first = std::min(first, run_step[p]);
+        }
       bool all_read = true;
       std::vector<NodeId> readers = readers_of(v);
       // A view's readers read v's bytes (views of views included: each

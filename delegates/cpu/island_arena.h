@@ -49,6 +49,16 @@ struct IslandArena {
 std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::EnginePlan& plan,
                                         const fast::FastPlan& fast);
 
+// Whether input `i` of `concat` (a Concat run as an NHWC step) may be
+// written by its producer straight into the Concat's output, its channels
+// at their offset in every pixel (fast::FastOp::write_channels_into; the
+// Concat then skips it): the Concat is the value's only reader and reads it
+// once, and neither it nor the Concat's output is an island edge (an
+// output's buffer may be the caller's, bound per run). The arena keeps the
+// Concat's output from such a producer's step on, whether or not the
+// producer's op takes it.
+bool concat_input_in_place(const Graph& graph, const Node& concat, size_t i);
+
 // Plans the arena of `graph` run as `plan` (with `fast`'s groups, each of
 // which runs at its leading node's step). A view's readers keep its root
 // alive; a view itself is not placed. A 1x1 conv group with a residual Add

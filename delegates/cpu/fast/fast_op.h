@@ -19,6 +19,7 @@
 // reference kernels.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,6 +46,13 @@ class FastOp {
   // of its tensor: the staging buffer of the one segment reading it
   // (Segment::adopt_input), which then skips its copy.
   void write_to(float* dst) { out_ = dst; }
+  // Writes the output (NHWC) into every pixel of a wider NHWC tensor
+  // instead, its channels from `dst` on, pixels `pixel_stride` floats
+  // apart: an NHWC Concat's output, which then skips the copy
+  // (cpu_delegate.cc, island_arena.h's concat_input_in_place). False where
+  // the op cannot (its output stays where it was): only convs on the fast
+  // GEMM without a residual can.
+  virtual bool write_channels_into(float* dst, int64_t pixel_stride) { return false; }
 
  protected:
   float* out() const { return out_; }

@@ -129,6 +129,16 @@ class GemmConv final : public FastOp {
     scaled_panels_ = AlignedBuffer(panels_.size());
   }
 
+  // NHWC on the GEMM (not tap by tap, which adds into C) and without a
+  // residual (read at C's stride): C's rows are the output pixels, so a
+  // wider row stride puts them into a Concat's output.
+  bool write_channels_into(float* dst, int64_t pixel_stride) override {
+    if (!nhwc_ || residual_ || !taps_.empty() || pixel_stride < g_.cout) return false;
+    split_.ldc = pixel_stride;
+    write_to(dst);
+    return true;
+  }
+
   Status run() override {
     const float* x = x_.data<float>();
     const float* residual = residual_ ? residual_->data<float>() : nullptr;

@@ -70,6 +70,7 @@ struct Geometry {
   int64_t tiles_h = 0, tiles_w = 0, tiles = 0;  // tiles = batch * tiles_h * tiles_w
   // Element strides of a pixel and a channel: NHWC (C, 1) or NCHW (1, H*W).
   int64_t in_pixel = 0, in_channel = 0, out_pixel = 0, out_channel = 0;
+  int64_t out_image = 0;  // elements from one image's output to the next
   int64_t ldv = 0, ldm = 0;  // row strides of V and M: cin and cout rounded up to whole lanes
   int64_t block = 0;         // tiles per block
 };
@@ -248,7 +249,7 @@ HETSCHED_FAST_INLINE void output_tiles(const float* m, const Geometry* g, const 
   const int64_t point = g->block * g->ldm;
   for (int64_t t = first; t < last; ++t) {
     const int64_t tile = base + t, n = tile / per_image, r = tile % per_image;
-    float* image = y + n * g->out_h * g->out_w * g->cout;
+    float* image = y + n * g->out_image;
     const int64_t oy0 = r / g->tiles_w * W::kTile, ox0 = r % g->tiles_w * W::kTile;
     for (int64_t c0 = 0; c0 < g->cout; c0 += kLanes)
       output_tile<T>(m + t * g->ldm + c0, point, *g, bias, lo, hi, oy0, ox0, c0, image);
@@ -316,6 +317,16 @@ class WinogradConv final : public FastOp {
     m_ = AlignedBuffer(static_cast<size_t>(W::kPoints * g_.block * g_.ldm) * sizeof(float));
   }
 
+  // NHWC: pixels `pixel_stride` floats apart (the output transform and the
+  // activation after it write each pixel's channels as one run).
+  bool write_channels_into(float* dst, int64_t pixel_stride) override {
+    if (g_.out_channel != 1 || pixel_stride < g_.cout) return false;
+    g_.out_pixel = pixel_stride;
+    g_.out_image = g_.out_h * g_.out_w * pixel_stride;
+    write_to(dst);
+    return true;
+  }
+
   Status run() override {
     static const auto in_fn = Clones<input_tiles<T>>::best();
     static const auto out_fn = Clones<output_tiles<T>>::best();
@@ -365,7 +376,7 @@ class WinogradConv final : public FastOp {
     const int64_t per_image = g_.tiles_h * g_.tiles_w;
     for (int64_t tile = first; tile < last; ++tile) {
       const int64_t n = tile / per_image, r = tile % per_image;
-      float* image = y + n * g_.out_h * g_.out_w * g_.cout;
+      float* image = y + n * g_.out_image;
       const int64_t oy0 = r / g_.tiles_w * W::kTile, ox0 = r % g_.tiles_w * W::kTile;
       const int64_t oy1 = std::min(oy0 + W::kTile, g_.out_h), ox1 = std::min(ox0 + W::kTile, g_.out_w);
       for (int64_t oy = oy0; oy < oy1; ++oy) {
@@ -457,6 +468,7 @@ std::unique_ptr<FastOp> make_tiled(const FastOpContext& ctx, ValueId output, con
   g.in_channel = ctx.nhwc ? 1 : g.in_h * g.in_w;
   g.out_pixel = ctx.nhwc ? g.cout : 1;
   g.out_channel = ctx.nhwc ? 1 : g.out_h * g.out_w;
+  g.out_image = g.out_h * g.out_w * g.cout;
   g.ldv = round_up(g.cin, kLanes);
   g.ldm = round_up(g.cout, kLanes);
   // Blocks of whole 12-row micro-kernel tiles, as even as the budget allows.

@@ -182,6 +182,7 @@ Result<std::unique_ptr<NhwcNode>> NhwcNode::create(const Graph& graph, const Nod
       n->inputs_.push_back(&tensor_of(v));
       n->channels_.push_back(graph.value(v).type.shape[1]);
     }
+    n->in_place_.assign(node.inputs.size(), false);
     return n;
   }
   HS_ASSIGN_OR_RETURN(const ResizeMapping m, read_nearest(graph, node));
@@ -205,6 +206,10 @@ void NhwcNode::concat_rows(void* context, size_t pixel_block) {
   for (size_t i = 0; i < n.inputs_.size(); ++i) {
     const int64_t c = n.channels_[i];
     const float* in = n.inputs_[i]->data<float>();
+    if (n.in_place_[i]) {
+      offset += c;
+      continue;
+    }
     for (int64_t p = p0; p < p1; ++p)
       std::memcpy(out + p * n.out_channels_ + offset, in + p * c, static_cast<size_t>(c) * sizeof(float));
     offset += c;

@@ -43,6 +43,12 @@ class NhwcNode {
   // it (Segment::adopt_input), which then skips its copy. Nodes of one
   // output only (not Split).
   void write_to(float* dst) { out_ = dst; }
+  // Where the output goes (the island's tensor, or write_to's buffer).
+  float* output() const { return out_; }
+  // A Concat's input `i` is already in its place in the output (its
+  // producer wrote it there: fast::FastOp::write_channels_into), so run()
+  // leaves its channels alone.
+  void input_in_place(size_t i) { in_place_.at(i) = true; }
 
  private:
   NhwcNode() = default;
@@ -57,6 +63,7 @@ class NhwcNode {
   pthreadpool_t pool_ = nullptr;
   std::vector<const Tensor*> inputs_;
   std::vector<int64_t> channels_;  // per input (Concat; Slice and shuffle: the one input's; Split: per output)
+  std::vector<bool> in_place_;     // Concat: per input (input_in_place)
   std::vector<float*> outs_;       // Split: every output
   int64_t first_channel_ = 0;      // Slice
   int64_t group_ = 1;              // channel shuffle
