@@ -50,7 +50,9 @@ bool is_view_op(const Graph& graph, const Node& node) {
 }  // namespace
 
 bool concat_input_in_place(const Graph& graph, const Node& concat, size_t i) {
-  if (concat.op != "Concat" || concat.outputs.size() != 1 || i >= concat.inputs.size()) return false;
+  // HETSCHED_CONCAT_IN_PLACE=off: every input copied again (A/B runs).
+  static const bool off = fast::rule_choice("HETSCHED_CONCAT_IN_PLACE") == fast::RuleChoice::kOff;
+  if (off || concat.op != "Concat" || concat.outputs.size() != 1 || i >= concat.inputs.size()) return false;
   const ValueId v = concat.inputs[i], out = concat.outputs[0];
   const auto& inputs = graph.inputs();
   const auto edge = [&](ValueId x) {

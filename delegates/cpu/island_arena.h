@@ -56,7 +56,7 @@ std::map<ValueId, ValueId> island_views(const Graph& graph, const xnnpack::Engin
 // once, and neither it nor the Concat's output is an island edge (an
 // output's buffer may be the caller's, bound per run). The arena keeps the
 // Concat's output from such a producer's step on, whether or not the
-// producer's op takes it.
+// producer's op takes it. HETSCHED_CONCAT_IN_PLACE=off: none (A/B runs).
 bool concat_input_in_place(const Graph& graph, const Node& concat, size_t i);
 
 // Plans the arena of `graph` run as `plan` (with `fast`'s groups, each of
