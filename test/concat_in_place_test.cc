@@ -74,8 +74,7 @@ TEST(ConcatInPlaceTest, BranchesWriteIntoTheConcatAndMatchPortable) {
   auto want = testing::run_cpu_island(graph, {input}, {{"engine", "portable"}, {"threads", "1"}});
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   const Tensor& w = want->outputs[0];
-  float scale = 0;
-  for (int64_t i = 0; i < w.num_elements(); ++i) scale = std::max(scale, std::abs(w.data<float>()[i]));
+  const float scale = testing::max_abs(w);
   ASSERT_GT(scale, 0.f);
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(std::string(threads) + " threads");
@@ -86,11 +85,8 @@ TEST(ConcatInPlaceTest, BranchesWriteIntoTheConcatAndMatchPortable) {
     EXPECT_EQ(got->coverage.concat_inputs_in_place, 2);
     EXPECT_EQ(got->coverage.fast_ops, 6);  // the four 1x1 convs on the fast GEMM (forced), the 3x3s on Winograd
     EXPECT_EQ(got->coverage.xnnpack_segments, 3);  // the pools and the Add
-    const Tensor& g = got->outputs[0];
-    ASSERT_EQ(g.type(), w.type());
-    float worst = 0;
-    for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(g.data<float>()[i] - w.data<float>()[i]));
-    EXPECT_LE(worst, 2e-5f * scale + 1e-6f);
+    ASSERT_EQ(got->outputs[0].type(), w.type());
+    EXPECT_LE(testing::max_abs_diff(got->outputs[0], w), 2e-5f * scale + 1e-6f);
   }
 }
 

@@ -70,6 +70,12 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+float max_abs(const Tensor& a) {
+  float largest = 0;
+  for (float v : a.span<float>()) largest = std::max(largest, std::abs(v));
+  return largest;
+}
+
 Graph build(GraphBuilder& b) {
   Result<Graph> g = b.build();
   EXPECT_TRUE(g.is_ok()) << g.status().message();

@@ -37,6 +37,10 @@ Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float h
 // (infinity when the types differ).
 float max_abs_diff(const Tensor& a, const Tensor& b);
 
+// Largest |a| over an f32 tensor's elements (the scale an error bound is
+// relative to).
+float max_abs(const Tensor& a);
+
 // Writes `text` to `path`.
 void write_file(const std::filesystem::path& path, const std::string& text);
 

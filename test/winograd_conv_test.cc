@@ -171,12 +171,8 @@ TEST(WinogradConvTest, SixteenThreadsMatchPortable) {
     ASSERT_TRUE(want.is_ok() && got.is_ok());
     EXPECT_EQ(got->coverage.fast_ops, 1);
     const Tensor& w = want->outputs[0];
-    const Tensor& g = got->outputs[0];
-    ASSERT_EQ(w.type(), g.type());
-    float scale = 0, worst = 0;
-    for (int64_t i = 0; i < w.num_elements(); ++i) scale = std::max(scale, std::abs(w.data<float>()[i]));
-    for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(w.data<float>()[i] - g.data<float>()[i]));
-    EXPECT_LE(worst, 1e-5f * scale + 1e-6f);
+    ASSERT_EQ(w.type(), got->outputs[0].type());
+    EXPECT_LE(testing::max_abs_diff(got->outputs[0], w), 1e-5f * testing::max_abs(w) + 1e-6f);
   }
 }
 
@@ -248,12 +244,8 @@ TEST(WinogradConvTest, RuleCountsTheThreads) {
     ASSERT_TRUE(got.is_ok()) << got.status().message();
     EXPECT_GE(got->coverage.fast_ops, 1);
     const Tensor& w = want->outputs[0];
-    const Tensor& g = got->outputs[0];
-    ASSERT_EQ(w.type(), g.type());
-    float scale = 0, worst = 0;
-    for (int64_t i = 0; i < w.num_elements(); ++i) scale = std::max(scale, std::abs(w.data<float>()[i]));
-    for (int64_t i = 0; i < w.num_elements(); ++i) worst = std::max(worst, std::abs(w.data<float>()[i] - g.data<float>()[i]));
-    EXPECT_LE(worst, 2e-5f * scale + 1e-6f);
+    ASSERT_EQ(w.type(), got->outputs[0].type());
+    EXPECT_LE(testing::max_abs_diff(got->outputs[0], w), 2e-5f * testing::max_abs(w) + 1e-6f);
   }
 }
 
