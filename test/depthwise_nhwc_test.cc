@@ -22,6 +22,7 @@
 
 #include "delegates/cpu/fast/gemm.h"
 #include "graph/builder.h"
+#include "graph/passes/fused_activation.h"
 #include "test/test_util.h"
 
 namespace hetsched {
@@ -40,6 +41,9 @@ struct Depthwise {
   Ints dilations{1, 1};
   bool bias = true;
   int64_t group_width = 1;  // channels a group, in and out: 1 depthwise
+  // Fused into the conv as the import passes fuse a Relu or Clip after it
+  // (graph/passes/fused_activation.h); the kernel clamps in its stores.
+  FusedActivation fused{};
 };
 
 ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed) {
@@ -61,6 +65,8 @@ Graph block(const Shape& x, int64_t channels, const Depthwise& d, const std::str
                           {"dilations", d.dilations},
                           {"group", channels / d.group_width}},
                          "dw");
+  if (d.fused.kind != FusedActivation::Kind::kNone)
+    write_fused_activation(d.fused, b.raw().node(b.raw().find_node("dw")).attrs);
   const ValueId s = relu ? b.op("Relu", {c}, {}, "relu") : b.op("Mul", {c, b.op("Sigmoid", {c}, {}, "sig")}, {}, "mul");
   b.output(conv1x1(b, s, channels, 5, "post", 7));
   return testing::build(b);
@@ -146,6 +152,36 @@ TEST(DepthwiseNhwcTest, TilesOfColumnsMatchPortable) {
   Depthwise dilated{{3, 3}, {2, 2, 2, 2}};
   dilated.dilations = {1, 2};
   expect_agrees({1, 3, 8, 27}, 40, dilated);
+}
+
+// A Relu or Clip fused into the conv (as imported models have them),
+// clamped in the kernel's stores: the tiles of columns (strides 1 and 2,
+// 3x3 and 5x5), the edge columns and overlapping runs (72 channels), a
+// leftover below one run (7), the run-by-run order of a big filter (672),
+// and the SiLU pass after the clamp. A store that skips the clamp, or
+// clamps before the bias, gives errors of the output's own size.
+TEST(DepthwiseNhwcTest, FusedClampsInTheStoresMatchPortable) {
+  if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2 and FMA";
+  // The rule takes a clamped conv on AVX-512 only; on forces it on AVX2 too.
+  ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv on("HETSCHED_DEPTHWISE", "on");
+  FusedActivation relu{FusedActivation::Kind::kRelu};
+  FusedActivation clip{FusedActivation::Kind::kClip};
+  clip.min = 0.f;
+  clip.max = 0.25f;
+  const auto agrees = [](const Shape& x, int64_t channels, Depthwise d, const FusedActivation& fused) {
+    d.fused = fused;
+    testing::expect_fast_cpu_matches_portable(block(x, channels, d, "dw_clamped_" + std::to_string(channels)), x, 3, 2,
+                                              1e-5f, "depthwise");
+  };
+  for (const FusedActivation& fused : {relu, clip}) {
+    SCOPED_TRACE(fused_activation_name(fused.kind));
+    agrees({1, 3, 5, 29}, 72, Depthwise{}, fused);
+    agrees({1, 3, 6, 26}, 7, Depthwise{}, fused);
+    agrees({1, 3, 6, 21}, 24, Depthwise{{3, 3}, {1, 1, 1, 1}, {2, 2}}, fused);
+    agrees({1, 3, 6, 25}, 672, Depthwise{{5, 5}, {2, 2, 2, 2}}, fused);
+    agrees({1, 3, 6, 18}, 40, Depthwise{{5, 5}, {2, 2, 2, 2}}, fused);
+  }
 }
 
 // Rows fewer than 4 tasks a thread: at 2 threads each row is split into

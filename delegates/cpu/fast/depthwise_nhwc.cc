@@ -1,9 +1,11 @@
 #include "delegates/cpu/fast/depthwise_nhwc.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "delegates/cpu/fast/conv_group.h"
+#include "delegates/cpu/fast/rule_choice.h"
 #include "delegates/cpu/fast/vector_math.h"
 #include "delegates/cpu/xnnpack/op_params.h"
 #include "graph/passes/fused_activation.h"
@@ -39,7 +41,18 @@ struct Geometry : ConvShape {
   // kSmallFilterBytes: all of them (padded), or a part's over a band of
   // rows (DepthwiseNhwc's plan).
   int64_t filter_channels = 0;
+  // The fused Relu or Clip, in the stores (the other activations are a
+  // pass over each finished row).
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
 };
+
+// v clamped to [g.lo, g.hi] (a NaN passes through).
+HETSCHED_FAST_INLINE Lanes clamp_lanes(const Geometry& g, Lanes v) {
+  const Lanes lo = Lanes{} + g.lo, hi = Lanes{} + g.hi;
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
 
 // Sets g's tiled columns: kernel widths 3, 5 and 7, strides 1 and 2, no
 // dilation along the row (tiled_row's cases in row_body).
@@ -125,6 +138,7 @@ HETSCHED_FAST_INLINE void channels(const Geometry& g, const float* x, const floa
   for (int v = 0; v < V; ++v) {
     Lanes sum = acc[v][0];
     if constexpr (GW > 1) sum += acc[v][1];
+    sum = clamp_lanes(g, sum);
     __builtin_memcpy(out + v * kLanes, &sum, sizeof(Lanes));
   }
 }
@@ -183,7 +197,65 @@ HETSCHED_FAST_INLINE void tile(const Geometry& g, const float* x, const float* w
     }
   }
 #pragma GCC unroll 16
-  for (int p = 0; p < P; ++p) __builtin_memcpy(out + p * g.cin, &acc[p], sizeof(Lanes));
+  for (int p = 0; p < P; ++p) {
+    acc[p] = clamp_lanes(g, acc[p]);
+    __builtin_memcpy(out + p * g.cin, &acc[p], sizeof(Lanes));
+  }
+}
+
+// tile() for two output rows at once, stride 1 down the rows and every
+// tap row inside for both: the KH + 1 input rows are each read once for
+// both rows (row r feeds the first row's tap row r and the second's r - 1),
+// where two tile() calls read the KH shared ones twice, from L2 once a row
+// of input rows outgrows L1 (72 channels at 56 wide: 16 KB a row). 2P
+// sums and two rows of KW weights: 16 + 14 registers at P 8 and 7x7, so
+// only with AVX-512's 32 (kPin). On the 2-core Xeon (`bench/cpu_ab.sh
+// --threads "1 2" --rounds 5 default HETSCHED_DEPTHWISE_PAIRS=off`):
+// MnasNet 5.69 -> 5.53 ms at 1 thread and 3.35 -> 3.25 at 2, MobileNetV2
+// 5.44 -> 5.31 and 3.29 -> 3.20, EfficientNet-B0 9.89 -> 9.59 and 5.63 ->
+// 5.51; PP-OCRv4 det and ShuffleNetV2 unchanged. `x` points at the first
+// row's first tap, `out0` and `out1` at the rows' first tile, channel c.
+template <int P, int KW, int S>
+HETSCHED_FAST_INLINE void tile2(const Geometry& g, const float* x, const float* w, const float* bias, float* out0,
+                                float* out1) {
+  constexpr int kCols = (P - 1) * S + KW;
+  Lanes acc0[P], acc1[P];
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) acc0[p] = acc1[p] = load_lanes(bias);
+  const int64_t x_row = g.in_w * g.cin, w_row = g.kernel_w * g.padded;
+  // A square KW x KW filter: input row r is tap row r of the first output
+  // row (r < KW) and r - 1 of the second (r > 0); unrolled, so that each
+  // test is a constant.
+#pragma GCC unroll 8
+  for (int r = 0; r <= KW; ++r) {
+    Lanes w0[KW], w1[KW];
+#pragma GCC unroll 16
+    for (int kx = 0; kx < KW; ++kx) {
+      if (r < KW) w0[kx] = load_lanes(w + r * w_row + kx * g.padded);
+      if (r > 0) w1[kx] = load_lanes(w + (r - 1) * w_row + kx * g.padded);
+    }
+    const float* column = x + r * x_row;
+#pragma GCC unroll 32
+    for (int j = 0; j < kCols; ++j, column += g.cin) {
+      asm("" : "+r"(column));  // one pointer stepped column by column, as in tile()
+      Lanes in = load_lanes(column);
+      pin_lanes<true>(in);
+#pragma GCC unroll 16
+      for (int p = 0; p < P; ++p) {
+        const int kx = j - p * S;
+        if (kx < 0 || kx >= KW) continue;
+        if (r < KW) acc0[p] += w0[kx] * in;
+        if (r > 0) acc1[p] += w1[kx] * in;
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) {
+    acc0[p] = clamp_lanes(g, acc0[p]);
+    acc1[p] = clamp_lanes(g, acc1[p]);
+    __builtin_memcpy(out0 + p * g.cin, &acc0[p], sizeof(Lanes));
+    __builtin_memcpy(out1 + p * g.cin, &acc1[p], sizeof(Lanes));
+  }
 }
 
 // Channels [c, c + V * 16) of output columns [ox_first, ox_last).
@@ -218,7 +290,7 @@ HETSCHED_FAST_INLINE void leftover(const Geometry& g, const RowTaps& t, const fl
           for (int64_t i = 0; i < g.gw; ++i)
             acc += wt[((ky * g.kernel_w + kx) * g.gw + i) * g.padded] *
                    x[(ky * g.dilation_h * g.in_w + kx * g.dilation_w) * g.cin + i];
-      out[ox * g.cin + c] = acc;
+      out[ox * g.cin + c] = acc < g.lo ? g.lo : acc > g.hi ? g.hi : acc;
     }
 }
 
@@ -335,6 +407,63 @@ HETSCHED_FAST_INLINE void row_body(const Geometry* gp, const int64_t* kx_range, 
 using RowBody = void (*)(const Geometry*, const int64_t*, const float*, const float*, const float*, int64_t, int64_t,
                          int64_t, float*);
 
+// Output rows oy and oy + 1 (`out0`, `out1`) where pairs_of_rows() holds
+// and both rows' taps are all inside the input: the inside columns by
+// tile2(), the edge columns row by row as runs() does them.
+template <int KW>
+HETSCHED_FAST_INLINE void tiled_row_pair(const Geometry& g, const RowTaps& t0, const RowTaps& t1, const float* w,
+                                         const float* bias, float* out0, float* out1) {
+  constexpr int P = 8;
+  runs<1>(g, t0, w, bias, 0, g.ox_in, out0);
+  runs<1>(g, t1, w, bias, 0, g.ox_in, out1);
+  const float* top = t0.image + t0.iy0 * g.in_w * g.cin;
+  for (int64_t ox = g.ox_in; ox < g.ox_out; ox += P) {
+    const int64_t first = std::min(ox, g.ox_out - P);  // the last tile moved back, as tiled_row does
+    for (int64_t c = t0.c0; c < t0.c1; c += kLanes) {
+      const int64_t cc = std::min(c, t0.c1 - kLanes);
+      tile2<P, KW, 1>(g, top + (first - g.pad_left) * g.cin + cc, w + cc, bias + cc, out0 + first * g.cin + cc,
+                      out1 + first * g.cin + cc);
+    }
+  }
+  runs<1>(g, t0, w, bias, g.ox_out, g.out_w, out0);
+  runs<1>(g, t1, w, bias, g.ox_out, g.out_w, out1);
+}
+
+// Whether g's rows may go two at a time (tiled_row_pair): a square 3x3,
+// 5x5 or 7x7 depthwise filter at stride 1 without dilation, small enough
+// for the tile-by-tile order, a run of 16 channels or more, and a tile of
+// inside columns or more; on AVX-512 only (tile2's registers).
+// HETSCHED_DEPTHWISE_PAIRS=off: row by row (A/B runs).
+bool pairs_of_rows(const Geometry& g) {
+  static const bool off = rule_choice("HETSCHED_DEPTHWISE_PAIRS") == RuleChoice::kOff;
+  return !off && cpu_has_avx512f() && g.gw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
+         g.dilation_w == 1 && g.kernel_h == g.kernel_w && (g.kernel_w == 3 || g.kernel_w == 5 || g.kernel_w == 7) &&
+         g.cin >= kLanes && g.ox_out - g.ox_in >= 8 &&
+         g.kernel_h * g.kernel_w * g.filter_channels * static_cast<int64_t>(sizeof(float)) <= kSmallFilterBytes;
+}
+
+// Rows oy and oy + 1 of `image` by tiled_row_pair (whose preconditions the
+// caller checked: pairs_of_rows, and both rows' taps inside).
+template <int KW>
+HETSCHED_FAST_INLINE void row_pair_body(const Geometry* gp, const int64_t* kx_range, const float* image, const float* w, const float* bias,
+                   int64_t oy, int64_t c0, int64_t c1, float* out0, float* out1) {
+  const Geometry& g = *gp;
+  const RowTaps t0{image, kx_range, 0, g.kernel_h, oy - g.pad_top, c0, c1};
+  const RowTaps t1{image, kx_range, 0, g.kernel_h, oy + 1 - g.pad_top, c0, c1};
+  tiled_row_pair<KW>(g, t0, t1, w, bias, out0, out1);
+}
+using RowPairBody = void (*)(const Geometry*, const int64_t*, const float*, const float*, const float*, int64_t,
+                             int64_t, int64_t, float*, float*);
+
+// The pair body for g (pairs_of_rows), AVX-512 built.
+RowPairBody row_pair_body_for(const Geometry& g) {
+  switch (g.kernel_w) {
+    case 3: return Clones<row_pair_body<3>>::avx512;
+    case 5: return Clones<row_pair_body<5>>::avx512;
+    default: return Clones<row_pair_body<7>>::avx512;
+  }
+}
+
 // sums[c] = the sum over the row's `pixels` of channels [c0, c1) (`cin`
 // apart), for a squeeze's means.
 HETSCHED_FAST_INLINE void sum_row(const float* row, int64_t pixels, int64_t cin, int64_t c0, int64_t c1, float* sums) {
@@ -415,6 +544,12 @@ class DepthwiseNhwc final : public FastOp {
     parts_ = (std::max<int64_t>(1, whole) + part_runs_ - 1) / part_runs_;
     // The last part's filter: its runs and the channels past them.
     g_.filter_channels = bands ? std::min(g_.padded, (part_runs_ + 1) * kLanes) : g_.padded;
+    // Rows two at a time (tiled_row_pair) where the tasks, two rows or
+    // more each, still number 4 a thread.
+    if (pairs_of_rows(g_) && (rows / 2) * parts_ >= (threads > 1 ? 4 * threads : 1)) {
+      pair_body_ = row_pair_body_for(g_);
+      band_ = std::max<int64_t>(band_, 2);
+    }
   }
 
   Status run() override {
@@ -427,10 +562,9 @@ class DepthwiseNhwc final : public FastOp {
     parallel_tasks(pool_, static_cast<size_t>((rows + band - 1) / band * parts), work, [&](size_t task) {
       const int64_t b = static_cast<int64_t>(task) / parts, part = static_cast<int64_t>(task) % parts;
       const int64_t c0 = part * part_runs * kLanes, c1 = part + 1 == parts ? g_.cin : c0 + part_runs * kLanes;
-      for (int64_t r = b * band; r < std::min(rows, (b + 1) * band); ++r) {
-        const int64_t image = r / g_.out_h, oy = r % g_.out_h;
-        float* row = y + r * row_floats;
-        body(&g_, kx_range_.data(), x + image * g_.in_h * g_.in_w * g_.cin, w_.data(), bias_.data(), oy, c0, c1, row);
+      // The activation that is not a clamp and the squeeze's sums, over a
+      // finished row.
+      const auto finish = [&](int64_t r, float* row) {
         if (!post_.empty()) {
           if (c0 == 0 && c1 == g_.cin) {
             post_.run(row, row_floats);
@@ -439,6 +573,21 @@ class DepthwiseNhwc final : public FastOp {
           }
         }
         if (mean_) sum_row_(row, g_.out_w, g_.cin, c0, c1, row_sums_.data() + r * g_.cin);
+      };
+      const int64_t end = std::min(rows, (b + 1) * band);
+      for (int64_t r = b * band; r < end; ++r) {
+        const int64_t image = r / g_.out_h, oy = r % g_.out_h;
+        const float* in = x + image * g_.in_h * g_.in_w * g_.cin;
+        float* row = y + r * row_floats;
+        if (pair_body_ && r + 1 < end && oy + 1 < g_.out_h && both_rows_inside(oy)) {
+          pair_body_(&g_, kx_range_.data(), in, w_.data(), bias_.data(), oy, c0, c1, row, row + row_floats);
+          finish(r, row);
+          finish(r + 1, row + row_floats);
+          ++r;
+          continue;
+        }
+        body(&g_, kx_range_.data(), in, w_.data(), bias_.data(), oy, c0, c1, row);
+        finish(r, row);
       }
     });
     if (mean_) write_means();
@@ -446,6 +595,12 @@ class DepthwiseNhwc final : public FastOp {
   }
 
  private:
+  // Whether output rows oy and oy + 1 read only rows inside the input (at
+  // stride 1: rows oy - pad_top to oy + kernel_h - pad_top).
+  bool both_rows_inside(int64_t oy) const {
+    return oy - g_.pad_top >= 0 && oy + g_.kernel_h - g_.pad_top <= g_.in_h - 1;
+  }
+
   // mean_[n][c] from the rows' sums (each row's written by the task that
   // computed the row).
   void write_means() {
@@ -471,6 +626,7 @@ class DepthwiseNhwc final : public FastOp {
   TaskPool* pool_;
   RowBody body_;
   int64_t parts_ = 1, part_runs_ = 1, band_ = 1;  // plan_tasks()
+  RowPairBody pair_body_ = nullptr;               // plan_tasks(): rows two at a time, where they may go so
   Tensor* mean_;                 // the squeeze's [N, C, 1, 1] means, or nullptr
   SumRow sum_row_;
   std::vector<float> row_sums_;  // with mean_: [N * H_out][C], each output row's channel sums
@@ -507,14 +663,18 @@ Result<std::unique_ptr<FastOp>> make_depthwise_nhwc(const FastOpContext& ctx, Va
   HS_ASSIGN_OR_RETURN(const auto read, read_depthwise(ctx.graph, ctx.node));
   const xnnpack::ConvParams& p = read.first;
   HS_ASSIGN_OR_RETURN(const FusedActivation fused, read_fused_activation(ctx.node.attrs));
-  // Every activation, Relu and Clip too, as a pass over each finished row.
-  HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, false, "depthwise conv"));
+  // Relu and Clip in the stores, sparing a pass over each finished row
+  // (alone no change measured: the row is still in L1); the others as that
+  // pass.
+  HS_ASSIGN_OR_RETURN(const SplitActivation activation, split_activation(fused, post, true, "depthwise conv"));
   const Tensor& x = ctx.input(0);
   Geometry g;
   static_cast<ConvShape&>(g) = conv_shape(ctx.graph, ctx.node, p);
   g.padded = (g.cin + kRun - 1) / kRun * kRun;
   g.gw = read.second;
   set_tiled_columns(g);
+  g.lo = activation.lo;
+  g.hi = activation.hi;
   // ONNX's [C, gw, kh, kw] to [tap][i][channel], zeros past C.
   const float* filter = ctx.input(1).data<float>();
   const int64_t taps = g.kernel_h * g.kernel_w;

@@ -6,7 +6,9 @@
 // has only a clamp to fuse, leaving the SiLU a pass of its own over the
 // block's largest tensor.
 //
-// Each task computes whole output rows: per output pixel, the channels in
+// Each task computes whole output rows (two at a time where a square
+// filter at stride 1 lets both read each shared input row once):
+// per output pixel, the channels in
 // runs of 64 whose accumulators stay in registers over the taps inside
 // the input (the padding is skipped, not read), then the bias and the
 // activation over the row while it is in cache, and a squeeze's channel
