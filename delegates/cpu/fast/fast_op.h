@@ -50,8 +50,8 @@ class FastOp {
   // instead, its channels from `dst` on, pixels `pixel_stride` floats
   // apart: an NHWC Concat's output, which then skips the copy
   // (cpu_delegate.cc, island_arena.h's concat_input_in_place). False where
-  // the op cannot (its output stays where it was): only convs on the fast
-  // GEMM without a residual can.
+  // the op cannot (its output stays where it was): convs on the fast GEMM
+  // (not tap by tap, without a residual) and Winograd convs can.
   virtual bool write_channels_into(float* dst, int64_t pixel_stride) { return false; }
 
  protected:

@@ -66,9 +66,9 @@ constexpr int64_t kMinTiles = 4;
 // (256 channels at 14x14, 512 at 14x14); where the weights outweigh every
 // saving, or the map is small for the channels at few threads (512 at
 // 7x7 on 1 or 2 threads, which 3 or more cut into bands), the direct conv.
-// Without AVX-512 the direct conv is XNNPACK's (dense_conv_rule.h), which
-// the model knows only as session 18 fitted it: 80 GFMA/s, and its weights
-// streamed once whatever the threads.
+// Without AVX-512 the direct conv is XNNPACK's (dense_conv_rule.h): the
+// model keeps session 18's fit for it, as before (80 GFMA/s, its weights
+// streamed once whatever the threads), so those machines choose as they did.
 constexpr double kFmaPerSecond = 90e9;
 constexpr double kDirectFmaPerSecond = 100e9;
 constexpr double kXnnpackDirectFmaPerSecond = 80e9;
