@@ -17,8 +17,6 @@ constexpr int64_t kBandBytes = 192 << 10;
 constexpr int64_t kWholeBytes = 512 << 10;
 constexpr int64_t kTasksPerThread = 4;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads) {

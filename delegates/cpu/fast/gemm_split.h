@@ -24,6 +24,9 @@ struct GemmSplit {
   double work() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
+// a / b rounded up: the tasks a split makes.
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // C = A . B, m x n of depth k (A's and C's row strides lda and ldc), for
 // `threads` threads.
 GemmSplit split_gemm(int64_t m, int64_t k, int64_t n, int64_t lda, int64_t ldc, int threads);

@@ -39,8 +39,6 @@ namespace hetsched::cpu::fast {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // HETSCHED_CONV_WINDOWS=off gathers every window into A again, for A/B
 // runs against reading them in place.
 bool windows_enabled() {
