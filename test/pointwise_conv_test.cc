@@ -26,6 +26,7 @@
 
 #include "delegates/cpu/cpu_delegate.h"
 #include "delegates/cpu/fast/gemm.h"
+#include "delegates/cpu/fast/gemm_split.h"
 #include "delegates/cpu/fast/pointwise_rule.h"
 #include "graph/builder.h"
 #include "graph/passes/fused_activation.h"
@@ -169,6 +170,35 @@ TEST(PointwiseConvTest, BetweenSegmentsInNhwcMatchesPortable) {
   // Enough work to split over 2 threads.
   expect_nhwc_agrees({1, 3, 33, 35}, 72, {1, 1}, true);
   expect_nhwc_agrees({1, 6, 45, 41}, 80, {2, 2}, false);
+  // A small map of many channels: at 2 threads, blocks of 32 columns
+  // (12 and a partial one), each with its bias and residual columns.
+  expect_nhwc_agrees({1, 3, 6, 7}, 400, {1, 1}, true);
+}
+
+// How the GEMM is cut into tasks (gemm_split.h) on the shapes that made
+// it change: a 7x7 projection (49 rows, 1536 -> 256) splits its columns
+// into blocks of 32 at 2 threads rather than bands that each stream all of
+// the weights, and bands are of near-equal height.
+TEST(GemmSplitTest, WeightsHeavyShapesSplitColumnsAndBandsEvenly) {
+  using cpu::fast::split_gemm;
+  const cpu::fast::GemmSplit one = split_gemm(49, 1536, 256, 1536, 256, 1);
+  EXPECT_EQ(one.width, cpu::fast::kBlockColumns);
+  EXPECT_EQ(one.tasks(), 1);
+  const cpu::fast::GemmSplit two = split_gemm(49, 1536, 256, 1536, 256, 2);
+  EXPECT_EQ(two.width, cpu::fast::kBlockColumns / 2);
+  EXPECT_EQ(two.row_tasks, 1);
+  EXPECT_EQ(two.tasks(), 8);
+  EXPECT_EQ(two.padded_columns(), 256);
+  // 16 threads: bands too, none of a single row.
+  const cpu::fast::GemmSplit many = split_gemm(49, 1536, 256, 1536, 256, 16);
+  EXPECT_GT(many.row_tasks, 1);
+  EXPECT_GE(49 - (many.row_tasks - 1) * many.band, many.band - many.row_tasks);
+  // More rows than columns: blocks keep their width.
+  const cpu::fast::GemmSplit tall = split_gemm(3136, 64, 256, 64, 256, 2);
+  EXPECT_EQ(tall.width, cpu::fast::kBlockColumns);
+  EXPECT_GE(tall.tasks(), 8);
+  for (const cpu::fast::GemmSplit& s : {one, two, many, tall})
+    EXPECT_GE(s.row_tasks * s.band, s.m) << s.m << " rows in " << s.row_tasks << " bands of " << s.band;
 }
 
 // A squeeze-and-excitation block: pre 3x3 (XNNPACK) -> a, its gate s =

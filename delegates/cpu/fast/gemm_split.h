@@ -15,12 +15,16 @@ namespace hetsched::cpu::fast {
 // next_panels).
 struct GemmSplit {
   int64_t m = 0, k = 0, n = 0, lda = 0, ldc = 0;
-  int64_t blocks = 0;  // kBlockColumns-column blocks of C
+  int64_t width = 0;   // columns per block: kBlockColumns, or half that (below)
+  int64_t blocks = 0;  // `width`-column blocks of C
   int64_t band = 0;    // rows per task
   int64_t run = 0;     // column blocks per task
   int64_t row_tasks = 0, column_tasks = 0;
 
   int64_t tasks() const { return row_tasks * column_tasks; }
+  // C's columns rounded up to whole blocks: what packed panels and a bias
+  // per column are sized to.
+  int64_t padded_columns() const { return blocks * width; }
   double work() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 

@@ -84,10 +84,10 @@ class GemmConv final : public FastOp {
             for (int64_t t = 0; t < taps; ++t) reordered[(o * taps + t) * g_.cin + c] = w[(o * g_.cin + c) * taps + t];
         w = reordered.data();
       }
-      panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * depth) * sizeof(float));
+      panels_ = AlignedBuffer(static_cast<size_t>(split_.padded_columns() * depth) * sizeof(float));
       float* panels = reinterpret_cast<float*>(panels_.data());
       for (int64_t j = 0; j < g_.cout; j += kPanel) pack_panel(depth, g_.cout, w, depth, true, j, panels + j * depth);
-      bias_.assign(static_cast<size_t>(split_.blocks * kBlockColumns), 0.f);
+      bias_.assign(static_cast<size_t>(split_.padded_columns()), 0.f);
       if (bias) std::copy(bias, bias + g_.cout, bias_.begin());
       if (!nchw_input_ && plan_taps()) return;
       if (!g_.gathers()) return;
@@ -108,7 +108,7 @@ class GemmConv final : public FastOp {
       std::copy(w + o * depth, w + (o + 1) * depth, weights_.begin() + o * k);
       if (bias) weights_[static_cast<size_t>(o * k + depth)] = bias[o];
     }
-    panels_ = AlignedBuffer(static_cast<size_t>(split_.blocks * kBlockColumns * k) * sizeof(float));
+    panels_ = AlignedBuffer(static_cast<size_t>(split_.padded_columns() * k) * sizeof(float));
     for (int64_t ky = 0; ky < g_.kernel_h; ++ky)
       for (int64_t kx = 0; kx < g_.kernel_w; ++kx)
         for (int64_t oy = 0; oy < g_.out_h; ++oy)
@@ -223,7 +223,7 @@ class GemmConv final : public FastOp {
       const int64_t r0 = static_cast<int64_t>(t) / s.column_tasks * band_rows_;
       const int64_t r1 = std::min(out_rows, r0 + band_rows_);
       const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run, b1 = std::min(b0 + s.run, s.blocks);
-      const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
+      const int64_t c0 = b0 * s.width, c1 = std::min(b1 * s.width, s.n);
       // C starts as the bias (and the residual, read before C's element is
       // written: C may be the residual's bytes).
       for (int64_t i = r0 * g_.out_w; i < r1 * g_.out_w; ++i) {
@@ -239,10 +239,10 @@ class GemmConv final : public FastOp {
                         g_.stride_w * g_.cin};
           float* row = c + r * pixel_row + tap.ox0 * s.ldc;
           for (int64_t b = b0; b < b1; ++b) {
-            const int64_t j0 = b * kBlockColumns;
+            const int64_t j0 = b * s.width;
             Epilogue e;
             e.residual = row + j0;  // the sums so far
-            gemm_block_slice(tap.ox1 - tap.ox0, g_.cin, std::min(kBlockColumns, s.n - j0), a,
+            gemm_block_slice(tap.ox1 - tap.ox0, g_.cin, std::min(s.width, s.n - j0), a,
                              panels + j0 * s.k + tap.index * g_.cin * kPanel, s.k * kPanel, e, row + j0, s.ldc);
           }
         }
@@ -262,7 +262,7 @@ class GemmConv final : public FastOp {
     const float* src = reinterpret_cast<const float*>(panels_.data());
     float* dst = reinterpret_cast<float*>(scaled_panels_.data());
     const float* s = scale_->data<float>();
-    const int64_t depth = g_.depth(), panels = split_.blocks * kBlockPanels;
+    const int64_t depth = g_.depth(), panels = split_.padded_columns() / kPanel;
     parallel_tasks(pool_, static_cast<size_t>(panels), static_cast<double>(panels * depth * kPanel), [&](size_t p) {
       const float* in = src + static_cast<int64_t>(p) * depth * kPanel;
       float* out = dst + static_cast<int64_t>(p) * depth * kPanel;
@@ -337,7 +337,7 @@ class GemmConv final : public FastOp {
     float* panels = reinterpret_cast<float*>(panels_.data());
     const int64_t k = split_.k, pixels = g_.out_pixels(), in_pixels = g_.in_h * g_.in_w, taps = g_.taps();
     const double work = static_cast<double>(k * pixels);
-    parallel_tasks(pool_, static_cast<size_t>(split_.blocks * kBlockPanels), work, [&](size_t t) {
+    parallel_tasks(pool_, static_cast<size_t>(split_.padded_columns() / kPanel), work, [&](size_t t) {
       const int64_t j0 = static_cast<int64_t>(t) * kPanel, width = std::max<int64_t>(0, std::min(kPanel, pixels - j0));
       float* panel = panels + static_cast<int64_t>(t) * k * kPanel;
       for (int64_t p = 0; p < k - 1; ++p) {
@@ -357,17 +357,17 @@ class GemmConv final : public FastOp {
       const int64_t i0 = static_cast<int64_t>(t) / s.column_tasks * s.band;
       const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run;
       const int64_t rows = std::min(s.band, s.m - i0), b1 = std::min(b0 + s.run, s.blocks);
-      const int64_t c0 = b0 * kBlockColumns, c1 = std::min(b1 * kBlockColumns, s.n);
+      const int64_t c0 = b0 * s.width, c1 = std::min(b1 * s.width, s.n);
       for (int64_t b = b0; b < b1; ++b) {
-        const int64_t j0 = b * kBlockColumns;
+        const int64_t j0 = b * s.width;
         Epilogue e;
         e.bias = bias ? bias + j0 : nullptr;
         e.residual = residual ? residual + i0 * s.ldc + j0 : nullptr;
         // The first band meets the weights first, from memory.
-        e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + kBlockColumns) * s.k : nullptr;
+        e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + s.width) * s.k : nullptr;
         e.min = lo_;
         e.max = hi_;
-        gemm_block(rows, s.k, std::min(kBlockColumns, s.n - j0), a.from(i0), panels + j0 * s.k, e,
+        gemm_block(rows, s.k, std::min(s.width, s.n - j0), a.from(i0), panels + j0 * s.k, e,
                    c + i0 * s.ldc + j0, s.ldc);
       }
       if (post_.empty()) return;

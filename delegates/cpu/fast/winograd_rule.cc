@@ -65,7 +65,8 @@ constexpr int64_t kMinTiles = 4;
 // pair) outweigh its 4/9 fewer products than F(2x2)'s, F(2x2) runs it
 // (256 channels at 14x14, 512 at 14x14); where the weights outweigh every
 // saving, or the map is small for the channels at few threads (512 at
-// 7x7 on 1 or 2 threads, which 3 or more cut into bands), the direct conv.
+// 7x7 up to the threads at which its GEMM starts cutting the map into
+// bands, 16 of them but not 4: gemm_split.h), the direct conv.
 // Without AVX-512 the direct conv is XNNPACK's (dense_conv_rule.h): the
 // model keeps session 18's fit for it, as before (80 GFMA/s, its weights
 // streamed once whatever the threads), so those machines choose as they did.
