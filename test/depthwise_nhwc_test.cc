@@ -278,6 +278,7 @@ Graph se_block(const Shape& x, int64_t channels, const Depthwise& d, bool reduce
 // part by its own task), a ReduceMean.
 TEST(DepthwiseNhwcTest, SqueezeSummedFromTheRowsMatchesPortable) {
   ScopedEnv pointwise("HETSCHED_POINTWISE", "off");
+  ScopedEnv excite("HETSCHED_SE_EXCITE", "off");  // the gate and Mul in segments (se_excite_test.cc takes them)
   ScopedEnv depthwise("HETSCHED_DEPTHWISE", nullptr);
   if (std::string(cpu::fast::gemm_isa()) == "plain") GTEST_SKIP() << "the kernel needs AVX2";
   testing::expect_fast_cpu_matches_portable(se_block({1, 3, 9, 11}, 40, Depthwise{}, false, "se_gap"), {1, 3, 9, 11},

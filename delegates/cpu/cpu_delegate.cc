@@ -295,6 +295,7 @@ class CpuIslandHandle final : public IslandHandle {
     Result<bool> added = add(fast_plan.conv_group_at, fast_plan.conv_groups, fast::make_conv_group);
     if (added.is_ok() && !*added) added = add(fast_plan.silu_at, fast_plan.silu, fast::make_silu);
     if (added.is_ok() && !*added) added = add(fast_plan.affine_at, fast_plan.affine, fast::make_affine);
+    if (added.is_ok() && !*added) added = add(fast_plan.se_at, fast_plan.se, fast::make_se_excite);
     if (added.is_ok() && !*added) added = add(fast_plan.linear_at, fast_plan.linear, fast::make_linear);
     if (added.is_ok() && !*added) added = add(fast_plan.strided_at, fast_plan.strided, fast::make_strided_matmul);
     return added;

@@ -112,6 +112,7 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   for (const fast::LinearGroup& g : fast.linear) join(g.nodes(), g.matmul);
   for (const fast::ConvGroup& g : fast.conv_groups) join(g.nodes(), g.conv);
   for (const fast::SiluGroup& g : fast.silu) join(g.nodes(), g.mul);
+  for (const fast::SeGroup& g : fast.se) join(g.nodes(), g.mul);
   for (const fast::AffineGroup& g : fast.affine) join(g.nodes(), g.lead());
   for (const fast::StridedMatMul& g : fast.strided) join(g.nodes(), g.matmul);
   // Values a strided MatMul reads in place of its operands (through the

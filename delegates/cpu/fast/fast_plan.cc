@@ -174,6 +174,16 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   std::set<NodeId> grouped;
   for (const ConvGroup& g : groups)
     for (NodeId n : g.nodes()) grouped.insert(n);
+  // Squeeze-and-excitation gates whose nodes no conv group took (a
+  // projection that folds the Mul, HETSCHED_POINTWISE=on's fc1 and fc2).
+  std::vector<SeGroup> se;
+  for (const SeGroup& g : find_se_groups(graph)) {
+    const std::vector<NodeId> nodes = g.nodes();
+    if (std::none_of(nodes.begin(), nodes.end(), [&](NodeId n) { return grouped.count(n) > 0; })) {
+      se.push_back(g);
+      grouped.insert(nodes.begin(), nodes.end());
+    }
+  }
   std::vector<SiluGroup> silu;
   for (const SiluGroup& g : find_silu_groups(graph))
     if (!grouped.count(g.sigmoid)) silu.push_back(g);
@@ -189,6 +199,13 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
     keep_out_groups(groups, out, nhwc);
+    for (const SeGroup& g : se) {
+      for (NodeId n : g.nodes()) {
+        out[n] = "in a squeeze-and-excitation gate, computed on the fast GEMM at its Mul (se_excite.cc)";
+        nhwc.insert(n);
+      }
+      out[g.mul] = "a squeeze-and-excitation Mul, one pass with its gate (se_excite.cc)";
+    }
     for (const SiluGroup& g : silu) {
       out[g.sigmoid] = "a SiLU's Sigmoid, in one pass with its Mul (silu.cc)";
       out[g.mul] = "a SiLU's Mul, in one pass with its Sigmoid (silu.cc)";
@@ -249,6 +266,19 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
       *it = ConvGroup{it->conv, kNoNode, kNoNode, kNoValue, graph.node(it->conv).outputs[0]};
       ++it;
     }
+    // A gate goes back to XNNPACK where its Mul is not on an NHWC step, or
+    // where the map comes from a segment: that segment's pooled operators
+    // scale the map where its threads left it, and RegNetY-400MF (the SE
+    // after a grouped conv on XNNPACK) ran 4% slower at 2 threads with the
+    // gate as a step of its own.
+    const size_t se_before = se.size();
+    se.erase(std::remove_if(se.begin(), se.end(),
+                            [&](const SeGroup& g) {
+                              const NodeId producer = graph.value(g.map).producer;
+                              return !nhwc_step[g.mul] || producer == kNoNode || !nhwc_step[producer];
+                            }),
+             se.end());
+    changed = changed || se.size() != se_before;
     const size_t before = silu.size();
     silu.erase(std::remove_if(silu.begin(), silu.end(),
                               [&](const SiluGroup& g) {
@@ -278,6 +308,12 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   for (size_t i = 0; i < silu.size(); ++i) {
     plan_out.silu_at[silu[i].mul] = i;
     plan_out.in_silu.insert(silu[i].sigmoid);
+  }
+  plan_out.se = se;
+  for (size_t i = 0; i < se.size(); ++i) {
+    plan_out.se_at[se[i].mul] = i;
+    for (NodeId n : se[i].nodes())
+      if (n != se[i].mul) plan_out.in_se.insert(n);
   }
   plan_out.affine = affine;
   for (size_t i = 0; i < affine.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "delegates/cpu/fast/channel_affine.h"
 #include "delegates/cpu/fast/linear.h"
 #include "delegates/cpu/fast/conv_group.h"
+#include "delegates/cpu/fast/se_excite.h"
 #include "delegates/cpu/fast/silu.h"
 #include "delegates/cpu/xnnpack/segment_plan.h"
 #include "graph/graph.h"
@@ -30,6 +31,9 @@ struct FastPlan {
   std::vector<AffineGroup> affine;        // BatchNorm (+ Relu/Clip) as one NHWC pass (channel_affine.h)
   std::map<NodeId, size_t> affine_at;     // a group's lead -> its index in `affine`
   std::set<NodeId> in_affine;             // the BatchNorms of groups with a clamp (run with it)
+  std::vector<SeGroup> se;                // squeeze-and-excitation gates with their Mul (se_excite.h)
+  std::map<NodeId, size_t> se_at;         // a group's Mul -> its index in `se`
+  std::set<NodeId> in_se;                 // the groups' other nodes (run with their Mul)
   std::vector<StridedMatMul> strided;     // attention MatMuls with the layout ops they fold (attention_plan.h)
   std::map<NodeId, size_t> strided_at;    // a MatMul -> its index in `strided`
   std::set<NodeId> in_strided;            // the layout nodes after them (run with their MatMul)
@@ -39,12 +43,12 @@ struct FastPlan {
   // all (elided).
   bool runs_with_group(NodeId n) const {
     return in_linear.count(n) || in_conv_group.count(n) || in_silu.count(n) || in_affine.count(n) ||
-           in_strided.count(n) || elided.count(n);
+           in_se.count(n) || in_strided.count(n) || elided.count(n);
   }
   // Whether `n` is in any group, as its lead or run with it.
   bool in_group(NodeId n) const {
     return runs_with_group(n) || linear_at.count(n) || conv_group_at.count(n) || silu_at.count(n) ||
-           affine_at.count(n) || strided_at.count(n);
+           affine_at.count(n) || se_at.count(n) || strided_at.count(n);
   }
   // By node: a portable step's node with a fast kernel, or an NHWC step's
   // node whose NHWC kernel is a fast one (the Winograd and 1x1 convs).
@@ -64,7 +68,8 @@ struct FastPlan {
 // convs), and the other SiLUs (silu.h; a rank-4 one only
 // where it then runs as NHWC steps), and the BatchNorms no conv takes,
 // with their Relu or Clip (channel_affine.h; only where they then run as
-// NHWC steps); a segment of one
+// NHWC steps), and the squeeze-and-excitation gates with their Mul
+// (se_excite.h; only where the Mul then runs as an NHWC step); a segment of one
 // node whose fast kernel costs less becomes a portable step (a lone Resize
 // making an island output from NHWC data: an NHWC step that writes the
 // graph's order, EngineStep::nchw_output), and
