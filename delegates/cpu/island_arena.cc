@@ -151,7 +151,9 @@ Result<IslandArena> plan_island_arena(const Graph& graph, const xnnpack::EngineP
   if (rule_choice_residual_in_place())
     for (const fast::ConvGroup& g : fast.conv_groups) {
       const ValueId r = g.residual;
-      if (r == kNoValue || is_edge(g.output) || is_edge(r) || reshaped.count(r) || out.views.count(g.output)) continue;
+      // A residual added after the activation is read after the output's
+      // tiles were stored: it needs bytes of its own.
+      if (r == kNoValue || g.add_last || is_edge(g.output) || is_edge(r) || reshaped.count(r) || out.views.count(g.output)) continue;
       const Value& residual = graph.value(r);
       const Value& output = graph.value(g.output);
       if (residual.is_constant() || residual.producer == kNoNode || portable_kernel[residual.producer] ||

@@ -16,10 +16,11 @@ std::vector<NodeId> ConvGroup::nodes() const {
   std::vector<NodeId> n;
   if (scale_mul != kNoNode) n.push_back(scale_mul);
   n.push_back(conv);
-  if (add != kNoNode) n.push_back(add);
+  if (add != kNoNode && !add_last) n.push_back(add);
   if (activation != kNoNode) n.push_back(activation);
   if (silu_sigmoid != kNoNode) n.push_back(silu_sigmoid);
   if (silu_mul != kNoNode) n.push_back(silu_mul);
+  if (add != kNoNode && add_last) n.push_back(add);
   if (squeeze != kNoNode) n.push_back(squeeze);
   return n;
 }
@@ -119,11 +120,27 @@ ConvGroup with_squeeze(const Graph& graph, ConvGroup g) {
 
 std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads) {
   std::vector<ConvGroup> groups = find_pointwise_groups(graph, threads);
-  for (NodeId id : nhwc_convs)
-    if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id)))
-      groups.push_back(with_silu(id, *silu,
-                                 winograd_conv_leaves_xnnpack(graph, graph.node(id), threads) ? ConvGroup::Kernel::kWinograd
-                                                                                              : ConvGroup::Kernel::kDense));
+  for (NodeId id : nhwc_convs) {
+    const ConvGroup::Kernel kernel = winograd_conv_leaves_xnnpack(graph, graph.node(id), threads)
+                                         ? ConvGroup::Kernel::kWinograd
+                                         : ConvGroup::Kernel::kDense;
+    if (const std::optional<SiluGroup> silu = silu_after(graph, graph.node(id))) {
+      // With the residual Add after the SiLU, where there is one.
+      ConvGroup g = with_silu(id, *silu, kernel);
+      add_after_activation(graph, g);
+      groups.push_back(g);
+      continue;
+    }
+    // A fused activation and the residual Add after it.
+    const Result<FusedActivation> own = read_fused_activation(graph.node(id).attrs);
+    if (!own.is_ok() || own->kind == FusedActivation::Kind::kNone) continue;
+    ConvGroup g;
+    g.conv = id;
+    g.output = graph.node(id).outputs[0];
+    g.kernel = kernel;
+    add_after_activation(graph, g);
+    if (g.add != kNoNode) groups.push_back(g);
+  }
   const RuleChoice depthwise = rule_choice("HETSCHED_DEPTHWISE");
   if (depthwise == RuleChoice::kOff || !cpu_has_avx2_fma()) return groups;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
@@ -169,7 +186,8 @@ Result<std::unique_ptr<FastOp>> make_conv_group(const FastOpContext& ctx, const 
   switch (group.kernel) {
     case ConvGroup::Kernel::kPointwise: return make_pointwise(ctx, group);
     case ConvGroup::Kernel::kDense: return make_dense_conv_group(ctx, group);
-    case ConvGroup::Kernel::kWinograd: return make_winograd(ctx, group.output, silu);
+    case ConvGroup::Kernel::kWinograd:
+      return make_winograd(ctx, group.output, silu, group.add_last ? &ctx.tensor_of(group.residual) : nullptr);
     case ConvGroup::Kernel::kDepthwise: return make_depthwise_nhwc(ctx, group.output, silu, group.mean);
   }
   return invalid_argument("unknown conv group kernel");

@@ -1,6 +1,7 @@
 // A conv on a fast kernel together with what its epilogue takes in from the
 // nodes after it, run as one step at the conv's place: 1x1 convs on the
-// fast GEMM (pointwise_conv.h) with a residual Add -> Relu/Clip or a SiLU,
+// fast GEMM (pointwise_conv.h) with a residual Add -> Relu/Clip or a SiLU
+// (and an Add after that SiLU or their fused activation),
 // and, on NHWC data, the Winograd and gathered dense convs (winograd_conv.cc,
 // pointwise_conv.cc) and depthwise convs (depthwise_nhwc.h) with a SiLU, the
 // depthwise ones with the squeeze of a squeeze-and-excitation block too.
@@ -42,6 +43,12 @@ struct ConvGroup {
   // order, the others' groups on NHWC data only.
   enum class Kernel { kPointwise, kWinograd, kDense, kDepthwise };
   Kernel kernel = Kernel::kPointwise;
+  // With `add`: the Add reads the conv's activation instead (its fused
+  // one, or the SiLU the group takes): conv -> act -> Add(residual), as
+  // YOLO's and CSPNet's bottlenecks and EfficientNetV2's first blocks end.
+  // The residual is added after the activation; no activation follows.
+  bool add_last = false;
+
   bool nhwc_only() const { return kernel != Kernel::kPointwise || scale_mul != kNoNode; }
 
   std::vector<NodeId> nodes() const;

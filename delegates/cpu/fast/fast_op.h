@@ -158,9 +158,11 @@ bool depthwise_conv_leaves_xnnpack(const Graph& graph, const Node& node);
 bool winograd_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads);
 
 // The Winograd op for ctx.node writing `output` (the node's own output, or
-// that of the SiLU its epilogue takes in), with `post` after the sums
-// instead of the node's fused activation when not empty.
-Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post);
+// that of the SiLU its epilogue takes in, or of the residual Add after
+// that), with `post` after the sums instead of the node's fused activation
+// when not empty, and `residual` added after them where given.
+Result<std::unique_ptr<FastOp>> make_winograd(const FastOpContext& ctx, ValueId output, const ActivationPass& post,
+                                              const Tensor* residual = nullptr);
 
 // Whether `node` is a 1x1 Conv that leaves XNNPACK for the fast GEMM
 // (pointwise_conv.h) at `threads` (pointwise_rule.h). Its kernel reads and

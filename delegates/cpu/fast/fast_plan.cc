@@ -57,6 +57,15 @@ void prefer_fast_for_lone_nodes(const Graph& graph, xnnpack::EnginePlan& plan, s
   }
 }
 
+// `g` (ConvGroup::add_last) without its Add: the conv and its activation.
+ConvGroup without_add(const Graph& graph, ConvGroup g) {
+  g.output = g.silu_mul != kNoNode ? graph.node(g.silu_mul).outputs[0] : graph.node(g.conv).outputs[0];
+  g.add = kNoNode;
+  g.residual = kNoValue;
+  g.add_last = false;
+  return g;
+}
+
 // Keeps `groups`' nodes out of XNNPACK, each with its reason, and makes
 // them NHWC candidates.
 void keep_out_groups(const std::vector<ConvGroup>& groups, std::map<NodeId, std::string>& out, std::set<NodeId>& nhwc) {
@@ -65,7 +74,9 @@ void keep_out_groups(const std::vector<ConvGroup>& groups, std::map<NodeId, std:
       out[g.conv] = "a depthwise conv; on its NHWC kernel (depthwise_nhwc.cc)";
     else if (g.kernel == ConvGroup::Kernel::kPointwise)
       out[g.conv] = "a 1x1 conv; on the fast GEMM (pointwise_conv.cc)";
-    if (g.add != kNoNode) out[g.add] = "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
+    if (g.add != kNoNode)
+      out[g.add] = g.add_last ? "a residual Add after its conv's activation, in the conv's last pass on the fast GEMM"
+                              : "a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
     if (g.activation != kNoNode) out[g.activation] = "after a residual Add, in its 1x1 conv's epilogue on the fast GEMM";
     if (g.scale_mul != kNoNode)
       out[g.scale_mul] = "a squeeze-and-excitation Mul, folded into its 1x1 conv's weights on every run";
@@ -141,7 +152,12 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
   // ConvNeXt's stages NHWC, between which its 2x2 downsampling convs sit).
   std::set<NodeId> maybe_nhwc = nhwc_kernels;
   maybe_nhwc.insert(dense.begin(), dense.end());
-  const std::vector<ConvGroup> maybe_groups = find_conv_groups(graph, maybe_nhwc, threads);
+  // Without the Adds after an activation, which the loop below may strip
+  // (an island output such an Add writes keeps the values before it in the
+  // graph's order; the dense convs are judged as they would run without).
+  std::vector<ConvGroup> maybe_groups = find_conv_groups(graph, maybe_nhwc, threads);
+  for (ConvGroup& g : maybe_groups)
+    if (g.add_last) g = without_add(graph, g);
   for (bool changed = !dense_forced; changed && !dense.empty();) {
     std::map<NodeId, std::string> out = keep_out;
     std::set<NodeId> nhwc = nhwc_kernels;
@@ -235,7 +251,18 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     // NHWC steps with its conv, loses them (HETSCHED_POINTWISE=on: every
     // 1x1 conv stays on the fast GEMM); a SiLU it loses is a candidate of
     // its own.
+    // An Add after the activation (ConvGroup::add_last) not on an NHWC step
+    // leaves its group, which keeps its conv and SiLU; the plan is made
+    // again before any group is judged: an island output such an Add
+    // writes keeps the values before it in the graph's order, which would
+    // fail the groups there too.
     changed = false;
+    for (ConvGroup& g : groups)
+      if (g.add_last && !nhwc_step[g.add]) {
+        g = without_add(graph, g);
+        changed = true;
+      }
+    if (changed) continue;
     for (auto it = groups.begin(); it != groups.end();) {
       // A scale Mul not on an NHWC step stays out of its group, whose conv
       // then reads the Mul's output as before.

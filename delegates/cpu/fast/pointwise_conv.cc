@@ -50,6 +50,10 @@ bool windows_enabled() {
 // row must be consecutive floats of an NHWC row.
 bool reads_windows(const ConvShape& g) { return g.dilation_w == 1 && windows_enabled(); }
 
+HETSCHED_FAST_INLINE void add_floats(const float* r, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] += r[j];
+}
+
 struct Geometry : ConvShape {
   int64_t out_pixels() const { return out_h * out_w; }
   int64_t taps() const { return kernel_h * kernel_w; }
@@ -126,6 +130,10 @@ class GemmConv final : public FastOp {
     scale_ = scale;
     scaled_panels_ = AlignedBuffer(panels_.size());
   }
+
+  // The residual goes in after the activation (ConvGroup::add_last): a
+  // pass over each task's rows once they have it, still in cache.
+  void add_residual_last() { residual_last_ = true; }
 
   // NHWC on the GEMM (not tap by tap, which adds into C) and without a
   // residual (read at C's stride): C's rows are the output pixels, so a
@@ -225,10 +233,11 @@ class GemmConv final : public FastOp {
       const int64_t b0 = static_cast<int64_t>(t) % s.column_tasks * s.run, b1 = std::min(b0 + s.run, s.blocks);
       const int64_t c0 = b0 * s.width, c1 = std::min(b1 * s.width, s.n);
       // C starts as the bias (and the residual, read before C's element is
-      // written: C may be the residual's bytes).
+      // written: C may be the residual's bytes), the residual last where
+      // it follows the activation.
       for (int64_t i = r0 * g_.out_w; i < r1 * g_.out_w; ++i) {
         float* ci = c + i * s.ldc;
-        const float* ri = residual ? residual + i * s.ldc : nullptr;
+        const float* ri = residual && !residual_last_ ? residual + i * s.ldc : nullptr;
         for (int64_t j = c0; j < c1; ++j) ci[j] = bias_[static_cast<size_t>(j)] + (ri ? ri[j] : 0.f);
       }
       for (const TapRange& tap : taps_)
@@ -250,6 +259,7 @@ class GemmConv final : public FastOp {
         float* ci = c + i * s.ldc;
         for (int64_t j = c0; j < c1; ++j) ci[j] = ci[j] < lo_ ? lo_ : ci[j] > hi_ ? hi_ : ci[j];  // NaN stays
         if (!post_.empty()) post_.run(ci + c0, c1 - c0);
+        if (residual && residual_last_) add_row(residual + i * s.ldc + c0, ci + c0, c1 - c0);
       }
     });
   }
@@ -362,7 +372,7 @@ class GemmConv final : public FastOp {
         const int64_t j0 = b * s.width;
         Epilogue e;
         e.bias = bias ? bias + j0 : nullptr;
-        e.residual = residual ? residual + i0 * s.ldc + j0 : nullptr;
+        e.residual = residual && !residual_last_ ? residual + i0 * s.ldc + j0 : nullptr;
         // The first band meets the weights first, from memory.
         e.next_panels = i0 == 0 && b + 1 < b1 ? panels + (j0 + s.width) * s.k : nullptr;
         e.min = lo_;
@@ -370,15 +380,25 @@ class GemmConv final : public FastOp {
         gemm_block(rows, s.k, std::min(s.width, s.n - j0), a.from(i0), panels + j0 * s.k, e,
                    c + i0 * s.ldc + j0, s.ldc);
       }
-      if (post_.empty()) return;
       // The activations that are not a clamp (HardSwish, Sigmoid, SiLU...),
-      // on the part of C this task wrote, still in cache.
-      for (int64_t i = i0; i < i0 + rows; ++i) post_.run(c + i * s.ldc + c0, c1 - c0);
+      // on the part of C this task wrote, still in cache; then a residual
+      // that follows them.
+      if (!post_.empty())
+        for (int64_t i = i0; i < i0 + rows; ++i) post_.run(c + i * s.ldc + c0, c1 - c0);
+      if (residual && residual_last_)
+        for (int64_t i = i0; i < i0 + rows; ++i) add_row(residual + i * s.ldc + c0, c + i * s.ldc + c0, c1 - c0);
     });
+  }
+
+  // y[j] += r[j] for j < n.
+  static void add_row(const float* r, float* y, int64_t n) {
+    static const auto fn = Clones<add_floats>::best();
+    fn(r, y, n);
   }
 
   const Tensor& x_;
   const Tensor* residual_;
+  bool residual_last_ = false;  // added after the activation (add_residual_last)
   Geometry g_;
   bool nhwc_;
   bool nchw_input_;  // nhwc_ only: x is an island input, NCHW
@@ -439,6 +459,10 @@ Result<std::unique_ptr<FastOp>> make_gemm_conv(const FastOpContext& ctx, const C
   auto op = std::make_unique<GemmConv>(x, y, residual, g, ctx.nhwc, nchw_input, ctx.input(1).data<float>(), bias,
                                        activation.lo, activation.hi, activation.pass, ctx.pool);
   if (scale) op->scale_input_by(scale);
+  if (group.add_last) {
+    if (group.activation != kNoNode) return invalid_argument("a residual added after the activation, then a clamp");
+    op->add_residual_last();
+  }
   return std::unique_ptr<FastOp>(std::move(op));
 }
 
@@ -474,14 +498,12 @@ NodeId sole_reader(const Graph& graph, ValueId v) {
   return readers.size() == 1 ? readers[0] : kNoNode;
 }
 
-// The residual Add a group could take after `conv` (its sole reader, the
-// other operand a run-time value of the output's type that exists before
-// the conv runs) and that operand; {kNoNode, kNoValue} when there is none.
-std::pair<NodeId, ValueId> residual_add_of(const Graph& graph, const Node& conv) {
-  const NodeId id = graph.value(conv.outputs[0]).producer;
-  const Result<FusedActivation> own = read_fused_activation(conv.attrs);
-  if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) return {kNoNode, kNoValue};
-  const ValueId out = conv.outputs[0];
+// The residual Add that alone reads `out` (what a group of conv `id`
+// computes: the conv's output, or its activation), the other operand a
+// run-time value of out's type that exists before the conv runs (the group
+// runs at the conv's place), and that operand; {kNoNode, kNoValue} when
+// there is none.
+std::pair<NodeId, ValueId> residual_add_reading(const Graph& graph, NodeId id, ValueId out) {
   const NodeId add = sole_reader(graph, out);
   if (add == kNoNode) return {kNoNode, kNoValue};
   const Node& a = graph.node(add);
@@ -491,6 +513,14 @@ std::pair<NodeId, ValueId> residual_add_of(const Graph& graph, const Node& conv)
                     !graph.value(r).is_constant() && graph.value(r).type == graph.value(out).type &&
                     (graph.value(r).producer == kNoNode || graph.value(r).producer < id);
   return fits ? std::pair{add, r} : std::pair{kNoNode, kNoValue};
+}
+
+// The residual Add a group could take after `conv` itself (no activation
+// of its own), and its other operand.
+std::pair<NodeId, ValueId> residual_add_of(const Graph& graph, const Node& conv) {
+  const Result<FusedActivation> own = read_fused_activation(conv.attrs);
+  if (!own.is_ok() || own->kind != FusedActivation::Kind::kNone) return {kNoNode, kNoValue};
+  return residual_add_reading(graph, graph.value(conv.outputs[0]).producer, conv.outputs[0]);
 }
 
 // The Mul before `conv` a group can fold into the conv's weights: the
@@ -578,7 +608,8 @@ Status dense_supported(const Graph& graph, const Node& node, int threads) {
 // The stem kernel where it runs the conv (NHWC), else the fast GEMM.
 Result<std::unique_ptr<FastOp>> make_dense(const FastOpContext& ctx, const ConvGroup& group) {
   HS_RETURN_IF_ERROR(dense_supported(ctx.graph, ctx.node, ctx.threads()));
-  if (ctx.nhwc && stem_conv_fits(conv_shape(ctx.graph, ctx.node, xnnpack::read_conv(ctx.graph, ctx.node).value())))
+  if (ctx.nhwc && group.residual == kNoValue &&
+      stem_conv_fits(conv_shape(ctx.graph, ctx.node, xnnpack::read_conv(ctx.graph, ctx.node).value())))
     return make_stem_conv(ctx, group);
   return make_gemm_conv(ctx, group);
 }
@@ -593,6 +624,15 @@ Result<std::unique_ptr<FastOp>> create_dense(const FastOpContext& ctx) {
 
 bool pointwise_conv_leaves_xnnpack(const Graph& graph, const Node& node, int threads) {
   return node.op == "Conv" && supports(graph, node, threads).is_ok();
+}
+
+void add_after_activation(const Graph& graph, ConvGroup& g) {
+  const auto [add, r] = residual_add_reading(graph, g.conv, g.output);
+  if (add == kNoNode) return;
+  g.add = add;
+  g.residual = r;
+  g.output = graph.node(add).outputs[0];
+  g.add_last = true;
 }
 
 std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads) {
@@ -627,6 +667,10 @@ std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads) {
         g.silu_mul = silu->mul;
         g.output = silu->output;
       }
+    if (g.add == kNoNode && own.is_ok() && (g.silu_mul != kNoNode || own->kind != FusedActivation::Kind::kNone) &&
+        (pointwise_choice() == PointwiseChoice::kOn ||
+         pointwise_residual_pays(shape_of(graph, conv, xnnpack::read_conv(graph, conv).value().window))))
+      add_after_activation(graph, g);
     if (const auto [mul, x, s] = scale_before(graph, conv); mul != kNoNode) {
       g.scale_mul = mul;
       g.scaled = x;

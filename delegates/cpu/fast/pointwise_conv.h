@@ -26,6 +26,13 @@ namespace hetsched::cpu::fast {
 // `threads`: the island's (pointwise_rule.h).
 std::vector<ConvGroup> find_pointwise_groups(const Graph& graph, int threads = 1);
 
+// Takes into `g` (a 1x1 or dense conv's group whose output is the conv's
+// activation: its fused one, or the SiLU the group took) the residual Add
+// that alone reads that output, when the other operand has its type and
+// exists before the conv runs: add_last, the residual added after the
+// activation. Nothing when there is no such Add.
+void add_after_activation(const Graph& graph, ConvGroup& g);
+
 // The op running `group`, on the graph's order or (ctx.nhwc) on NHWC data;
 // ctx.node is the group's conv.
 Result<std::unique_ptr<FastOp>> make_pointwise(const FastOpContext& ctx, const ConvGroup& group);
