@@ -135,17 +135,21 @@ class OnePixelConv {
   int64_t outputs() const { return out_; }
 
   // y[images x outputs] from x[images x inputs], a task per panel of
-  // outputs: the weights come from memory on every run (a network's are
-  // MBs), and two cores stream them faster than one.
+  // outputs where the pool splits them: the weights come from memory on
+  // every run (a network's are MBs), and two cores stream them faster.
   void run(const float* x, float* y, int64_t images, TaskPool* pool) const {
     const float* panels = reinterpret_cast<const float*>(panels_.data());
-    const int64_t tasks = (out_ + kPanel - 1) / kPanel;
-    parallel_tasks(pool, static_cast<size_t>(tasks), kWorkPerWeight * static_cast<double>(in_ * out_), [&](size_t t) {
-      const int64_t j = static_cast<int64_t>(t) * kPanel, width = std::min(kPanel, out_ - j);
+    // On one thread, whole blocks: a block's four panels are four chains
+    // of FMAs at once, where one panel's wait on each other (m is 1).
+    const double work = kWorkPerWeight * static_cast<double>(in_ * out_);
+    const int64_t width = worth_splitting(pool, static_cast<size_t>(out_ / kPanel), work) ? kPanel : kBlockColumns;
+    const int64_t tasks = (out_ + width - 1) / width;
+    parallel_tasks(pool, static_cast<size_t>(tasks), work, [&](size_t t) {
+      const int64_t j = static_cast<int64_t>(t) * width, columns = std::min(width, out_ - j);
       Epilogue e;
       e.bias = bias_.data() + j;
-      gemm_block(images, in_, width, x, in_, panels + j * in_, e, y + j, out_);
-      for (int64_t n = 0; n < images; ++n) act_.run(y + n * out_ + j, width);
+      gemm_block(images, in_, columns, x, in_, panels + j * in_, e, y + j, out_);
+      for (int64_t n = 0; n < images; ++n) act_.run(y + n * out_ + j, columns);
     });
   }
 
