@@ -298,14 +298,19 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     // scale the map where its threads left it, and RegNetY-400MF (the SE
     // after a grouped conv on XNNPACK) ran 4% slower at 2 threads with the
     // gate as a step of its own.
-    const size_t se_before = se.size();
-    se.erase(std::remove_if(se.begin(), se.end(),
-                            [&](const SeGroup& g) {
-                              const NodeId producer = graph.value(g.map).producer;
-                              return !nhwc_step[g.mul] || producer == kNoNode || !nhwc_step[producer];
-                            }),
-             se.end());
-    changed = changed || se.size() != se_before;
+    // fc1's SiLU, if any, is then a candidate of its own.
+    for (auto it = se.begin(); it != se.end();) {
+      const NodeId producer = graph.value(it->map).producer;
+      if (nhwc_step[it->mul] && producer != kNoNode && nhwc_step[producer]) {
+        ++it;
+        continue;
+      }
+      if (it->silu_mul != kNoNode)
+        silu.push_back(SiluGroup{it->silu_sigmoid, it->silu_mul, graph.node(it->fc1).outputs[0],
+                                 graph.node(it->silu_mul).outputs[0]});
+      it = se.erase(it);
+      changed = true;
+    }
     const size_t before = silu.size();
     silu.erase(std::remove_if(silu.begin(), silu.end(),
                               [&](const SiluGroup& g) {
