@@ -32,7 +32,7 @@ using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 using namespace cpu::fast;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 Tensor scalar(float v) { return Tensor::from_vector<float>(DType::kFloat32, {}, {v}); }
 bool fast_gemm() { return std::string(gemm_isa()) != "plain"; }
 

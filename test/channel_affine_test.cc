@@ -29,7 +29,7 @@ using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 using testing::ScopedEnv;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 ValueId conv3x3(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed,
                 bool relu) {

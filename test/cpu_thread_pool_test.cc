@@ -54,7 +54,7 @@ std::set<pid_t> process_threads() {
   return tids;
 }
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 // A conv (an XNNPACK segment), InstanceNormalization (portable: XNNPACK and
 // the fast kernels lack it; its rows split over the pool), then 32 MatMuls

@@ -28,7 +28,7 @@ namespace {
 
 using testing::random_tensor;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 // A graph of one Einsum over inputs of `shapes`.
 Result<Graph> einsum_graph(const std::string& equation, const std::vector<Shape>& shapes) {

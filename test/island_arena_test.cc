@@ -22,7 +22,7 @@ using testing::ScopedEnv;
 using cpu::xnnpack::EnginePlan;
 using cpu::xnnpack::EngineStep;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 Tensor i64(const std::vector<int64_t>& values) {
   return Tensor::from_vector(DType::kInt64, {static_cast<int64_t>(values.size())}, values);

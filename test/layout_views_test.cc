@@ -34,7 +34,7 @@ using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 using testing::ScopedEnv;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 class ConvNextBuilder {
  public:

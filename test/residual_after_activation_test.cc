@@ -26,7 +26,7 @@ using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 using testing::ScopedEnv;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 ValueId conv(GraphBuilder& b, ValueId x, int64_t c, int64_t k, const std::string& name, uint32_t seed) {
   const float bound = 1.f / static_cast<float>(c * k);

@@ -25,7 +25,7 @@ namespace {
 
 using testing::random_tensor;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 struct Case {
   std::string mode, transform, nearest = "round_prefer_floor";

@@ -23,7 +23,7 @@ namespace {
 using testing::random_tensor;
 using testing::ScopedEnv;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 ValueId conv1x1(GraphBuilder& b, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed) {
   return b.op("Conv", {x, b.constant(name + "_w", random_tensor({cout, cin, 1, 1}, seed, -0.5f, 0.5f))},

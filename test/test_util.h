@@ -30,6 +30,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The type of a static f32 tensor of `shape` (a graph input's, in tests
+// that build graphs).
+inline TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
 // Uniform random f32 tensor in [lo, hi), reproducible from `seed`.
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f);
 

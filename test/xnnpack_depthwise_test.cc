@@ -24,7 +24,7 @@ namespace {
 using Ints = std::vector<int64_t>;
 using testing::random_tensor;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 struct IslandRun {
   Tensor output;

@@ -30,7 +30,7 @@ using cpu::xnnpack::EnginePlan;
 using cpu::xnnpack::plan_engine;
 using testing::random_tensor;
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 using EngineRun = testing::CpuIslandRun;
 

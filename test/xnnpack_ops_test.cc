@@ -32,7 +32,7 @@ struct Tolerance {
 };
 constexpr Tolerance kSumTolerance{1e-3f, 1e-5f};
 
-TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
 using EngineRun = testing::CpuIslandRun;
 
