@@ -25,6 +25,12 @@ std::vector<NodeId> ConvGroup::nodes() const {
   return n;
 }
 
+NodeId sole_reader(const Graph& graph, ValueId v) {
+  if (graph.is_output(v)) return kNoNode;
+  const std::vector<NodeId> readers = graph.consumers(v);
+  return readers.size() == 1 ? readers[0] : kNoNode;
+}
+
 Result<xnnpack::ConvParams> read_fast_conv(const Graph& graph, const Node& node) {
   if (node.op != "Conv") return unsupported("not a Conv");
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return unsupported("not X, W and one output");

@@ -64,6 +64,10 @@ struct ConvGroup {
 // AVX2 as well: for benchmarks, since XNNPACK's kernel is as fast there).
 std::vector<ConvGroup> find_conv_groups(const Graph& graph, const std::set<NodeId>& nhwc_convs, int threads = 1);
 
+// The one node reading `v`, when `v` is no graph output; else kNoNode:
+// what a group takes in after a node must be read by nothing else.
+NodeId sole_reader(const Graph& graph, ValueId v);
+
 // What every fast conv kernel asks of its node (GemmConv, the NHWC
 // depthwise conv): a Conv of a static rank-4 f32 X with constant f32
 // weights and bias, a static output and a fused activation it knows. Its

@@ -245,12 +245,6 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     for (const xnnpack::EngineStep& step : plan.steps)
       if (step.nhwc)
         for (NodeId n : step.nodes) nhwc_step[n] = true;
-    // A group not all on NHWC steps goes back to XNNPACK (under the rule,
-    // and an NHWC-only one always; a Winograd or dense conv stays on its
-    // kernel alone) or, its Add, activation and SiLU not on
-    // NHWC steps with its conv, loses them (HETSCHED_POINTWISE=on: every
-    // 1x1 conv stays on the fast GEMM); a SiLU it loses is a candidate of
-    // its own.
     // An Add after the activation (ConvGroup::add_last) not on an NHWC step
     // leaves its group, which keeps its conv and SiLU; the plan is made
     // again before any group is judged: an island output such an Add
@@ -263,6 +257,12 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
         changed = true;
       }
     if (changed) continue;
+    // A group not all on NHWC steps goes back to XNNPACK (under the rule,
+    // and an NHWC-only one always; a Winograd or dense conv stays on its
+    // kernel alone) or, its Add, activation and SiLU not on
+    // NHWC steps with its conv, loses them (HETSCHED_POINTWISE=on: every
+    // 1x1 conv stays on the fast GEMM); a SiLU it loses is a candidate of
+    // its own.
     for (auto it = groups.begin(); it != groups.end();) {
       // A scale Mul not on an NHWC step stays out of its group, whose conv
       // then reads the Mul's output as before.
@@ -297,8 +297,8 @@ xnnpack::EnginePlan plan_with_fast_kernels(const Graph& graph, FastPlan& plan_ou
     // where the map comes from a segment: that segment's pooled operators
     // scale the map where its threads left it, and RegNetY-400MF (the SE
     // after a grouped conv on XNNPACK) ran 4% slower at 2 threads with the
-    // gate as a step of its own.
-    // fc1's SiLU, if any, is then a candidate of its own.
+    // gate as a step of its own. fc1's SiLU, if any, is then a candidate
+    // of its own.
     for (auto it = se.begin(); it != se.end();) {
       const NodeId producer = graph.value(it->map).producer;
       if (nhwc_step[it->mul] && producer != kNoNode && nhwc_step[producer]) {

@@ -50,10 +50,6 @@ bool windows_enabled() {
 // row must be consecutive floats of an NHWC row.
 bool reads_windows(const ConvShape& g) { return g.dilation_w == 1 && windows_enabled(); }
 
-HETSCHED_FAST_INLINE void add_floats(const float* r, float* y, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) y[j] += r[j];
-}
-
 struct Geometry : ConvShape {
   int64_t out_pixels() const { return out_h * out_w; }
   int64_t taps() const { return kernel_h * kernel_w; }
@@ -489,13 +485,6 @@ PointwiseShape shape_of(const Graph& graph, const Node& node, const xnnpack::Win
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   return {x[1], y[1], y[0] * y[2] * y[3], std::max<int64_t>(win.stride_h, win.stride_w)};
-}
-
-// The one node reading `v`, when `v` is no graph output; else kNoNode.
-NodeId sole_reader(const Graph& graph, ValueId v) {
-  if (graph.is_output(v)) return kNoNode;
-  const std::vector<NodeId> readers = graph.consumers(v);
-  return readers.size() == 1 ? readers[0] : kNoNode;
 }
 
 // The residual Add that alone reads `out` (what a group of conv `id`

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "delegates/cpu/fast/activation_pass.h"
 #include "delegates/cpu/fast/conv_group.h"
@@ -16,9 +16,9 @@ namespace hetsched::cpu::fast {
 namespace {
 
 // The scaling pass is memory-bound: a float read, multiplied and written
-// costs the time of several flops (parallel_tasks' unit). 4 puts 14x14 maps
-// of 480 channels and more over two threads and keeps MobileNetV3-Small's
-// 7x7 ones of 96 channels on the calling thread.
+// costs the time of several flops (parallel_tasks' unit). 8 puts maps of
+// 125K floats and more (14x14 of 640 channels) over two threads and keeps
+// MobileNetV3-Small's 7x7 ones of 96 channels on the calling thread.
 constexpr double kWorkPerElement = 8;
 // And a weight of the gate's convs, read from memory (a 1536 x 64 fc1: 393
 // KB, 0.03-0.04 ms on one thread of the 2-core Xeon).
@@ -28,13 +28,6 @@ constexpr int64_t kTaskElements = 16 << 10;
 
 bool static_f32(const Value& v, size_t rank) {
   return v.type_known && v.type.is_static() && v.type.dtype == DType::kFloat32 && v.type.rank() == rank;
-}
-
-// The one node reading `v`, when `v` is no graph output; else kNoNode.
-NodeId only_reader(const Graph& graph, ValueId v) {
-  if (graph.is_output(v)) return kNoNode;
-  const std::vector<NodeId> readers = graph.consumers(v);
-  return readers.size() == 1 ? readers[0] : kNoNode;
 }
 
 // Whether `n` is a 1x1 conv on one pixel of a run-time input the op can
@@ -65,10 +58,11 @@ std::optional<SeGroup> match(const Graph& graph, NodeId n) {
     if (m.is_constant() || !static_f32(m, 4) || m.type.shape != shape) continue;
     SeGroup g;
     g.fc2 = graph.value(gate).producer;
-    if (!one_pixel_conv(graph, g.fc2) || only_reader(graph, gate) != n) continue;
+    if (!one_pixel_conv(graph, g.fc2) || sole_reader(graph, gate) != n) continue;
     if (graph.value(gate).type.shape != Shape{shape[0], shape[1], 1, 1}) continue;
-    // fc2 reads fc1's output, or its SiLU.
+    // fc2 alone reads fc1's output, or its SiLU.
     const ValueId hidden = graph.node(g.fc2).inputs[0];
+    if (sole_reader(graph, hidden) != g.fc2) continue;
     NodeId fc1 = graph.value(hidden).producer;
     if (fc1 != kNoNode && graph.node(fc1).op == "Mul") {
       // A SiLU's Mul: fc1 is the conv before its Sigmoid.
@@ -85,10 +79,7 @@ std::optional<SeGroup> match(const Graph& graph, NodeId n) {
           g.silu_mul = silu->mul;
         }
       }
-    } else if (fc1 != kNoNode && only_reader(graph, hidden) != g.fc2) {
-      continue;
     }
-    if (g.silu_mul != kNoNode && only_reader(graph, hidden) != g.fc2) continue;
     if (!one_pixel_conv(graph, fc1)) continue;
     g.fc1 = fc1;
     g.mean = graph.node(fc1).inputs[0];
@@ -116,10 +107,17 @@ HETSCHED_FAST_INLINE void scale_plane(const float* x, float* y, int64_t size, fl
 // the fast GEMM (m = images), its weights packed once.
 class OnePixelConv {
  public:
-  OnePixelConv(const Graph& graph, const Node& node, ActivationPass act) : act_(act) {
+  OnePixelConv(const Graph& graph, const Node& node, ActivationPass act, TaskPool* pool) : act_(act), pool_(pool) {
     const Shape& w = graph.value(node.inputs[1]).type.shape;
     out_ = w[0];
     in_ = w[1];
+    // Tasks of a panel of outputs where the pool splits them: the weights
+    // come from memory on every run (a network's are MBs), and two cores
+    // stream them faster. On one thread, whole blocks: a block's four
+    // panels are four chains of FMAs at once, where one panel's wait on
+    // each other (m is 1).
+    work_ = kWorkPerWeight * static_cast<double>(in_ * out_);
+    width_ = worth_splitting(pool_, static_cast<size_t>(out_ / kPanel), work_) ? kPanel : kBlockColumns;
     const int64_t padded = (out_ + kBlockColumns - 1) / kBlockColumns * kBlockColumns;
     panels_ = AlignedBuffer(static_cast<size_t>(padded * in_) * sizeof(float));
     float* panels = reinterpret_cast<float*>(panels_.data());
@@ -134,18 +132,13 @@ class OnePixelConv {
 
   int64_t outputs() const { return out_; }
 
-  // y[images x outputs] from x[images x inputs], a task per panel of
-  // outputs where the pool splits them: the weights come from memory on
-  // every run (a network's are MBs), and two cores stream them faster.
-  void run(const float* x, float* y, int64_t images, TaskPool* pool) const {
+  // y[images x outputs] from x[images x inputs], in tasks of width_
+  // outputs.
+  void run(const float* x, float* y, int64_t images) const {
     const float* panels = reinterpret_cast<const float*>(panels_.data());
-    // On one thread, whole blocks: a block's four panels are four chains
-    // of FMAs at once, where one panel's wait on each other (m is 1).
-    const double work = kWorkPerWeight * static_cast<double>(in_ * out_);
-    const int64_t width = worth_splitting(pool, static_cast<size_t>(out_ / kPanel), work) ? kPanel : kBlockColumns;
-    const int64_t tasks = (out_ + width - 1) / width;
-    parallel_tasks(pool, static_cast<size_t>(tasks), work, [&](size_t t) {
-      const int64_t j = static_cast<int64_t>(t) * width, columns = std::min(width, out_ - j);
+    const int64_t tasks = (out_ + width_ - 1) / width_;
+    parallel_tasks(pool_, static_cast<size_t>(tasks), work_, [&](size_t t) {
+      const int64_t j = static_cast<int64_t>(t) * width_, columns = std::min(width_, out_ - j);
       Epilogue e;
       e.bias = bias_.data() + j;
       gemm_block(images, in_, columns, x, in_, panels + j * in_, e, y + j, out_);
@@ -155,7 +148,10 @@ class OnePixelConv {
 
  private:
   ActivationPass act_;
+  TaskPool* pool_;
   int64_t in_ = 0, out_ = 0;
+  double work_ = 0;     // parallel_tasks' units, all of the weights
+  int64_t width_ = 0;   // outputs a task: kPanel where the pool splits, else kBlockColumns
   AlignedBuffer panels_;
   std::vector<float> bias_;
 };
@@ -174,8 +170,8 @@ class SeExcite final : public FastOp {
   }
 
   Status run() override {
-    fc1_.run(mean_.data<float>(), hidden_.data(), images_, pool_);
-    fc2_.run(hidden_.data(), gate_.data(), images_, pool_);
+    fc1_.run(mean_.data<float>(), hidden_.data(), images_);
+    fc2_.run(hidden_.data(), gate_.data(), images_);
     const float* x = map_.data<float>();
     float* y = out();
     const double work = kWorkPerElement * static_cast<double>(images_ * channels_ * pixels_);
@@ -235,8 +231,8 @@ Result<std::unique_ptr<FastOp>> make_se_excite(const FastOpContext& ctx, const S
   HS_ASSIGN_OR_RETURN(const FusedActivation act1, read_fused_activation(graph.node(group.fc1).attrs));
   HS_ASSIGN_OR_RETURN(const FusedActivation act2, read_fused_activation(graph.node(group.fc2).attrs));
   OnePixelConv fc1(graph, graph.node(group.fc1),
-                   group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass(act1));
-  OnePixelConv fc2(graph, graph.node(group.fc2), ActivationPass(act2));
+                   group.silu_mul != kNoNode ? ActivationPass::silu() : ActivationPass(act1), ctx.pool);
+  OnePixelConv fc2(graph, graph.node(group.fc2), ActivationPass(act2), ctx.pool);
   return std::unique_ptr<FastOp>(new SeExcite(ctx.tensor_of(group.mean), ctx.tensor_of(group.map),
                                               ctx.tensor_of(group.output), std::move(fc1), std::move(fc2), ctx.nhwc,
                                               ctx.pool));

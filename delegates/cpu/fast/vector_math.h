@@ -37,6 +37,12 @@ struct Clones<Body, Avx512Body> {
   static Fn best() { return cpu_has_avx512f() ? avx512 : cpu_has_avx2_fma() ? avx2 : plain; }
 };
 
+// y[i] += r[i] for i < n: a residual added after a conv's activation
+// (pointwise_conv.cc, winograd_conv.cc).
+HETSCHED_FAST_INLINE void add_floats(const float* r, float* y, long n) {
+  for (long i = 0; i < n; ++i) y[i] += r[i];
+}
+
 // erf(x) as a rational function of x on [-4, 4] (beyond, erf is +-1 to
 // float precision): Eigen's generic_fast_erf_float, a few ulp from the
 // true value; relative accuracy holds near 0 too, where erf(x) ~ 1.13 x.

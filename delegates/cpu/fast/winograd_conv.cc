@@ -298,11 +298,6 @@ AlignedBuffer transform_filter(const float* w, int64_t cin, int64_t cout, int64_
   return packed;
 }
 
-// y[j] += r[j] for j < n.
-HETSCHED_FAST_INLINE void add_run(const float* r, float* y, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) y[j] += r[j];
-}
-
 template <int T>
 class WinogradConv final : public FastOp {
   using W = F<T>;
@@ -384,7 +379,7 @@ class WinogradConv final : public FastOp {
   // one run, in NCHW each channel's tile row. The residual has the output's
   // own layout (no wider pixel stride: write_channels_into refuses).
   void finish_tiles(int64_t first, int64_t last, float* y) const {
-    static const auto add = Clones<add_run>::best();
+    static const auto add = Clones<add_floats>::best();
     const float* residual = residual_ ? residual_->data<float>() : nullptr;
     const int64_t per_image = g_.tiles_h * g_.tiles_w;
     const auto finish = [&](int64_t at, int64_t n) {
